@@ -1,0 +1,81 @@
+import type { EventEnvelope } from '@lead-capture/contracts';
+
+export interface PublishOptions {
+  /** Event id; generated (UUID v4) when absent. Pass one to make a re-publish idempotent downstream. */
+  id?: string;
+  /** Correlation id; a new UUID when absent. */
+  correlationId?: string;
+  causationId?: string;
+}
+
+export interface DeliveryContext {
+  /** 1 on the first delivery, incremented on every retry. */
+  attempt: number;
+  /** The consumer group (durable queue) this delivery belongs to. */
+  group: string;
+}
+
+export type EventHandler = (event: EventEnvelope, context: DeliveryContext) => Promise<void>;
+
+export interface SubscribeOptions {
+  /**
+   * Consumer group: one durable queue per group, shared by every replica that subscribes with the
+   * same group (competing consumers). Named `<service>.<entity>.<action>`-style, e.g. `lead.lead.received`.
+   */
+  group: string;
+  /** Event types (routing keys) the group receives. AMQP topic patterns allowed: `lead.*`, `source.#`. */
+  types: string[];
+  /** Unacknowledged deliveries in flight per subscriber. Default 16. */
+  prefetch?: number;
+  /** Deliveries before a failing message is dead-lettered (the first one included). Default 5. */
+  maxAttempts?: number;
+  /** Delay before retry N (1-based: the delay before the second delivery is retryDelayMs(1)). */
+  retryDelayMs?: (retry: number) => number;
+  /**
+   * Broadcast: every subscribing process gets its own transient queue and every event (used for
+   * the dashboard's live stream). No retries, no dead letters, nothing kept when the process stops.
+   */
+  broadcast?: boolean;
+}
+
+export interface Subscription {
+  /** Stops new deliveries and resolves when the handlers already running have settled. */
+  cancel(): Promise<void>;
+}
+
+export interface DeadLetter {
+  /** The event's own id. */
+  id: string;
+  group: string;
+  event: EventEnvelope;
+  /** Why it was dead-lettered: the last handler error, or why the payload was rejected. */
+  reason: string;
+  attempts: number;
+  deadAt: string;
+}
+
+export interface MessageBus {
+  readonly kind: 'rabbitmq' | 'in-process';
+  /**
+   * Validates the payload against the event's schema, wraps it in an envelope and hands it over.
+   * Resolves only once the message is durable (broker confirm, or the durable in-process journal);
+   * rejects on timeout, on an unroutable message, or when the bus is closed.
+   */
+  publish<TData>(type: string, data: TData, options?: PublishOptions): Promise<EventEnvelope<string, TData>>;
+  /** Re-publishes an existing envelope unchanged (outbox relay, dead-letter replay). */
+  publishEnvelope(envelope: EventEnvelope): Promise<void>;
+  /**
+   * Delivers each matching event to `handler`, at least once. The message is acknowledged only after
+   * the handler resolves. A handler that throws is retried with backoff; after `maxAttempts` the
+   * message is dead-lettered. A payload that fails its schema is dead-lettered at once.
+   */
+  subscribe(options: SubscribeOptions, handler: EventHandler): Promise<Subscription>;
+  /** Dead letters of a group, oldest first. */
+  listDeadLetters(group: string, limit?: number): Promise<DeadLetter[]>;
+  /** Sends dead letters of a group (all, or those ids) back to the group's queue; returns how many. */
+  replayDeadLetters(group: string, ids?: string[]): Promise<number>;
+  /** Resolves when the broker (or journal) answers; for readiness checks. */
+  ping(): Promise<void>;
+  /** Cancels subscriptions (draining in-flight handlers), then closes channels and connection. */
+  close(): Promise<void>;
+}

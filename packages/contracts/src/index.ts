@@ -1,0 +1,1 @@
+export type { EventEnvelope } from './envelope.js';

@@ -1,0 +1,99 @@
+/**
+ * The subset of the MongoDB collection API that the services use. The MongoDB implementation passes
+ * calls through to the official driver; the embedded one gives the same answers (query, update and
+ * aggregation semantics from mingo). Documents use string `_id`s (UUIDs), never ObjectIds.
+ */
+export type Document = { _id: string } & Record<string, unknown>;
+export type Filter = Record<string, unknown>;
+export type UpdateSpec = Record<string, unknown>;
+export type SortSpec = Record<string, 1 | -1>;
+export type Projection = Record<string, 0 | 1>;
+
+export interface FindOptions {
+  sort?: SortSpec;
+  skip?: number;
+  limit?: number;
+  projection?: Projection;
+}
+
+export interface UpdateOptions {
+  upsert?: boolean;
+}
+
+export interface FindOneAndUpdateOptions {
+  upsert?: boolean;
+  /** Default 'after' (unlike the driver's default, which surprises everyone). */
+  returnDocument?: 'before' | 'after';
+  sort?: SortSpec;
+  projection?: Projection;
+}
+
+export interface UpdateResult {
+  matchedCount: number;
+  modifiedCount: number;
+  upsertedId: string | null;
+}
+
+export interface DeleteResult {
+  deletedCount: number;
+}
+
+export interface IndexOptions {
+  unique?: boolean;
+  name?: string;
+  /** TTL: documents whose indexed date field is older than this are removed. */
+  expireAfterSeconds?: number;
+  sparse?: boolean;
+}
+
+export type IndexKeys = Record<string, 1 | -1>;
+
+export interface Collection<TDoc extends Document = Document> {
+  readonly name: string;
+  insertOne(doc: TDoc): Promise<void>;
+  insertMany(docs: TDoc[]): Promise<void>;
+  findOne(filter: Filter, options?: Omit<FindOptions, 'limit'>): Promise<TDoc | null>;
+  find(filter: Filter, options?: FindOptions): Promise<TDoc[]>;
+  /** The same as find, one document at a time, without holding the result set in memory. */
+  stream(filter: Filter, options?: FindOptions): AsyncIterable<TDoc>;
+  countDocuments(filter?: Filter): Promise<number>;
+  updateOne(filter: Filter, update: UpdateSpec, options?: UpdateOptions): Promise<UpdateResult>;
+  updateMany(filter: Filter, update: UpdateSpec): Promise<UpdateResult>;
+  findOneAndUpdate(
+    filter: Filter,
+    update: UpdateSpec,
+    options?: FindOneAndUpdateOptions,
+  ): Promise<TDoc | null>;
+  replaceOne(filter: Filter, replacement: TDoc, options?: UpdateOptions): Promise<UpdateResult>;
+  deleteOne(filter: Filter): Promise<DeleteResult>;
+  deleteMany(filter: Filter): Promise<DeleteResult>;
+  findOneAndDelete(filter: Filter): Promise<TDoc | null>;
+  aggregate<TResult = Document>(pipeline: Record<string, unknown>[]): Promise<TResult[]>;
+  /** Idempotent: creating an index that exists (same keys and options) is a no-op. */
+  createIndex(keys: IndexKeys, options?: IndexOptions): Promise<string>;
+}
+
+export interface DocStore {
+  readonly kind: 'mongodb' | 'embedded';
+  collection<TDoc extends Document = Document>(name: string): Collection<TDoc>;
+  /** Resolves when the store answers; for readiness checks. */
+  ping(): Promise<void>;
+  /** Flushes and closes; further calls reject. */
+  close(): Promise<void>;
+}
+
+/** Thrown by both implementations when a unique index is violated; `code` is MongoDB's 11000. */
+export class DuplicateKeyError extends Error {
+  readonly code = 11000;
+  constructor(
+    message: string,
+    readonly keyValue?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'DuplicateKeyError';
+  }
+}
+
+export function isDuplicateKeyError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
+}

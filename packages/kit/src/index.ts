@@ -1,0 +1,2 @@
+export type { Identity } from './identity.js';
+export type { ServiceDeps, ServiceFactory, ServiceModule } from './service.js';

@@ -1,0 +1,39 @@
+import type { MessageBus } from '@lead-capture/bus';
+import type { DocStore } from '@lead-capture/docstore';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+
+/**
+ * What a service needs from the process that hosts it. The embedded runtime hands every service the
+ * same store and in-process bus; a distributed process hands its one service its own.
+ */
+export interface ServiceDeps {
+  logger: Logger;
+  store: DocStore;
+  bus: MessageBus;
+  /** Public base URL (PUBLIC_BASE_URL) when configured; otherwise derived from each request. */
+  publicBaseUrl?: string;
+}
+
+/**
+ * A service as the hosting process sees it. The same module is mounted by the embedded runtime (in
+ * the gateway's app, behind its authentication) and by the service's own main.ts (behind the
+ * internal-identity check), so both modes run the same handlers.
+ */
+export interface ServiceModule {
+  /** Short name: 'lead', 'source', 'scoring' ... used in logs, queue names and health output. */
+  readonly name: string;
+  /**
+   * Public path prefixes this service answers, e.g. ['/api/sources']. The gateway forwards these
+   * to the service (distributed) or serves them in-process (embedded).
+   */
+  readonly routePrefixes: readonly string[];
+  /** Registers the HTTP routes (full public paths). Identity is on `request.identity`. */
+  registerRoutes?(app: FastifyInstance): Promise<void>;
+  /** Creates indexes, subscribes consumers, starts schedulers. Called once before listening. */
+  start?(): Promise<void>;
+  /** Stops taking work and drains what is in flight (consumers, schedulers). Clients are closed after. */
+  stop?(): Promise<void>;
+}
+
+export type ServiceFactory = (deps: ServiceDeps) => ServiceModule;
