@@ -9,6 +9,7 @@ export default defineConfig({
       'services/*/test/**/*.test.ts',
     ],
     exclude: ['**/node_modules/**', '**/dist/**'],
+    reporters: ['default', './scripts/summary-reporter.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
