@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import type { EventData } from './events/index.js';
+
 /**
  * Every message on the bus is an envelope: an id that consumers use for idempotency, the event type
  * (also the routing key), when it happened, the correlation id that ties a lead's whole journey
@@ -15,3 +18,46 @@ export interface EventEnvelope<TType extends string = string, TData = unknown> {
   causationId?: string;
   data: TData;
 }
+
+export interface EnvelopeOptions {
+  /** Event id; a new UUID v4 when absent. Pass a stored one to make a re-publish idempotent downstream. */
+  id?: string;
+  /** A new UUID v4 when absent (the start of a new journey). */
+  correlationId?: string;
+  causationId?: string;
+}
+
+/** Wraps a payload in a new envelope stamped now. Does not validate: publishers call validateEvent. */
+export function createEnvelope<TType extends string, TData extends EventData<TType>>(
+  type: TType,
+  data: TData,
+  options: EnvelopeOptions = {},
+): EventEnvelope<TType, TData> {
+  const envelope: EventEnvelope<TType, TData> = {
+    id: options.id ?? randomUUID(),
+    type,
+    occurredAt: new Date().toISOString(),
+    correlationId: options.correlationId ?? randomUUID(),
+    data,
+  };
+  if (options.causationId !== undefined) envelope.causationId = options.causationId;
+  return envelope;
+}
+
+/**
+ * JSON schema of the envelope itself (data is checked separately, against its type's schema).
+ * The correlation and causation ids are usually UUIDs but may carry a request id, so any short
+ * string is accepted there.
+ */
+export const ENVELOPE_SCHEMA = {
+  type: 'object',
+  required: ['id', 'type', 'occurredAt', 'correlationId', 'data'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    type: { type: 'string', pattern: '^[a-z]+(\\.[a-z_]+)+$' },
+    occurredAt: { type: 'string', format: 'date-time' },
+    correlationId: { type: 'string', minLength: 1, maxLength: 200 },
+    causationId: { type: 'string', minLength: 1, maxLength: 200 },
+    data: { type: 'object' },
+  },
+} as const;

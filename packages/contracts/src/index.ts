@@ -1,1 +1,71 @@
-export type { EventEnvelope } from './envelope.js';
+export {
+  assertConsumable,
+  expandEventPatterns,
+  matchesEventPattern,
+  PIPELINE,
+  type PipelineStage,
+  READ_MODELS,
+  type ReadModelConsumption,
+} from './chain.js';
+export { createEnvelope, ENVELOPE_SCHEMA, type EnvelopeOptions, type EventEnvelope } from './envelope.js';
+export {
+  type Attribution,
+  type ClientInfo,
+  type JsonObject,
+  LEAD_FIELDS,
+  LEAD_STATUSES,
+  type LeadField,
+  type LeadSnapshot,
+  type LeadStatus,
+  QUALIFICATIONS,
+  type Qualification,
+  USER_ROLES,
+  type UserRole,
+  UTM_PARAMETERS,
+  type UtmParameter,
+} from './events/common.js';
+export {
+  EVENT_SCHEMAS,
+  EVENT_TYPES,
+  type EventData,
+  type EventDataMap,
+  type EventOf,
+  type EventType,
+  isKnownEventType,
+  type KnownEvent,
+} from './events/index.js';
+export type {
+  Actor,
+  Enrichment,
+  Enrollment,
+  LeadCaptured,
+  LeadDeleted,
+  LeadEnriched,
+  LeadEnrolled,
+  LeadMerged,
+  LeadNotified,
+  LeadReceived,
+  LeadScored,
+  LeadUpdated,
+  ScoreReason,
+  SentNotification,
+  SubmissionOrigin,
+} from './events/lead.js';
+export type {
+  PipelineCreated,
+  PipelineDeleted,
+  PipelineSnapshot,
+  PipelineStageSnapshot,
+  PipelineUpdated,
+} from './events/pipeline.js';
+export type {
+  FieldMappings,
+  SourceCreated,
+  SourceDeleted,
+  SourceTokenRotated,
+  SourceUpdated,
+  UserRef,
+} from './events/source.js';
+export type { UserCreated, UserDeleted, UserSnapshot, UserUpdated } from './events/user.js';
+export { validateEnvelope, validateEvent } from './validate.js';
+export { describeValidationError, type ValidationIssue } from './validation-message.js';

@@ -1,2 +1,56 @@
-export type { Identity } from './identity.js';
+export {
+  bool,
+  COMMON_CONFIG,
+  ConfigError,
+  type ConfigOf,
+  type ConfigSpec,
+  type ConfigVar,
+  type ConfigVarDescription,
+  describeConfig,
+  exitOnConfigError,
+  type IntOptions,
+  int,
+  LOG_LEVELS,
+  type LogLevel,
+  loadConfig,
+  oneOf,
+  port,
+  required,
+  type SecretOptions,
+  secret,
+  str,
+  type UrlOptions,
+  url,
+} from './config.js';
+export {
+  AppError,
+  badRequest,
+  conflict,
+  ERROR_RESPONSE_SCHEMA,
+  ERROR_STATUS,
+  type ErrorKind,
+  forbidden,
+  internal,
+  notFound,
+  payloadTooLarge,
+  tooManyRequests,
+  unauthorized,
+  unavailable,
+  unsupportedMediaType,
+} from './errors.js';
+export { type IdentityGuard, requireRole, requireScope } from './guards.js';
+export { HEALTH_PATHS, type HealthCheck, type HealthOptions, registerHealthRoutes } from './health.js';
+export { createHttpApp, type HttpAppOptions, REQUEST_ID_HEADER } from './http.js';
+export { type Identity, INTERNAL_IDENTITY_HEADER, signIdentity, verifyIdentity } from './identity.js';
+export { type InternalIdentityOptions, internalIdentity } from './internal-identity.js';
+export { createLogger, type Logger, type LoggerOptions, redactUrl } from './logger.js';
 export type { ServiceDeps, ServiceFactory, ServiceModule } from './service.js';
+export {
+  createShutdown,
+  SHUTDOWN_PHASES,
+  type Shutdown,
+  type ShutdownHook,
+  type ShutdownOptions,
+  type ShutdownPhase,
+  type ShutdownResult,
+} from './shutdown.js';

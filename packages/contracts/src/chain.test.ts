@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import {
+  assertConsumable,
+  expandEventPatterns,
+  matchesEventPattern,
+  PIPELINE,
+  READ_MODELS,
+} from './chain.js';
+import { EVENT_SCHEMAS, EVENT_TYPES, isKnownEventType } from './events/index.js';
+import { SAMPLE_EVENT_DATA } from './samples.js';
+import { validateEvent } from './validate.js';
+
+describe('the capture pipeline', () => {
+  it('starts at lead.received and ends at lead.enrolled', () => {
+    expect(PIPELINE[0].consumes).toBe('lead.received');
+    expect(PIPELINE[PIPELINE.length - 1]!.publishes).toBe('lead.enrolled');
+  });
+
+  it('is the order the product promises: capture, enrich, score, notify, enrol', () => {
+    expect(PIPELINE.map((s) => s.stage)).toEqual([
+      'lead',
+      'enrichment',
+      'scoring',
+      'notification',
+      'sequence',
+    ]);
+  });
+
+  it.each(
+    PIPELINE.slice(1).map((stage, i) => [stage.stage, stage.consumes, PIPELINE[i]!.publishes] as const),
+  )('%s consumes %s, which the stage before it publishes', (_stage, consumes, publishedBefore) => {
+    expect(consumes).toBe(publishedBefore);
+  });
+
+  it.each(PIPELINE)(
+    '$stage consumes and publishes event types that have a schema and a valid sample',
+    (stage) => {
+      for (const type of [stage.consumes, stage.publishes]) {
+        expect(isKnownEventType(type)).toBe(true);
+        expect(validateEvent(type, SAMPLE_EVENT_DATA[type])).toBeNull();
+      }
+    },
+  );
+
+  it('never publishes the same event from two stages (each event has one producer in the chain)', () => {
+    const published = PIPELINE.map((s) => s.publishes);
+    expect(new Set(published).size).toBe(published.length);
+  });
+});
+
+describe('read models', () => {
+  it.each(READ_MODELS.map((m) => [m.consumer, m.consumes] as const))(
+    '%s consumes only types (or patterns) that have schemas: %s',
+    (_consumer, consumes) => {
+      expect(() => assertConsumable(consumes)).not.toThrow();
+      for (const pattern of consumes) expect(expandEventPatterns([pattern]).length).toBeGreaterThan(0);
+    },
+  );
+
+  it('lets the lead service persist every pipeline result after its own stage', () => {
+    const leadConsumes = expandEventPatterns(
+      READ_MODELS.filter((m) => m.consumer === 'lead').flatMap((m) => m.consumes),
+    );
+    for (const stage of PIPELINE.slice(1)) expect(leadConsumes).toContain(stage.publishes);
+  });
+
+  it('broadcasts every lead event to the gateway', () => {
+    const gateway = READ_MODELS.find((m) => m.consumer === 'gateway')!;
+    expect(gateway.broadcast).toBe(true);
+    expect(expandEventPatterns(gateway.consumes)).toEqual(EVENT_TYPES.filter((t) => t.startsWith('lead.')));
+  });
+});
+
+describe('every event type', () => {
+  it('has a schema and a sample that passes it', () => {
+    expect(EVENT_TYPES.length).toBe(19);
+    for (const type of EVENT_TYPES) {
+      expect(EVENT_SCHEMAS[type]).toBeDefined();
+      expect(validateEvent(type, SAMPLE_EVENT_DATA[type])).toBeNull();
+    }
+  });
+});
+
+describe('matchesEventPattern (AMQP topic rules)', () => {
+  it.each([
+    ['lead.received', 'lead.received', true],
+    ['lead.received', 'lead.captured', false],
+    ['lead.*', 'lead.received', true],
+    ['lead.*', 'source.created', false],
+    ['*.deleted', 'user.deleted', true],
+    ['#', 'source.token_rotated', true],
+    ['source.#', 'source.token_rotated', true],
+    ['source.#', 'source', true],
+    ['lead.*.x', 'lead.received', false],
+    ['lead', 'lead.received', false],
+  ])('%s matches %s: %s', (pattern, type, expected) => {
+    expect(matchesEventPattern(pattern, type)).toBe(expected);
+  });
+});
+
+describe('assertConsumable', () => {
+  it('passes for known types and patterns that cover some', () => {
+    expect(() => assertConsumable(['lead.received', 'source.*', 'user.#'])).not.toThrow();
+  });
+
+  it('names every consumed type that has no schema, so the service stops at start', () => {
+    expect(() => assertConsumable(['lead.received', 'lead.recieved', 'billing.*'])).toThrow(
+      'No event schema for consumed event type(s): lead.recieved, billing.*',
+    );
+  });
+});

@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import addFormats from 'ajv-formats';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
+import { AppError, badRequest, handleError, handleNotFound } from './errors.js';
+import { HEALTH_PATHS } from './health.js';
+import type { Logger } from './logger.js';
+
+export interface HttpAppOptions {
+  logger: Logger;
+  /** Largest accepted request body in bytes (BODY_LIMIT_BYTES). Default 1 MiB. */
+  bodyLimit?: number;
+  /** Fastify's trustProxy: whether X-Forwarded-* set request.ip / protocol (behind the gateway or a load balancer). */
+  trustProxy?: boolean | string | string[];
+}
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** The caller's X-Request-Id when it is a short token, else a new UUID. */
+function requestIdOf(request: IncomingMessage): string {
+  const given = request.headers[REQUEST_ID_HEADER];
+  return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+type AjvPlugin = NonNullable<NonNullable<FastifyServerOptions['ajv']>['plugins']>[number];
+
+const FORBIDDEN_QUERY_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * Query parameters are plain names. `?status[$ne]=x`, `?a[b]=1`, `?$where=...` would be operator
+ * smuggling if any code passed the query on to a database filter: refused before any handler runs.
+ */
+function rejectSmuggledQueryNames(request: FastifyRequest): void {
+  for (const name of Object.keys(request.query ?? {})) {
+    if (/[[\]]/.test(name) || name.startsWith('$') || FORBIDDEN_QUERY_NAMES.has(name)) {
+      throw badRequest(`Query parameter not allowed: ${name.slice(0, 60)}`);
+    }
+  }
+}
+
+/** Could this text hide a prototype-poisoning key (possibly \u-escaped)? Cheap pre-check. */
+const MAY_BE_POISONED = /__proto__|constructor|\\u/;
+
+/**
+ * JSON bodies: parsed with JSON.parse; an empty body, malformed JSON, `__proto__` keys and
+ * `constructor.prototype` are 400s. Keys starting with `$` pass (payloads may carry them).
+ */
+function parseJsonBody(body: string): unknown {
+  if (body.trim() === '') throw badRequest('Request body is empty; expected JSON');
+  try {
+    return MAY_BE_POISONED.test(body) ? JSON.parse(body, rejectPoisonedKeys) : JSON.parse(body);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw badRequest('Malformed JSON body');
+  }
+}
+
+function rejectPoisonedKeys(key: string, value: unknown): unknown {
+  if (key === '__proto__') throw badRequest('JSON body must not contain the key "__proto__"');
+  if (
+    key === 'constructor' &&
+    typeof value === 'object' &&
+    value !== null &&
+    Object.hasOwn(value, 'prototype')
+  ) {
+    throw badRequest('JSON body must not contain the key "constructor.prototype"');
+  }
+  return value;
+}
+
+/**
+ * A fastify app (not listening) with the conventions of every service: one error handler and a
+ * not-found handler answering `{ error }`, request ids (X-Request-Id honoured when sane, echoed
+ * back), the redacting logger, ajv with formats and coercion of scalars only (a repeated query
+ * parameter is never turned into a string), and no operator smuggling in query strings.
+ */
+export function createHttpApp({
+  logger,
+  bodyLimit = 1_048_576,
+  trustProxy = false,
+}: HttpAppOptions): FastifyInstance {
+  // Typed with fastify's base logger, like every route plugin (ServiceModule.registerRoutes).
+  const app = Fastify<Server, IncomingMessage, ServerResponse, FastifyBaseLogger>({
+    loggerInstance: logger,
+    bodyLimit,
+    trustProxy,
+    genReqId: requestIdOf,
+    // Probes every few seconds would drown the request log.
+    disableRequestLogging: (request) => HEALTH_PATHS.includes(request.url ?? ''),
+    // A request arriving on an open connection while the app closes is served like the in-flight
+    // ones, instead of fastify's own 503 whose body is not `{ error }`.
+    return503OnClosing: false,
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: false },
+      // uuid, date-time, date, email, uri ... (fastify would add the same plugin if none were given).
+      plugins: [addFormats as AjvPlugin],
+    },
+    frameworkErrors: (error, request, reply) => {
+      void reply.header(REQUEST_ID_HEADER, request.id);
+      handleError(error, request, reply);
+    },
+  });
+
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler(handleNotFound);
+
+  // JSON only, by default: a route that takes CSV or text registers its parser in its own plugin.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string' },
+    async (_request: FastifyRequest, body: string) => parseJsonBody(body),
+  );
+
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header(REQUEST_ID_HEADER, request.id);
+    rejectSmuggledQueryNames(request);
+  });
+
+  return app;
+}

@@ -1,0 +1,159 @@
+import type { FastifyInstance } from 'fastify';
+import { SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireRole, requireScope } from './guards.js';
+import { registerHealthRoutes } from './health.js';
+import { createHttpApp } from './http.js';
+import { type Identity, INTERNAL_IDENTITY_HEADER, signIdentity, verifyIdentity } from './identity.js';
+import { internalIdentity } from './internal-identity.js';
+import { createLogger } from './logger.js';
+
+const SECRET = 'an-internal-secret-of-32-bytes!!';
+const admin: Identity = { method: 'jwt', userId: 'u-admin', role: 'admin', scope: 'full' };
+const readOnlyKey: Identity = {
+  method: 'api-key',
+  userId: 'u-member',
+  role: 'member',
+  scope: 'read',
+  apiKeyId: 'k-1',
+};
+const memberSession: Identity = { method: 'jwt', userId: 'u-member', role: 'member', scope: 'full' };
+
+function forge(
+  claims: Record<string, unknown>,
+  options: { issuer?: string; audience?: string; expires?: string | number },
+) {
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject('u-admin')
+    .setIssuer(options.issuer ?? 'lead-capture-gateway')
+    .setAudience(options.audience ?? 'lead-capture-services')
+    .setIssuedAt()
+    .setExpirationTime(options.expires ?? '60s')
+    .sign(new TextEncoder().encode(SECRET));
+}
+
+describe('signIdentity / verifyIdentity', () => {
+  it('round-trips an identity', async () => {
+    expect(await verifyIdentity(await signIdentity(admin, SECRET), SECRET)).toEqual(admin);
+    expect(await verifyIdentity(await signIdentity(readOnlyKey, SECRET), SECRET)).toEqual(readOnlyKey);
+  });
+
+  it('signs a short-lived HS256 token from the gateway to the services', async () => {
+    const token = await signIdentity(admin, SECRET);
+    const [header, payload] = token
+      .split('.')
+      .slice(0, 2)
+      .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()));
+    expect(header).toEqual({ alg: 'HS256' });
+    expect(payload).toMatchObject({
+      iss: 'lead-capture-gateway',
+      aud: 'lead-capture-services',
+      sub: 'u-admin',
+    });
+    expect(payload.exp - payload.iat).toBe(60);
+  });
+
+  it.each([
+    ['another secret', () => signIdentity(admin, 'another-secret-of-at-least-32-bytes')],
+    ['an expired token', () => forge({ method: 'jwt', role: 'admin', scope: 'full' }, { expires: 0 })],
+    ['another issuer', () => forge({ method: 'jwt', role: 'admin', scope: 'full' }, { issuer: 'someone' })],
+    ['another audience', () => forge({ method: 'jwt', role: 'admin', scope: 'full' }, { audience: 'else' })],
+    ['a role that does not exist', () => forge({ method: 'jwt', role: 'root', scope: 'full' }, {})],
+    ['a missing scope', () => forge({ method: 'jwt', role: 'admin' }, {})],
+    ['garbage', async () => 'not.a.token'],
+  ])('rejects %s', async (_case, makeToken) => {
+    await expect(verifyIdentity(await makeToken(), SECRET)).rejects.toThrow();
+  });
+});
+
+describe('internalIdentity plugin and guards', () => {
+  let app: FastifyInstance;
+
+  beforeAll(async () => {
+    app = createHttpApp({ logger: createLogger({ level: 'silent', name: 'test' }) });
+    await app.register(internalIdentity, {
+      secret: SECRET,
+      publicRoutes: (method, path) => method === 'POST' && path.startsWith('/api/webhooks/'),
+    });
+    registerHealthRoutes(app, { checks: {} });
+    app.get('/api/leads', async (request) => ({ identity: request.identity }));
+    app.put('/api/leads/:id/status', { preHandler: requireScope('full') }, async () => ({ ok: true }));
+    app.get('/api/api-keys', { preHandler: requireRole('admin') }, async () => ({ ok: true }));
+    app.post('/api/webhooks/:token', { preHandler: requireScope('full') }, async () => ({ success: true }));
+    app.post('/api/webhooks/inbound/:token', async (request) => ({ identity: request.identity ?? null }));
+    await app.ready();
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  async function as(identity: Identity | undefined, method: 'GET' | 'PUT' | 'POST', url: string) {
+    const headers = identity ? { [INTERNAL_IDENTITY_HEADER]: await signIdentity(identity, SECRET) } : {};
+    const response = await app.inject({ method, url, headers });
+    return { status: response.statusCode, body: response.json() as unknown };
+  }
+
+  it('sets request.identity from a valid header', async () => {
+    expect(await as(readOnlyKey, 'GET', '/api/leads')).toEqual({
+      status: 200,
+      body: { identity: readOnlyKey },
+    });
+  });
+
+  it('answers 401 without the header', async () => {
+    expect(await as(undefined, 'GET', '/api/leads')).toEqual({
+      status: 401,
+      body: { error: 'Missing internal identity' },
+    });
+  });
+
+  it('answers 401 to a forged or foreign token', async () => {
+    const foreign = await signIdentity(admin, 'a-different-secret-of-32-bytes!!');
+    for (const token of [foreign, 'garbage']) {
+      const response = await app.inject({
+        url: '/api/leads',
+        headers: { [INTERNAL_IDENTITY_HEADER]: token },
+      });
+      expect(response.statusCode).toBe(401);
+      expect(response.json()).toEqual({ error: 'Invalid internal identity' });
+    }
+  });
+
+  it('answers 401, not 404, for unknown routes without identity', async () => {
+    expect((await as(undefined, 'GET', '/api/nothing')).status).toBe(401);
+  });
+
+  it('lets public routes and health probes through without identity', async () => {
+    expect(await as(undefined, 'POST', '/api/webhooks/inbound/tok_1')).toEqual({
+      status: 200,
+      body: { identity: null },
+    });
+    expect((await as(undefined, 'GET', '/healthz')).status).toBe(200);
+    expect((await as(undefined, 'GET', '/readyz')).status).toBe(200);
+  });
+
+  it('requireScope("full"): 403 for a read-only key, 200 for a full session', async () => {
+    expect(await as(readOnlyKey, 'PUT', '/api/leads/l-1/status')).toEqual({
+      status: 403,
+      body: { error: 'This API key is read-only; this operation needs a key with full scope' },
+    });
+    expect((await as(memberSession, 'PUT', '/api/leads/l-1/status')).status).toBe(200);
+  });
+
+  it('requireRole("admin"): 403 for a member, 200 for an admin', async () => {
+    expect(await as(memberSession, 'GET', '/api/api-keys')).toEqual({
+      status: 403,
+      body: { error: 'Only an admin can do this' },
+    });
+    expect((await as(admin, 'GET', '/api/api-keys')).status).toBe(200);
+  });
+
+  it('guards answer 401 where there is no identity at all', async () => {
+    expect(await as(undefined, 'POST', '/api/webhooks/tok_1')).toEqual({
+      status: 401,
+      body: { error: 'Authentication required' },
+    });
+  });
+});

@@ -1,0 +1,96 @@
+import { type DestinationStream, type Logger, pino, stdSerializers } from 'pino';
+import type { LogLevel } from './config.js';
+
+export type { Logger } from 'pino';
+
+export interface LoggerOptions {
+  level: LogLevel;
+  /** The process or service name, on every line. */
+  name: string;
+  /** Where lines go; stdout when absent. Tests pass a stream to read them. */
+  destination?: DestinationStream;
+}
+
+const CENSOR = '[REDACTED]';
+
+const SECRET_HEADERS = ['authorization', 'cookie', 'set-cookie', 'x-api-key', 'x-internal-identity'];
+const SECRET_FIELDS = ['password', 'refreshToken', 'token', 'apiKey', 'key', 'webhookToken', 'secret'];
+
+/** `headers.x`, `req.headers.x`, `a.b.headers.x` for every secret header. */
+const headerPaths = SECRET_HEADERS.flatMap((header) =>
+  ['headers', '*.headers', '*.*.headers'].map((prefix) => `${prefix}["${header}"]`),
+);
+/** Secret fields at the top level and up to three objects deep (`user.password`, `a.b.c.token`). */
+const fieldPaths = SECRET_FIELDS.flatMap((field) =>
+  ['', '*.', '*.*.', '*.*.*.'].map((prefix) => `${prefix}${field}`),
+);
+
+/** Only the path keeps its shape: the credential segment and credential query values are replaced. */
+const WEBHOOK_TOKEN_IN_PATH = /(\/webhooks\/(?:inbound\/)?)(?!inbound(?:[/?#]|$))[^/?#]+/gi;
+const SECRET_QUERY_PARAMS = new Set(['token', 'access_token', 'refresh_token', 'api_key', 'apikey', 'key']);
+
+/**
+ * Removes credentials from a request URL before it is logged or echoed: the webhook token in
+ * `/api/webhooks/<token>` and `/api/webhooks/inbound/<token>`, and the value of `?token=` (and
+ * other credential-named query parameters).
+ */
+export function redactUrl(url: string): string {
+  const queryStart = url.indexOf('?');
+  const path = queryStart === -1 ? url : url.slice(0, queryStart);
+  const redactedPath = path.replace(WEBHOOK_TOKEN_IN_PATH, `$1${CENSOR}`);
+  if (queryStart === -1) return redactedPath;
+  const query = url
+    .slice(queryStart + 1)
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      const name = equals === -1 ? pair : pair.slice(0, equals);
+      return SECRET_QUERY_PARAMS.has(safeDecode(name).toLowerCase()) ? `${name}=${CENSOR}` : pair;
+    })
+    .join('&');
+  return `${redactedPath}?${query}`;
+}
+
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value.replaceAll('+', ' '));
+  } catch {
+    return value;
+  }
+}
+
+interface LoggableRequest {
+  method?: string;
+  url?: string;
+  host?: string;
+  ip?: string;
+  socket?: { remoteAddress?: string; remotePort?: number } | null;
+}
+
+/** The request as logged: never its headers or body, and the URL without credentials. */
+function serializeRequest(request: LoggableRequest) {
+  return {
+    method: request.method,
+    url: request.url === undefined ? undefined : redactUrl(request.url),
+    host: request.host,
+    remoteAddress: request.ip ?? request.socket?.remoteAddress,
+    remotePort: request.socket?.remotePort,
+  };
+}
+
+/**
+ * The process logger: JSON lines, secrets redacted (credential headers, password/token/key
+ * fields at any usual depth, webhook tokens in URLs). Fastify's request logs use the same
+ * serializers through createHttpApp.
+ */
+export function createLogger({ level, name, destination }: LoggerOptions): Logger {
+  return pino(
+    {
+      level,
+      name,
+      redact: { paths: [...headerPaths, ...fieldPaths], censor: CENSOR },
+      serializers: { req: serializeRequest, err: stdSerializers.err },
+    },
+    destination,
+  );
+}
