@@ -5,9 +5,9 @@ import { jwtVerify, SignJWT } from 'jose';
  * Routes read it from `request.identity`; it is absent only on unauthenticated routes (the webhook).
  */
 export interface Identity {
-  /** How the caller authenticated. */
-  method: 'jwt' | 'api-key';
-  /** The user behind the call: the logged-in user, or the user who created the API key. */
+  /** How the caller authenticated; 'service' is another service calling an `/internal/` route. */
+  method: 'jwt' | 'api-key' | 'service';
+  /** The user behind the call: the logged-in user, the key's creator, or `service:<name>`. */
   userId: string;
   role: 'admin' | 'member';
   /** 'read' allows only GET/HEAD; 'full' allows everything the role allows. JWT sessions are 'full'. */
@@ -29,7 +29,7 @@ const AUDIENCE = 'lead-capture-services';
 /** Short: the token travels one hop, gateway -> service, for one request. */
 const LIFETIME_SECONDS = 60;
 
-const METHODS: ReadonlySet<string> = new Set(['jwt', 'api-key']);
+const METHODS: ReadonlySet<string> = new Set(['jwt', 'api-key', 'service']);
 const ROLES: ReadonlySet<string> = new Set(['admin', 'member']);
 const SCOPES: ReadonlySet<string> = new Set(['read', 'full']);
 

@@ -13,6 +13,30 @@ export interface ServiceDeps {
   bus: MessageBus;
   /** Public base URL (PUBLIC_BASE_URL) when configured; otherwise derived from each request. */
   publicBaseUrl?: string;
+  /** Calls another service's `/internal/...` routes (in-process when embedded, HTTP when distributed). */
+  internal: InternalClient;
+}
+
+export interface InternalRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** A path under /internal/, e.g. `/internal/intake/sources/<id>`. */
+  path: string;
+  body?: unknown;
+}
+
+export interface InternalResponse {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * Synchronous service-to-service calls, for the few effects that must be visible before a public
+ * request returns (a rotated webhook token must stop working at once). Everything else travels as
+ * events. The call carries a signed identity of method 'service'; the gateway never lets a public
+ * request reach an `/internal/` path. Rejects when the other service cannot be reached.
+ */
+export interface InternalClient {
+  request(service: string, request: InternalRequest): Promise<InternalResponse>;
 }
 
 /**
@@ -28,6 +52,11 @@ export interface ServiceModule {
    * to the service (distributed) or serves them in-process (embedded).
    */
   readonly routePrefixes: readonly string[];
+  /**
+   * Routes that need no authentication (the inbound webhook, whose token is its credential).
+   * Everything else under `routePrefixes` requires an identity.
+   */
+  isPublicRoute?(method: string, path: string): boolean;
   /** Registers the HTTP routes (full public paths). Identity is on `request.identity`. */
   registerRoutes?(app: FastifyInstance): Promise<void>;
   /** Creates indexes, subscribes consumers, starts schedulers. Called once before listening. */
