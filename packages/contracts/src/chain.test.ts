@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   assertConsumable,
+  CONSUMER_GROUPS,
+  consumerGroup,
   expandEventPatterns,
   matchesEventPattern,
   PIPELINE,
@@ -107,5 +109,23 @@ describe('assertConsumable', () => {
     expect(() => assertConsumable(['lead.received', 'lead.recieved', 'billing.*'])).toThrow(
       'No event schema for consumed event type(s): lead.recieved, billing.*',
     );
+  });
+});
+
+describe('consumer groups', () => {
+  it('names every durable consumer once, each bound to known event types', () => {
+    const names = CONSUMER_GROUPS.map(({ group }) => group);
+    expect(new Set(names).size).toBe(names.length);
+    for (const { group, types } of CONSUMER_GROUPS) {
+      expect(group).toMatch(/^[a-z]+\.[a-z-]+\.[a-z-]+$/);
+      expect(() => assertConsumable(types), group).not.toThrow();
+    }
+  });
+
+  it('declares a group for every pipeline stage, bound to what the stage consumes', () => {
+    for (const stage of PIPELINE) {
+      expect(consumerGroup(stage.group).types).toEqual([stage.consumes]);
+    }
+    expect(() => consumerGroup('nobody.listens.here')).toThrow(/Unknown consumer group/);
   });
 });

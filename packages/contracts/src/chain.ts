@@ -6,22 +6,36 @@ import { EVENT_TYPES, type EventType } from './events/index.js';
  * import row both enter at `lead.received`.
  */
 export const PIPELINE = [
-  { stage: 'lead', consumes: 'lead.received', publishes: 'lead.captured' },
-  { stage: 'enrichment', consumes: 'lead.captured', publishes: 'lead.enriched' },
-  { stage: 'scoring', consumes: 'lead.enriched', publishes: 'lead.scored' },
-  { stage: 'notification', consumes: 'lead.scored', publishes: 'lead.notified' },
-  { stage: 'sequence', consumes: 'lead.notified', publishes: 'lead.enrolled' },
+  { stage: 'lead', group: 'lead.lead.capture', consumes: 'lead.received', publishes: 'lead.captured' },
+  {
+    stage: 'enrichment',
+    group: 'enrichment.lead.enrich',
+    consumes: 'lead.captured',
+    publishes: 'lead.enriched',
+  },
+  { stage: 'scoring', group: 'scoring.lead.score', consumes: 'lead.enriched', publishes: 'lead.scored' },
+  {
+    stage: 'notification',
+    group: 'notification.lead.notify',
+    consumes: 'lead.scored',
+    publishes: 'lead.notified',
+  },
+  { stage: 'sequence', group: 'sequence.lead.enrol', consumes: 'lead.notified', publishes: 'lead.enrolled' },
 ] as const satisfies readonly PipelineStage[];
 
 export interface PipelineStage {
   /** The service or worker that runs the stage. */
   stage: string;
+  /** The consumer group (durable queue) the stage consumes through. */
+  group: string;
   consumes: EventType;
   publishes: EventType;
 }
 
 export interface ReadModelConsumption {
   consumer: string;
+  /** The consumer group (durable queue); absent for broadcast consumers, which get a queue per process. */
+  group?: string;
   /** Event types or AMQP-style topic patterns (`*` = one word, `#` = zero or more words). */
   consumes: readonly string[];
   purpose: string;
@@ -33,16 +47,19 @@ export interface ReadModelConsumption {
 export const READ_MODELS = [
   {
     consumer: 'lead',
+    group: 'lead.lead.progress',
     consumes: ['lead.enriched', 'lead.scored', 'lead.notified', 'lead.enrolled'],
     purpose: 'persist enrichment, score, notifications and enrolments on the lead and write its timeline',
   },
   {
     consumer: 'lead',
+    group: 'lead.directory.sync',
     consumes: ['source.*', 'pipeline.*', 'user.*'],
     purpose: 'source names (deleted sources stay visible on their leads), pipelines, assignable users',
   },
   {
     consumer: 'intake',
+    group: 'intake.source.sync',
     consumes: ['source.*'],
     purpose: 'webhook token -> source and its field mappings',
   },
@@ -53,6 +70,31 @@ export const READ_MODELS = [
     broadcast: true,
   },
 ] as const satisfies readonly ReadModelConsumption[];
+
+export interface ConsumerGroup {
+  group: string;
+  types: readonly string[];
+}
+
+/**
+ * Every durable consumer group and what it is bound to. Each bus declares all of them when it
+ * connects, so an event published before its consumer's process ever started waits in that
+ * consumer's queue instead of being unroutable (RabbitMQ) or missed (in-process).
+ */
+export const CONSUMER_GROUPS: readonly ConsumerGroup[] = [
+  ...PIPELINE.map(({ group, consumes }) => ({ group, types: [consumes] })),
+  ...READ_MODELS.flatMap((model) =>
+    'group' in model && model.group ? [{ group: model.group, types: model.consumes }] : [],
+  ),
+];
+
+/** The declared group by name; services subscribe with exactly these types. */
+export function consumerGroup(name: string): ConsumerGroup {
+  const found = CONSUMER_GROUPS.find((candidate) => candidate.group === name);
+  if (!found)
+    throw new Error(`Unknown consumer group: ${name} (declare it in packages/contracts/src/chain.ts)`);
+  return found;
+}
 
 /** Whether an event type matches an AMQP-style topic pattern: `*` is one word, `#` zero or more. */
 export function matchesEventPattern(pattern: string, type: string): boolean {

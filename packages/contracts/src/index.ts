@@ -1,5 +1,8 @@
 export {
   assertConsumable,
+  CONSUMER_GROUPS,
+  type ConsumerGroup,
+  consumerGroup,
   expandEventPatterns,
   matchesEventPattern,
   PIPELINE,

@@ -11,6 +11,8 @@ export interface UserRef {
 
 export interface SourceCreated {
   sourceId: string;
+  /** Increases with every change of the source; read models ignore an event older than what they hold. */
+  revision?: number;
   name: string;
   /** The credential in the webhook URL; the intake keeps a token -> source read model. */
   webhookToken: string;
@@ -21,20 +23,27 @@ export interface SourceCreated {
 
 export interface SourceUpdated {
   sourceId: string;
+  /** Increases with every change of the source; read models ignore an event older than what they hold. */
+  revision?: number;
   name: string;
   fieldMappings: FieldMappings;
 }
 
 export interface SourceTokenRotated {
   sourceId: string;
+  /** Increases with every change of the source; read models ignore an event older than what they hold. */
+  revision?: number;
   /** The new token; the previous one stops working as soon as this is consumed. */
   webhookToken: string;
 }
 
 export interface SourceDeleted {
   sourceId: string;
+  /** Increases with every change of the source; read models ignore an event older than what they hold. */
+  revision?: number;
 }
 
+const revision = { type: 'integer', minimum: 1 } as const;
 const sourceName = { type: 'string', minLength: 1, maxLength: 255 } as const;
 
 export const SOURCE_EVENT_SCHEMAS = {
@@ -43,6 +52,7 @@ export const SOURCE_EVENT_SCHEMAS = {
     required: ['sourceId', 'name', 'webhookToken', 'fieldMappings', 'createdAt', 'createdBy'],
     properties: {
       sourceId: uuid,
+      revision,
       name: sourceName,
       webhookToken: nonEmptyText,
       fieldMappings: fieldMappingsSchema,
@@ -57,16 +67,16 @@ export const SOURCE_EVENT_SCHEMAS = {
   'source.updated': {
     type: 'object',
     required: ['sourceId', 'name', 'fieldMappings'],
-    properties: { sourceId: uuid, name: sourceName, fieldMappings: fieldMappingsSchema },
+    properties: { sourceId: uuid, revision, name: sourceName, fieldMappings: fieldMappingsSchema },
   },
   'source.token_rotated': {
     type: 'object',
     required: ['sourceId', 'webhookToken'],
-    properties: { sourceId: uuid, webhookToken: nonEmptyText },
+    properties: { sourceId: uuid, revision, webhookToken: nonEmptyText },
   },
   'source.deleted': {
     type: 'object',
     required: ['sourceId'],
-    properties: { sourceId: uuid },
+    properties: { sourceId: uuid, revision },
   },
 } as const;
