@@ -13,6 +13,11 @@ export interface DeliveryContext {
   attempt: number;
   /** The consumer group (durable queue) this delivery belongs to. */
   group: string;
+  /**
+   * True when this delivery may have been handled before (RabbitMQ's redelivered flag after a lost
+   * ack; in-process, a delivery recovered from the journal at startup). Always set by both buses.
+   */
+  redelivered?: boolean;
 }
 
 export type EventHandler = (event: EventEnvelope, context: DeliveryContext) => Promise<void>;
@@ -52,6 +57,22 @@ export interface DeadLetter {
   reason: string;
   attempts: number;
   deadAt: string;
+  /**
+   * The message body as received, when it was not a readable envelope (unparseable JSON, missing
+   * envelope fields). `event` is then a stand-in built from the message properties, with `data: null`.
+   */
+  raw?: string;
+}
+
+/** Checks an event's data against its schema: an error message, or null when valid. */
+export type EventValidator = (type: string, data: unknown) => string | null;
+
+/** The logging the buses need; a pino logger fits. */
+export interface BusLogger {
+  debug(details: object, message: string): void;
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
 }
 
 export interface MessageBus {
