@@ -129,3 +129,12 @@ describe('consumer groups', () => {
     expect(() => consumerGroup('nobody.listens.here')).toThrow(/Unknown consumer group/);
   });
 });
+
+describe('the CSV import source', () => {
+  it('has a valid UUID, so sourceId filters accept it', async () => {
+    const { CSV_IMPORT_SOURCE } = await import('./index.js');
+    expect(CSV_IMPORT_SOURCE.id).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+  });
+});

@@ -14,6 +14,7 @@ export { createEnvelope, ENVELOPE_SCHEMA, type EnvelopeOptions, type EventEnvelo
 export {
   type Attribution,
   type ClientInfo,
+  CSV_IMPORT_SOURCE,
   type JsonObject,
   LEAD_FIELDS,
   LEAD_STATUSES,

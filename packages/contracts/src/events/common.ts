@@ -120,3 +120,9 @@ export const fieldMappingsSchema = {
   type: 'object',
   additionalProperties: { enum: LEAD_FIELDS },
 } as const;
+
+/**
+ * The source of leads created by CSV import. It has no webhook; its fixed id lets the lead list be
+ * filtered by it (`sourceId=`) and keeps imports recognisable across installs.
+ */
+export const CSV_IMPORT_SOURCE = { id: '00000000-0000-4000-8000-00000000c5f1', name: 'CSV import' } as const;
