@@ -6,7 +6,7 @@
 import type { EventEnvelope } from '@lead-capture/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidEventError, UnroutableError } from './errors.js';
-import type { BusLogger, DeliveryContext, EventValidator, MessageBus } from './types.js';
+import type { BusLogger, DeliveryContext, EventValidator, GroupDeclaration, MessageBus } from './types.js';
 
 export interface BusHarness {
   readonly bus: MessageBus;
@@ -14,8 +14,11 @@ export interface BusHarness {
   dispose(): Promise<void>;
 }
 
-/** Builds an isolated bus that checks payloads with `validate`. */
-export type HarnessFactory = (validate: EventValidator) => Promise<BusHarness>;
+/** Builds an isolated bus that checks payloads with `validate` and declares `declareGroups` up front. */
+export type HarnessFactory = (
+  validate: EventValidator,
+  options?: { declareGroups?: readonly GroupDeclaration[] },
+) => Promise<BusHarness>;
 
 export const silentLogger: BusLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -61,12 +64,25 @@ export function describeBusContract(
     let harness: BusHarness | null = null;
     let schema: { tightened: boolean };
 
-    async function open(): Promise<MessageBus> {
+    async function open(declareGroups?: readonly GroupDeclaration[]): Promise<MessageBus> {
       const test = testSchema();
       schema = test.schema;
-      harness = await factory(test.validate);
+      harness = await factory(test.validate, { declareGroups });
       return harness.bus;
     }
+
+    it('keeps events for a declared group until its first subscriber arrives', async () => {
+      const bus = await open([{ group: 'declared.later', types: ['x.declared'] }]);
+      await bus.publish('x.declared', { n: 1 });
+      await bus.publish('x.declared', { n: 2 });
+      await expect(bus.publish('x.nobody', { n: 3 })).rejects.toBeInstanceOf(UnroutableError);
+      const seen: unknown[] = [];
+      await bus.subscribe({ group: 'declared.later', types: ['x.declared'] }, async (event) => {
+        seen.push(event.data);
+      });
+      await waitFor('both declared events', () => seen.length === 2);
+      expect(seen).toEqual([{ n: 1 }, { n: 2 }]);
+    });
 
     afterEach(async () => {
       await harness?.dispose();

@@ -1,30 +1,7 @@
-/**
- * AMQP topic matching, as RabbitMQ's topic exchange does it: keys and patterns are dot-separated
- * words; `*` matches exactly one word, `#` matches zero or more words.
- */
-export function topicMatches(pattern: string, routingKey: string): boolean {
-  return matchWords(pattern.split('.'), 0, routingKey.split('.'), 0);
-}
+import { matchesEventPattern } from '@lead-capture/contracts';
 
-function matchWords(pattern: string[], p: number, key: string[], k: number): boolean {
-  while (p < pattern.length) {
-    const word = pattern[p];
-    if (word === '#') {
-      // Collapse consecutive '#'; then try every split point for the rest of the pattern.
-      while (pattern[p + 1] === '#') p++;
-      if (p === pattern.length - 1) return true;
-      for (let skip = k; skip <= key.length; skip++) {
-        if (matchWords(pattern, p + 1, key, skip)) return true;
-      }
-      return false;
-    }
-    if (k >= key.length) return false;
-    if (word !== '*' && word !== key[k]) return false;
-    p++;
-    k++;
-  }
-  return k === key.length;
-}
+/** AMQP topic matching, shared with the contracts so the buses and the chain table agree. */
+export const topicMatches = matchesEventPattern;
 
 /** An event type is a routing key: non-empty dot-separated words without wildcards. */
 export function invalidEventType(type: string): string | null {

@@ -64,6 +64,15 @@ export interface DeadLetter {
   raw?: string;
 }
 
+/**
+ * A durable consumer group declared up front (contracts' CONSUMER_GROUPS): its queue and bindings
+ * exist from the moment the bus connects, so events for it are kept until its consumer runs.
+ */
+export interface GroupDeclaration {
+  group: string;
+  types: readonly string[];
+}
+
 /** Checks an event's data against its schema: an error message, or null when valid. */
 export type EventValidator = (type: string, data: unknown) => string | null;
 

@@ -20,11 +20,12 @@ afterAll(async () => {
   await rm(dataRoot, { recursive: true, force: true });
 });
 
-describeBusContract('in-process, journaled in the embedded store', async (validate) => {
+describeBusContract('in-process, journaled in the embedded store', async (validate, options) => {
   const store = await openStore(undefined, { dataDir: await mkdtemp(join(dataRoot, 'contract-')) });
   const bus = createInProcessBus({
     logger: silentLogger,
     validate,
+    declareGroups: options?.declareGroups,
     journal: store.collection('bus_journal'),
   });
   return {

@@ -21,13 +21,14 @@ const rabbitmqctl = rabbit && (await hasRabbitmqctl());
 
 describeBusContract(
   'RabbitMQ',
-  async (validate) => {
+  async (validate, options) => {
     const topology = new TopologyTracker(uniquePrefix('bus'));
     const bus = await createRabbitBus({
       url: AMQP_URL,
       logger: silentLogger,
       namePrefix: topology.namePrefix,
       validate,
+      declareGroups: options?.declareGroups,
     });
     return {
       bus: topology.track(bus),

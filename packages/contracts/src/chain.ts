@@ -96,20 +96,32 @@ export function consumerGroup(name: string): ConsumerGroup {
   return found;
 }
 
-/** Whether an event type matches an AMQP-style topic pattern: `*` is one word, `#` zero or more. */
+/**
+ * Whether an event type matches an AMQP topic pattern, exactly as RabbitMQ's topic exchange decides
+ * it: dot-separated words, `*` matches one word, `#` matches zero or more. Both buses route with it.
+ */
 export function matchesEventPattern(pattern: string, type: string): boolean {
-  return matchWords(pattern.split('.'), type.split('.'));
+  return matchWords(pattern.split('.'), 0, type.split('.'), 0);
 }
 
-function matchWords(pattern: readonly string[], words: readonly string[]): boolean {
-  if (pattern.length === 0) return words.length === 0;
-  const [head, ...rest] = pattern;
-  if (head === '#') {
-    // '#' swallows zero words, or one more word and stays in place.
-    return matchWords(rest, words) || (words.length > 0 && matchWords(pattern, words.slice(1)));
+function matchWords(pattern: readonly string[], p: number, key: readonly string[], k: number): boolean {
+  while (p < pattern.length) {
+    const word = pattern[p];
+    if (word === '#') {
+      // Collapse consecutive '#'; then try every split point for the rest of the pattern.
+      while (pattern[p + 1] === '#') p++;
+      if (p === pattern.length - 1) return true;
+      for (let skip = k; skip <= key.length; skip++) {
+        if (matchWords(pattern, p + 1, key, skip)) return true;
+      }
+      return false;
+    }
+    if (k >= key.length) return false;
+    if (word !== '*' && word !== key[k]) return false;
+    p++;
+    k++;
   }
-  if (words.length === 0) return false;
-  return (head === '*' || head === words[0]) && matchWords(rest, words.slice(1));
+  return k === key.length;
 }
 
 /** The known event types a list of types and patterns covers, in EVENT_TYPES order. */

@@ -3,8 +3,8 @@ import { describeBusContract, silentLogger, waitFor } from '../contract.js';
 import type { EventEnvelope } from '../index.js';
 import { createInProcessBus } from './bus.js';
 
-describeBusContract('in-process, memory only', async (validate) => {
-  const bus = createInProcessBus({ logger: silentLogger, validate });
+describeBusContract('in-process, memory only', async (validate, options) => {
+  const bus = createInProcessBus({ logger: silentLogger, validate, declareGroups: options?.declareGroups });
   return { bus, dispose: () => bus.close() };
 });
 

@@ -19,6 +19,7 @@ import type {
   DeadLetter,
   EventHandler,
   EventValidator,
+  GroupDeclaration,
   MessageBus,
   PublishOptions,
   SubscribeOptions,
@@ -36,6 +37,8 @@ export interface InProcessBusOptions {
    * it everything is in memory (unit tests).
    */
   journal?: Collection;
+  /** Durable groups that exist from the start (contracts' CONSUMER_GROUPS), subscribed or not. */
+  declareGroups?: readonly GroupDeclaration[];
 }
 
 /**
@@ -468,7 +471,10 @@ class InProcessBus implements MessageBus {
 
   /** Restores known groups, pending deliveries, waiting retries and dead letters from the journal. */
   private async load(): Promise<void> {
-    if (!this.journal) return;
+    if (!this.journal) {
+      this.declareKnownGroups();
+      return;
+    }
     await this.journal.prepare();
     for (const record of await this.journal.groups()) {
       this.groups.set(record.group, new Group(record.group, record.types));
@@ -499,6 +505,20 @@ class InProcessBus implements MessageBus {
     }
     dead.sort((a, b) => a.letter.deadAt.localeCompare(b.letter.deadAt));
     for (const { group, letter } of dead) group.dead.push(letter);
+    for (const group of this.declareKnownGroups()) await this.journal.saveGroup(group.name, group.types);
+  }
+
+  /** Adds the declared groups that are not known yet; returns them. */
+  private declareKnownGroups(): Group[] {
+    const added: Group[] = [];
+    for (const { group, types } of this.options.declareGroups ?? []) {
+      const known = this.groups.get(group);
+      if (known && known.types.length > 0) continue;
+      const declared = new Group(group, [...types]);
+      this.groups.set(group, declared);
+      added.push(declared);
+    }
+    return added;
   }
 }
 

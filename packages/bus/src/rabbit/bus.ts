@@ -26,6 +26,7 @@ import type {
   DeadLetter,
   EventHandler,
   EventValidator,
+  GroupDeclaration,
   MessageBus,
   PublishOptions,
   SubscribeOptions,
@@ -60,6 +61,8 @@ export interface RabbitBusOptions {
   reconnect?: ReconnectOptions;
   /** Shown by `rabbitmqctl list_connections client_properties` and the management UI. */
   connectionName?: string;
+  /** Durable groups whose queues and bindings are declared on every connect (contracts' CONSUMER_GROUPS). */
+  declareGroups?: readonly GroupDeclaration[];
 }
 
 /**
@@ -308,6 +311,16 @@ class RabbitBus implements MessageBus {
     } catch (error) {
       await channel.close().catch(NOOP);
       throw error;
+    }
+  }
+
+  /** Queue, dead-letter queue and bindings of each declared group; retry queues come with the subscriber. */
+  private async declareKnownGroups(channel: Channel): Promise<void> {
+    for (const { group, types } of this.options.declareGroups ?? []) {
+      const queue = this.names.queue(group);
+      await channel.assertQueue(queue, { durable: true });
+      await channel.assertQueue(this.names.deadQueue(group), { durable: true });
+      for (const type of types) await channel.bindQueue(queue, this.names.exchange, type);
     }
   }
 
@@ -644,6 +657,7 @@ class RabbitBus implements MessageBus {
       channel.on('close', () => this.fault(session, 'publishing channel closed'));
       session.publisher = new ConfirmPublisher(channel);
       await channel.assertExchange(this.names.exchange, 'topic', { durable: true });
+      await this.declareKnownGroups(channel);
       for (const subscription of this.subscriptions) await this.ensureConsumer(subscription, session);
       if (session.dead) throw new Error('Connection lost while restoring consumers');
       if (this.state === 'closed') throw new Error('Message bus is closed');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { topicMatches } from './topic.js';
+import { matchesEventPattern as topicMatches } from './chain.js';
 
 describe('topicMatches (RabbitMQ topic exchange semantics)', () => {
   it.each([
