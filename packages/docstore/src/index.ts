@@ -1,1 +1,5 @@
+export { type EmbeddedDocStore, type EmbeddedStoreOptions, openEmbeddedStore } from './embedded/store.js';
+export type { StoreLogger } from './logger.js';
+export { type MongoStoreOptions, openMongoStore } from './mongodb/store.js';
+export { type OpenStoreOptions, openStore } from './open-store.js';
 export * from './types.js';

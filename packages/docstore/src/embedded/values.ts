@@ -1,0 +1,116 @@
+import { compare } from 'mingo/util';
+import { encodeJson } from './codec.js';
+
+export type PlainObject = Record<string, unknown>;
+
+export function isPlainObject(value: unknown): value is PlainObject {
+  if (value === null || typeof value !== 'object') return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * A deep copy of a value about to be stored, in the form the MongoDB driver would store it: `undefined`
+ * becomes null (the driver's default). Only JSON values and Dates are accepted, so the copy survives the
+ * write-ahead log unchanged; anything else is a TypeError naming the path.
+ */
+export function normalizeValue(value: unknown, path: string): unknown {
+  if (value === undefined || value === null) return null;
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return value;
+  }
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) throw new TypeError(`Invalid Date at "${path}"`);
+    return new Date(value.getTime());
+  }
+  if (Array.isArray(value)) return value.map((item, index) => normalizeValue(item, `${path}.${index}`));
+  if (isPlainObject(value)) {
+    const copy: PlainObject = {};
+    for (const [key, item] of Object.entries(value))
+      copy[key] = normalizeValue(item, path ? `${path}.${key}` : key);
+    return copy;
+  }
+  const kind = typeof value === 'object' ? (value.constructor?.name ?? 'object') : typeof value;
+  throw new TypeError(`Cannot store a ${kind} at "${path}": the embedded store keeps JSON values and Dates`);
+}
+
+/** A deep copy of a stored (normalized) value. */
+export function cloneValue(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (value instanceof Date) return new Date(value.getTime());
+  if (Array.isArray(value)) return value.map(cloneValue);
+  const copy: PlainObject = {};
+  for (const [key, item] of Object.entries(value)) copy[key] = cloneValue(item);
+  return copy;
+}
+
+/**
+ * The values an index holds for a document at a dotted path, as a multikey index would: arrays are
+ * flattened at every level. Over-inclusive on purpose: every value an equality filter could match is
+ * here. An empty result means the field is missing.
+ */
+export function pathValues(document: PlainObject, path: string): unknown[] {
+  const values: unknown[] = [];
+  collectPathValues(document, path.split('.'), 0, values);
+  return values;
+}
+
+function collectPathValues(value: unknown, parts: string[], depth: number, into: unknown[]): void {
+  if (Array.isArray(value)) {
+    // MongoDB indexes an empty array as a key of its own, distinct from null.
+    if (depth === parts.length && value.length === 0) into.push([]);
+    if (depth < parts.length && /^\d+$/.test(parts[depth])) {
+      collectPathValues(value[Number(parts[depth])], parts, depth + 1, into);
+    }
+    for (const item of value) collectPathValues(item, parts, depth, into);
+    return;
+  }
+  if (depth === parts.length) {
+    if (value !== undefined) into.push(value);
+    return;
+  }
+  if (isPlainObject(value)) collectPathValues(value[parts[depth]], parts, depth + 1, into);
+}
+
+/** A string that is equal for two values exactly when MongoDB's index treats them as the same key. */
+export function indexKey(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return `s${value}`;
+    case 'number':
+      return `n${value}`;
+    case 'boolean':
+      return value ? 'b1' : 'b0';
+  }
+  if (value === null) return 'z';
+  if (value instanceof Date) return `d${value.getTime()}`;
+  return `o${encodeJson(value)}`;
+}
+
+/** True for the values an equality lookup through a hash index can answer. */
+export function isIndexableScalar(value: unknown): value is string | number | boolean | Date {
+  return (
+    typeof value === 'string' ||
+    typeof value === 'number' ||
+    typeof value === 'boolean' ||
+    value instanceof Date
+  );
+}
+
+/**
+ * Sort order of two field values: mingo's (MongoDB's) order, with fast paths for the common types. A
+ * missing field sorts as null, as in MongoDB (mingo puts it before null).
+ */
+export function compareValues(a: unknown, b: unknown): number {
+  if ((typeof a === 'string' && typeof b === 'string') || (typeof a === 'number' && typeof b === 'number')) {
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+  if (a instanceof Date && b instanceof Date) {
+    const difference = a.getTime() - b.getTime();
+    return difference < 0 ? -1 : difference > 0 ? 1 : 0;
+  }
+  return compare(a ?? null, b ?? null);
+}
