@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { AMQP_URL, requireService, uniquePrefix } from '@lead-capture/testing';
+import { AMQP_URL, requireService, startTcpProxy, type TcpProxy, uniquePrefix } from '@lead-capture/testing';
 import { connect } from 'amqplib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeBusContract, silentLogger, sleep, waitFor } from '../src/contract.js';
@@ -13,7 +13,6 @@ import {
   UnconfirmedError,
 } from '../src/index.js';
 import { queueDepth, TopologyTracker } from './rabbit-harness.js';
-import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 const rabbit = await requireService('RabbitMQ', AMQP_URL);
 const run = promisify(execFile);

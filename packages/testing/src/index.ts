@@ -48,3 +48,5 @@ function redactUrl(url: string): string {
   if (parsed.password) parsed.password = '***';
   return parsed.toString();
 }
+
+export { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
