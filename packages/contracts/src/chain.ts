@@ -64,6 +64,18 @@ export const READ_MODELS = [
     purpose: 'webhook token -> source and its field mappings',
   },
   {
+    consumer: 'intake',
+    group: 'intake.lead.link',
+    consumes: ['lead.captured'],
+    purpose: 'the lead each webhook submission became (or duplicated), for the submissions log',
+  },
+  {
+    consumer: 'source',
+    group: 'source.user.sync',
+    consumes: ['user.*'],
+    purpose: 'names and e-mails of the users who created sources (createdBy)',
+  },
+  {
     consumer: 'gateway',
     consumes: ['lead.*'],
     purpose: 'push every lead change to the open dashboards',

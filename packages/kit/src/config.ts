@@ -153,6 +153,21 @@ export function secret<const O extends SecretOptions>(options: O): ConfigVar<Val
   );
 }
 
+export interface CustomOptions<T> {
+  doc: string;
+  /** What a valid value looks like, for messages and the README table. */
+  expected: string;
+  default: T;
+  /** The parsed value, or undefined when the text is not valid. */
+  parse: (raw: string) => T | undefined;
+}
+
+/** A variable with its own parser (e.g. TRUST_PROXY: a hop count or a list of addresses). */
+export function custom<T>(options: CustomOptions<T>): ConfigVar<T> {
+  const { expected, parse } = options;
+  return declare<T, { doc: string; default: T }>(options, expected, (raw) => parse(raw) ?? INVALID);
+}
+
 /** The same declaration, but the process does not start without it. */
 export function required<T>(variable: ConfigVar<T | undefined>): ConfigVar<T> {
   return { ...variable, required: true } as ConfigVar<T>;

@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyInstance,
   type FastifyRequest,
   type FastifyServerOptions,
+  LogController,
 } from 'fastify';
 import { AppError, badRequest, handleError, handleNotFound } from './errors.js';
 import { HEALTH_PATHS } from './health.js';
@@ -16,7 +17,7 @@ export interface HttpAppOptions {
   /** Largest accepted request body in bytes (BODY_LIMIT_BYTES). Default 1 MiB. */
   bodyLimit?: number;
   /** Fastify's trustProxy: whether X-Forwarded-* set request.ip / protocol (behind the gateway or a load balancer). */
-  trustProxy?: boolean | string | string[];
+  trustProxy?: FastifyServerOptions['trustProxy'];
 }
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -92,7 +93,9 @@ export function createHttpApp({
     trustProxy,
     genReqId: requestIdOf,
     // Probes every few seconds would drown the request log.
-    disableRequestLogging: (request) => HEALTH_PATHS.includes(request.url ?? ''),
+    logController: new LogController({
+      disableRequestLogging: (request) => HEALTH_PATHS.includes(request.url ?? ''),
+    }),
     // A request arriving on an open connection while the app closes is served like the in-flight
     // ones, instead of fastify's own 503 whose body is not `{ error }`.
     return503OnClosing: false,

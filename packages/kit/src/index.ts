@@ -6,6 +6,8 @@ export {
   type ConfigSpec,
   type ConfigVar,
   type ConfigVarDescription,
+  type CustomOptions,
+  custom,
   describeConfig,
   exitOnConfigError,
   type IntOptions,
@@ -42,9 +44,44 @@ export { type IdentityGuard, requireRole, requireScope } from './guards.js';
 export { HEALTH_PATHS, type HealthCheck, type HealthOptions, registerHealthRoutes } from './health.js';
 export { createHttpApp, type HttpAppOptions, REQUEST_ID_HEADER } from './http.js';
 export { type Identity, INTERNAL_IDENTITY_HEADER, signIdentity, verifyIdentity } from './identity.js';
+export {
+  createHttpInternalClient,
+  createInProcessInternalClient,
+  HTTP_SERVICES,
+  type HttpInternalClientOptions,
+  type HttpServiceName,
+  INTERNAL_PATH_PREFIX,
+  type InProcessInternalClientOptions,
+  SERVICE_URL_CONFIG,
+  type ServiceUrls,
+  serviceIdentity,
+  serviceUrlsFromConfig,
+} from './internal-client.js';
 export { type InternalIdentityOptions, internalIdentity } from './internal-identity.js';
 export { createLogger, type Logger, type LoggerOptions, redactUrl } from './logger.js';
-export type { ServiceDeps, ServiceFactory, ServiceModule } from './service.js';
+export {
+  type OpenApiOptions,
+  registerOpenApi,
+  SECURITY_SCHEMES,
+  SERVICE_OPENAPI_PATH,
+  serveOpenApiDocument,
+} from './openapi.js';
+export {
+  buildServiceApp,
+  openBus,
+  type RunServiceOptions,
+  runServiceProcess,
+  SERVICE_PROCESS_CONFIG,
+  type ServiceAppOptions,
+} from './run-service.js';
+export type {
+  InternalClient,
+  InternalRequest,
+  InternalResponse,
+  ServiceDeps,
+  ServiceFactory,
+  ServiceModule,
+} from './service.js';
 export {
   createShutdown,
   SHUTDOWN_PHASES,
@@ -54,3 +91,4 @@ export {
   type ShutdownPhase,
   type ShutdownResult,
 } from './shutdown.js';
+export { parseTrustProxy, type TrustProxySetting, toFastifyTrustProxy, trustProxy } from './trust-proxy.js';

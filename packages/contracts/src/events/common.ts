@@ -59,6 +59,9 @@ export interface LeadSnapshot {
 // Objects allow additional properties (tolerant reader): producers may add fields before every
 // consumer knows them. Only the core fields are required.
 
+/** Increases with every change of an entity; read models ignore an event older than what they hold. */
+export const revision = { type: 'integer', minimum: 1 } as const;
+
 export const uuid = { type: 'string', format: 'uuid' } as const;
 export const dateTime = { type: 'string', format: 'date-time' } as const;
 export const text = { type: 'string' } as const;

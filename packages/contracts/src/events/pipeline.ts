@@ -1,4 +1,4 @@
-import { nonEmptyText, text, uuid } from './common.js';
+import { nonEmptyText, revision, text, uuid } from './common.js';
 
 export interface PipelineStageSnapshot {
   id: string;
@@ -14,6 +14,8 @@ export interface PipelineStageSnapshot {
 /** The whole pipeline as it stands after the change (published on create and on every update). */
 export interface PipelineSnapshot {
   pipelineId: string;
+  /** Increases with every change of the pipeline; read models ignore an event older than what they hold. */
+  revision?: number;
   name: string;
   isDefault: boolean;
   stages: PipelineStageSnapshot[];
@@ -24,6 +26,8 @@ export type PipelineUpdated = PipelineSnapshot;
 
 export interface PipelineDeleted {
   pipelineId: string;
+  /** Increases with every change of the pipeline; read models ignore an event older than what they hold. */
+  revision?: number;
 }
 
 const pipelineSnapshotSchema = {
@@ -31,6 +35,7 @@ const pipelineSnapshotSchema = {
   required: ['pipelineId', 'name', 'isDefault', 'stages'],
   properties: {
     pipelineId: uuid,
+    revision,
     name: nonEmptyText,
     isDefault: { type: 'boolean' },
     stages: {
@@ -57,6 +62,6 @@ export const PIPELINE_EVENT_SCHEMAS = {
   'pipeline.deleted': {
     type: 'object',
     required: ['pipelineId'],
-    properties: { pipelineId: uuid },
+    properties: { pipelineId: uuid, revision },
   },
 } as const;

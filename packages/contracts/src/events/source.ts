@@ -1,4 +1,12 @@
-import { dateTime, fieldMappingsSchema, type LeadField, nonEmptyText, text, uuid } from './common.js';
+import {
+  dateTime,
+  fieldMappingsSchema,
+  type LeadField,
+  nonEmptyText,
+  revision,
+  text,
+  uuid,
+} from './common.js';
 
 /** Incoming field name -> the standard lead field it fills. */
 export type FieldMappings = Record<string, LeadField>;
@@ -43,7 +51,6 @@ export interface SourceDeleted {
   revision?: number;
 }
 
-const revision = { type: 'integer', minimum: 1 } as const;
 const sourceName = { type: 'string', minLength: 1, maxLength: 255 } as const;
 
 export const SOURCE_EVENT_SCHEMAS = {

@@ -1,0 +1,145 @@
+import { createInProcessBus, createRabbitBus, type MessageBus } from '@lead-capture/bus';
+import { CONSUMER_GROUPS, validateEvent } from '@lead-capture/contracts';
+import { type DocStore, openStore } from '@lead-capture/docstore';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { COMMON_CONFIG, exitOnConfigError, loadConfig, required } from './config.js';
+import { registerHealthRoutes } from './health.js';
+import { createHttpApp } from './http.js';
+import { createHttpInternalClient, SERVICE_URL_CONFIG, serviceUrlsFromConfig } from './internal-client.js';
+import { internalIdentity } from './internal-identity.js';
+import { createLogger } from './logger.js';
+import { registerOpenApi, SERVICE_OPENAPI_PATH, serveOpenApiDocument } from './openapi.js';
+import type { ServiceDeps, ServiceFactory, ServiceModule } from './service.js';
+import { createShutdown } from './shutdown.js';
+import { type TrustProxySetting, toFastifyTrustProxy, trustProxy } from './trust-proxy.js';
+
+/** What a service process reads from the environment. */
+export const SERVICE_PROCESS_CONFIG = {
+  ...COMMON_CONFIG,
+  INTERNAL_SECRET: required(COMMON_CONFIG.INTERNAL_SECRET),
+  TRUST_PROXY: trustProxy({
+    default: 1,
+    doc: 'Proxies whose X-Forwarded-For is believed: a service sits behind the gateway, one hop',
+  }),
+  ...SERVICE_URL_CONFIG,
+};
+
+export interface ServiceAppOptions {
+  /** INTERNAL_SECRET: only requests carrying an identity signed with it reach non-public routes. */
+  internalSecret: string;
+  bodyLimit?: number;
+  trustProxy?: TrustProxySetting;
+  /** Readiness turns 503 once shutdown started. */
+  isShuttingDown?: () => boolean;
+}
+
+/**
+ * The HTTP app of one service process, not listening: its OpenAPI document at /openapi.json,
+ * /healthz and /readyz (store and bus), the internal-identity check (the module's public routes
+ * and the document excepted), then the module's routes. Tests build it without listening.
+ */
+export async function buildServiceApp(
+  module: ServiceModule,
+  deps: Pick<ServiceDeps, 'logger' | 'store' | 'bus'>,
+  options: ServiceAppOptions,
+): Promise<FastifyInstance> {
+  const isPublicRoute = (method: string, path: string) => module.isPublicRoute?.(method, path) ?? false;
+  const app = createHttpApp({
+    logger: deps.logger,
+    bodyLimit: options.bodyLimit,
+    trustProxy: options.trustProxy === undefined ? false : toFastifyTrustProxy(options.trustProxy),
+  });
+  await registerOpenApi(app, { title: `Lead Capture: ${module.name} service`, isPublicRoute });
+  serveOpenApiDocument(app, SERVICE_OPENAPI_PATH);
+  registerHealthRoutes(app, {
+    checks: { store: () => deps.store.ping(), bus: () => deps.bus.ping() },
+    isShuttingDown: options.isShuttingDown,
+  });
+  await app.register(internalIdentity, {
+    secret: options.internalSecret,
+    publicRoutes: (method, path) => path === SERVICE_OPENAPI_PATH || isPublicRoute(method, path),
+  });
+  const { registerRoutes } = module;
+  if (registerRoutes) await app.register(async (scope) => registerRoutes.call(module, scope));
+  return app;
+}
+
+export interface RunServiceOptions {
+  /** The service's name: logs, the bus connection, `service:<name>` in its internal calls. */
+  name: string;
+  /** Where the configuration comes from; process.env by default. */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The bus a process runs on: RabbitMQ at `amqpUrl`, else the in-process bus journaled in the store.
+ * Either way every consumer group of the chain is declared up front, so an event published before
+ * its consumer first ran waits for it, and payloads are checked against their schemas.
+ */
+export async function openBus(options: {
+  amqpUrl: string | undefined;
+  logger: Logger;
+  store: DocStore;
+  connectionName: string;
+}): Promise<MessageBus> {
+  const { amqpUrl, logger, store, connectionName } = options;
+  const common = { logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS };
+  return amqpUrl
+    ? createRabbitBus({ ...common, url: amqpUrl, connectionName })
+    : createInProcessBus({ ...common, journal: store.collection('bus_journal') });
+}
+
+/**
+ * The whole `main.ts` of a distributed service: config (INTERNAL_SECRET required), logger, store
+ * (MongoDB at MONGO_URL, else embedded under DATA_DIR), bus (RabbitMQ at AMQP_URL, else in-process),
+ * the HTTP internal client, the app from buildServiceApp, `module.start()`, ordered shutdown on
+ * SIGTERM / SIGINT, listen on HOST:PORT. A failure while starting is logged and exits 1.
+ */
+export async function runServiceProcess(factory: ServiceFactory, options: RunServiceOptions): Promise<void> {
+  const { name } = options;
+  const config = exitOnConfigError(() => loadConfig(SERVICE_PROCESS_CONFIG, options.env));
+  const logger = createLogger({ level: config.LOG_LEVEL, name });
+  const shutdown = createShutdown({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
+  shutdown.installSignalHandlers();
+  try {
+    const store: DocStore = await openStore(config.MONGO_URL, { dataDir: config.DATA_DIR, logger });
+    shutdown.register('store', 'close-clients', () => store.close());
+    const bus = await openBus({ amqpUrl: config.AMQP_URL, logger, store, connectionName: name });
+    shutdown.register('bus', 'close-clients', () => bus.close());
+
+    const module = factory({
+      logger,
+      store,
+      bus,
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+      internal: createHttpInternalClient({
+        serviceUrls: serviceUrlsFromConfig(config),
+        secret: config.INTERNAL_SECRET,
+        callerName: name,
+      }),
+    });
+    if (module.name !== name) throw new Error(`The factory made service "${module.name}", not "${name}"`);
+
+    const app = await buildServiceApp(
+      module,
+      { logger, store, bus },
+      {
+        internalSecret: config.INTERNAL_SECRET,
+        bodyLimit: config.BODY_LIMIT_BYTES,
+        trustProxy: config.TRUST_PROXY,
+        isShuttingDown: shutdown.isShuttingDown,
+      },
+    );
+    shutdown.register('http', 'stop-accepting', async () => {
+      await app.close();
+    });
+    shutdown.register(name, 'stop-accepting', async () => module.stop?.());
+    await module.start?.();
+    await app.listen({ host: config.HOST, port: config.PORT });
+  } catch (error) {
+    logger.fatal({ err: error }, 'Service failed to start');
+    await shutdown.run('startup failure');
+    process.exit(1);
+  }
+}
