@@ -1,0 +1,158 @@
+import swaggerUi from '@fastify/swagger-ui';
+import type { MessageBus } from '@lead-capture/bus';
+import type { DocStore } from '@lead-capture/docstore';
+import {
+  createHttpApp,
+  type Logger,
+  registerHealthRoutes,
+  registerOpenApi,
+  type ServiceModule,
+  type ServiceUrls,
+  toFastifyTrustProxy,
+} from '@lead-capture/kit';
+import type { FastifyInstance } from 'fastify';
+import type { GatewayConfig } from './config.js';
+import { createAccessTokens } from './identity/access-tokens.js';
+import { ApiKeys } from './identity/api-keys.js';
+import { createAuthenticator } from './identity/authenticate.js';
+import { ensureFirstAdmin, type FirstAdminOptions } from './identity/first-admin.js';
+import { unmatchableHash } from './identity/passwords.js';
+import { createRefreshTokens } from './identity/refresh-tokens.js';
+import { UserDirectory } from './identity/users.js';
+import { createGatewayMetrics, METRICS_PATH, registerMetrics } from './metrics.js';
+import { createRateLimiter } from './rate-limit/limiter.js';
+import { createMemoryRateLimitStore } from './rate-limit/memory-store.js';
+import type { RateLimitStore } from './rate-limit/store.js';
+import { apiKeyRoutes } from './routes/api-keys/index.js';
+import { authRoutes } from './routes/auth/index.js';
+import { userRoutes } from './routes/users/index.js';
+import { registerGuard } from './routing/guard.js';
+import { DOCS_PREFIX, OPENAPI_PATH, registerOpenApiDocument } from './routing/openapi-document.js';
+import { assertModulesMatchTable, isPublicUpstreamRoute, ROUTING_TABLE } from './routing/table.js';
+import { registerUpstreams } from './routing/upstreams.js';
+
+/** The gateway's settings: GATEWAY_CONFIG with its secrets resolved, and the body limit. */
+export type GatewaySettings = Omit<
+  GatewayConfig,
+  'JWT_SECRET' | 'ADMIN_EMAIL' | 'ADMIN_PASSWORD' | 'ADMIN_NAME'
+> & {
+  JWT_SECRET: string;
+  INTERNAL_SECRET: string;
+  BODY_LIMIT_BYTES: number;
+};
+
+export interface GatewayDeps {
+  logger: Logger;
+  store: DocStore;
+  bus: MessageBus;
+  config: GatewaySettings;
+  /** Created when the app becomes ready (listen, or ready()) and no user exists yet. */
+  firstAdmin: FirstAdminOptions;
+  /** Where rate-limit counters live; in this process's memory when absent. Closed by its owner. */
+  rateLimitStore?: RateLimitStore;
+  /** Embedded mode: the service modules served inside the gateway's app. */
+  services?: readonly ServiceModule[];
+  /** Distributed mode: each service's base URL; requests are forwarded there. */
+  upstreams?: ServiceUrls;
+  /** Readiness turns 503 once shutdown has started. */
+  isShuttingDown?: () => boolean;
+  /** Current time in ms (tests move it). */
+  now?: () => number;
+}
+
+/**
+ * The public entry, not listening: authentication (users, access and refresh tokens, API keys),
+ * per-IP rate limits, the routing of every public prefix to its service (mounted in this app, or
+ * forwarded over HTTP), health, metrics and the OpenAPI description with its docs page.
+ * Creates the gateway's indexes; when the app becomes ready and no user exists, the first admin.
+ */
+export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
+  const { logger, store, bus, config, services, upstreams, now = Date.now } = deps;
+  if (services && upstreams) throw new Error('buildGateway takes services (embedded) or upstreams, not both');
+  const modules = services ?? [];
+  assertModulesMatchTable(modules);
+
+  const accessTokens = createAccessTokens({
+    secret: config.JWT_SECRET,
+    ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS,
+    now,
+  });
+  const refreshTokens = createRefreshTokens({ store, ttlDays: config.REFRESH_TOKEN_TTL_DAYS, now });
+  const users = new UserDirectory({ store, bus, refreshTokens, logger, now });
+  const apiKeys = new ApiKeys({ store, logger, now });
+  await Promise.all([users.ensureIndexes(), refreshTokens.ensureIndexes(), apiKeys.ensureIndexes()]);
+
+  const isPublicServiceRoute = upstreams
+    ? isPublicUpstreamRoute
+    : (method: string, path: string) =>
+        modules.some((module) => module.isPublicRoute?.(method, path) ?? false);
+
+  const app = createHttpApp({
+    logger,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    trustProxy: toFastifyTrustProxy(config.TRUST_PROXY),
+  });
+  // On ready (listen), after the hosting process started the services: their subscriptions to
+  // user events exist by then.
+  app.addHook('onReady', () => ensureFirstAdmin(users, deps.firstAdmin, logger));
+
+  await registerOpenApi(app, {
+    title: 'Lead Capture API',
+    description:
+      'Webhooks in; clean, de-duplicated, enriched and scored leads out. Authenticate with an access token or an API key.',
+    isPublicRoute: isPublicServiceRoute,
+    hiddenPrefixes: [METRICS_PATH, OPENAPI_PATH, DOCS_PREFIX],
+  });
+  await app.register(swaggerUi, {
+    routePrefix: DOCS_PREFIX,
+    uiConfig: { urls: [{ url: OPENAPI_PATH, name: 'Lead Capture API' }] },
+  });
+
+  const metrics = createGatewayMetrics();
+  const rateLimitStore =
+    deps.rateLimitStore ?? createMemoryRateLimitStore({ windowMs: config.RATE_LIMIT_WINDOW_MS, now });
+  if (!deps.rateLimitStore) app.addHook('onClose', () => rateLimitStore.close());
+
+  registerGuard(app, {
+    authenticate: createAuthenticator({ accessTokens, apiKeys, users }),
+    limiter: createRateLimiter({
+      store: rateLimitStore,
+      windowMs: config.RATE_LIMIT_WINDOW_MS,
+      limits: { api: config.RATE_LIMIT_MAX, webhook: config.WEBHOOK_RATE_LIMIT_MAX },
+      logger,
+      storeErrors: metrics.rateLimitStoreErrors,
+      now,
+    }),
+    rateLimited: metrics.rateLimited,
+    internalSecret: config.INTERNAL_SECRET,
+    isPublicServiceRoute,
+    servesInternalRoutes: !upstreams,
+  });
+  registerMetrics(app, metrics);
+  registerHealthRoutes(app, {
+    checks: { store: () => store.ping(), bus: () => bus.ping() },
+    isShuttingDown: deps.isShuttingDown,
+  });
+  registerOpenApiDocument(app, upstreams);
+
+  await app.register(authRoutes, { users, accessTokens, refreshTokens, unmatchableHash: unmatchableHash() });
+  await app.register(userRoutes, { users });
+  await app.register(apiKeyRoutes, { apiKeys, now });
+
+  if (upstreams) {
+    const missing = ROUTING_TABLE.filter((route) => upstreams[route.service] === undefined);
+    if (missing.length > 0) {
+      logger.warn(
+        { services: [...new Set(missing.map((route) => route.service))] },
+        'No URL for some services; their routes answer 503',
+      );
+    }
+    await registerUpstreams(app, { upstreams, internalSecret: config.INTERNAL_SECRET });
+  } else {
+    for (const module of modules) {
+      const { registerRoutes } = module;
+      if (registerRoutes) await app.register(async (scope) => registerRoutes.call(module, scope));
+    }
+  }
+  return app;
+}

@@ -1,0 +1,62 @@
+import {
+  COMMON_CONFIG,
+  type ConfigOf,
+  int,
+  required,
+  SERVICE_URL_CONFIG,
+  secret,
+  str,
+  trustProxy,
+} from '@lead-capture/kit';
+
+/** What the gateway reads in both modes (beside COMMON_CONFIG). */
+export const GATEWAY_CONFIG = {
+  JWT_SECRET: secret({
+    optional: true,
+    minBytes: 32,
+    doc: 'Signs access tokens (HS256), >= 32 bytes; embedded mode: generated once under DATA_DIR/secrets/ when unset',
+  }),
+  ACCESS_TOKEN_TTL_SECONDS: int({ min: 60, max: 3600, default: 900, doc: 'Lifetime of an access token' }),
+  REFRESH_TOKEN_TTL_DAYS: int({
+    min: 1,
+    max: 365,
+    default: 30,
+    doc: 'Lifetime of a refresh token; every refresh issues a new one with a new lifetime',
+  }),
+  ADMIN_EMAIL: str({
+    optional: true,
+    doc: 'E-mail of the first admin, created when no user exists (embedded default: admin@example.com)',
+  }),
+  ADMIN_PASSWORD: secret({
+    optional: true,
+    minBytes: 8,
+    doc: 'Password of the first admin; embedded mode: generated and printed once when unset',
+  }),
+  ADMIN_NAME: str({ default: 'Admin', doc: 'Name of the first admin' }),
+  RATE_LIMIT_MAX: int({
+    min: 0,
+    default: 100,
+    doc: 'Requests per window and client IP on the API (0: no limit)',
+  }),
+  WEBHOOK_RATE_LIMIT_MAX: int({
+    min: 0,
+    default: 100,
+    doc: 'Requests per window and client IP on /api/webhooks/ (0: no limit), counted apart from the API',
+  }),
+  RATE_LIMIT_WINDOW_MS: int({ min: 1000, default: 60_000, doc: 'Rate-limit window (sliding), in ms' }),
+  TRUST_PROXY: trustProxy({
+    default: false,
+    doc: 'Proxies whose X-Forwarded-For gives the client IP: false, a hop count, or IPs / CIDR ranges',
+  }),
+};
+
+/** The distributed gateway process: secrets are required, each service is reached at its URL. */
+export const DISTRIBUTED_GATEWAY_CONFIG = {
+  ...COMMON_CONFIG,
+  ...GATEWAY_CONFIG,
+  ...SERVICE_URL_CONFIG,
+  JWT_SECRET: required(GATEWAY_CONFIG.JWT_SECRET),
+  INTERNAL_SECRET: required(COMMON_CONFIG.INTERNAL_SECRET),
+};
+
+export type GatewayConfig = ConfigOf<typeof GATEWAY_CONFIG>;

@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import { jwtVerify, SignJWT } from 'jose';
+
+/** Access tokens: JWT, HS256 only, issuer and audience checked, `sub` = user id. */
+export const ACCESS_TOKEN_ISSUER = 'lead-capture';
+export const ACCESS_TOKEN_AUDIENCE = 'lead-capture-api';
+const CLOCK_TOLERANCE_SECONDS = 5;
+
+export interface AccessTokens {
+  issue(userId: string): Promise<string>;
+  /** The user id in a valid token; rejects for any other token (forged, expired, foreign, malformed). */
+  verify(token: string): Promise<string>;
+}
+
+export function createAccessTokens(options: {
+  secret: string;
+  ttlSeconds: number;
+  /** Current time in ms (tests move it). */
+  now?: () => number;
+}): AccessTokens {
+  const { ttlSeconds, now = Date.now } = options;
+  const key = new TextEncoder().encode(options.secret);
+  const seconds = () => Math.floor(now() / 1000);
+  return {
+    issue(userId) {
+      const issuedAt = seconds();
+      return new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(userId)
+        .setIssuer(ACCESS_TOKEN_ISSUER)
+        .setAudience(ACCESS_TOKEN_AUDIENCE)
+        .setJti(randomUUID())
+        .setIssuedAt(issuedAt)
+        .setExpirationTime(issuedAt + ttlSeconds)
+        .sign(key);
+    },
+    async verify(token) {
+      const { payload } = await jwtVerify(token, key, {
+        algorithms: ['HS256'],
+        issuer: ACCESS_TOKEN_ISSUER,
+        audience: ACCESS_TOKEN_AUDIENCE,
+        requiredClaims: ['sub', 'exp', 'iat'],
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        currentDate: new Date(now()),
+      });
+      if (typeof payload.sub !== 'string' || payload.sub === '') throw new Error('No subject');
+      return payload.sub;
+    },
+  };
+}

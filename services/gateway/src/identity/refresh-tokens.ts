@@ -1,0 +1,107 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { DocStore, Document } from '@lead-capture/docstore';
+
+/**
+ * Refresh tokens: opaque random values (32 bytes, base64url), stored only as SHA-256 hashes. Every
+ * refresh rotates the token: the old one is marked rotated and a new one joins the same family.
+ * Presenting a rotated (or revoked) token again means it was copied: the whole family is revoked.
+ */
+export const REFRESH_TOKENS_COLLECTION = 'gateway_refresh_tokens';
+
+interface RefreshTokenDoc extends Document {
+  tokenHash: string;
+  familyId: string;
+  userId: string;
+  createdAt: Date;
+  /** A TTL index removes the document after this date. */
+  expiresAt: Date;
+  rotatedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export interface RefreshTokens {
+  ensureIndexes(): Promise<void>;
+  /** A new token in a new family (login). */
+  issue(userId: string): Promise<string>;
+  /**
+   * The user and the token that replaces this one; null when the token is unknown, expired or
+   * already used (a reuse revokes the token's whole family).
+   */
+  rotate(token: string): Promise<{ userId: string; refreshToken: string } | null>;
+  /** Revokes the token's family (logout). Unknown tokens are ignored. */
+  revoke(token: string): Promise<void>;
+  /** Revokes every token of the user (disabled, deleted, password changed). */
+  revokeAllOf(userId: string): Promise<void>;
+}
+
+const TOKEN_BYTES = 32;
+const DAY_MS = 86_400_000;
+
+function hashOf(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+export function createRefreshTokens(options: {
+  store: DocStore;
+  ttlDays: number;
+  now?: () => number;
+}): RefreshTokens {
+  const { ttlDays, now = Date.now } = options;
+  const tokens = options.store.collection<RefreshTokenDoc>(REFRESH_TOKENS_COLLECTION);
+
+  async function issueIn(familyId: string, userId: string): Promise<string> {
+    const token = randomBytes(TOKEN_BYTES).toString('base64url');
+    const createdAt = new Date(now());
+    await tokens.insertOne({
+      _id: randomUUID(),
+      tokenHash: hashOf(token),
+      familyId,
+      userId,
+      createdAt,
+      expiresAt: new Date(createdAt.getTime() + ttlDays * DAY_MS),
+      rotatedAt: null,
+      revokedAt: null,
+    });
+    return token;
+  }
+
+  async function revokeFamily(familyId: string): Promise<void> {
+    await tokens.updateMany({ familyId, revokedAt: null }, { $set: { revokedAt: new Date(now()) } });
+  }
+
+  return {
+    async ensureIndexes() {
+      await tokens.createIndex({ tokenHash: 1 }, { unique: true });
+      await tokens.createIndex({ familyId: 1 });
+      await tokens.createIndex({ userId: 1 });
+      await tokens.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+    },
+
+    issue: (userId) => issueIn(randomUUID(), userId),
+
+    async rotate(token) {
+      const tokenHash = hashOf(token);
+      const current = new Date(now());
+      // Only one of two concurrent refreshes with the same token can win this update.
+      const rotated = await tokens.findOneAndUpdate(
+        { tokenHash, rotatedAt: null, revokedAt: null, expiresAt: { $gt: current } },
+        { $set: { rotatedAt: current } },
+      );
+      if (rotated) {
+        return { userId: rotated.userId, refreshToken: await issueIn(rotated.familyId, rotated.userId) };
+      }
+      const known = await tokens.findOne({ tokenHash });
+      if (known && known.expiresAt > current) await revokeFamily(known.familyId);
+      return null;
+    },
+
+    async revoke(token) {
+      const known = await tokens.findOne({ tokenHash: hashOf(token) });
+      if (known) await revokeFamily(known.familyId);
+    },
+
+    async revokeAllOf(userId) {
+      await tokens.updateMany({ userId, revokedAt: null }, { $set: { revokedAt: new Date(now()) } });
+    },
+  };
+}

@@ -1,0 +1,156 @@
+import { unauthorized } from '@lead-capture/kit';
+import type { FastifyInstance } from 'fastify';
+import type { AccessTokens } from '../../identity/access-tokens.js';
+import { verifyPassword } from '../../identity/passwords.js';
+import type { RefreshTokens } from '../../identity/refresh-tokens.js';
+import type { UserDirectory } from '../../identity/users.js';
+import { errorResponses, NO_CONTENT, ROLE } from '../schemas.js';
+
+export interface AuthRoutesOptions {
+  users: UserDirectory;
+  accessTokens: AccessTokens;
+  refreshTokens: RefreshTokens;
+  /** Verified against when the e-mail is unknown, so both failures take the same time. */
+  unmatchableHash: string;
+}
+
+const INVALID_LOGIN = 'Invalid email or password';
+const INVALID_REFRESH = 'Invalid or expired refresh token';
+
+const REFRESH_TOKEN_BODY = {
+  type: 'object',
+  required: ['refreshToken'],
+  additionalProperties: false,
+  properties: { refreshToken: { type: 'string', minLength: 1, maxLength: 512 } },
+} as const;
+
+const TOKENS = {
+  type: 'object',
+  required: ['token', 'refreshToken'],
+  properties: {
+    token: { type: 'string', description: 'Access token (JWT), valid 15 minutes by default' },
+    refreshToken: { type: 'string', description: 'Opaque; exchange it once at /api/auth/refresh' },
+  },
+} as const;
+
+/** /api/auth: login, refresh (rotation), logout, and who am I. */
+export async function authRoutes(app: FastifyInstance, options: AuthRoutesOptions): Promise<void> {
+  const { users, accessTokens, refreshTokens, unmatchableHash } = options;
+
+  app.post<{ Body: { email: string; password: string } }>(
+    '/api/auth/login',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['auth'],
+        summary: 'Sign in with e-mail and password',
+        security: [],
+        body: {
+          type: 'object',
+          required: ['email', 'password'],
+          additionalProperties: false,
+          properties: {
+            email: { type: 'string', minLength: 1, maxLength: 254 },
+            password: { type: 'string', minLength: 1, maxLength: 1024 },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            required: ['token', 'refreshToken', 'user'],
+            properties: {
+              ...TOKENS.properties,
+              user: {
+                type: 'object',
+                required: ['id', 'email', 'name'],
+                properties: { id: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' } },
+              },
+            },
+          },
+          ...errorResponses(400, 401, 429),
+        },
+      },
+    },
+    async (request) => {
+      const { email, password } = request.body;
+      const user = await users.findByEmail(email);
+      const passwordMatches = await verifyPassword(password, user?.passwordHash ?? unmatchableHash);
+      if (!user || !passwordMatches || !user.active) throw unauthorized(INVALID_LOGIN);
+      return {
+        token: await accessTokens.issue(user._id),
+        refreshToken: await refreshTokens.issue(user._id),
+        user: { id: user._id, email: user.email, name: user.name },
+      };
+    },
+  );
+
+  app.post<{ Body: { refreshToken: string } }>(
+    '/api/auth/refresh',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['auth'],
+        summary: 'Exchange a refresh token for a new access token and a new refresh token',
+        description:
+          'Each refresh token works once. Presenting one that was already exchanged revokes every token of that sign-in.',
+        security: [],
+        body: REFRESH_TOKEN_BODY,
+        response: { 200: TOKENS, ...errorResponses(400, 401, 429) },
+      },
+    },
+    async (request) => {
+      const rotated = await refreshTokens.rotate(request.body.refreshToken);
+      if (!rotated) throw unauthorized(INVALID_REFRESH);
+      const user = await users.findById(rotated.userId);
+      if (!user?.active) throw unauthorized(INVALID_REFRESH);
+      return { token: await accessTokens.issue(user._id), refreshToken: rotated.refreshToken };
+    },
+  );
+
+  app.post<{ Body: { refreshToken: string } }>(
+    '/api/auth/logout',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['auth'],
+        summary: 'Sign out: revokes the refresh token (and every token of that sign-in)',
+        description: 'Always 204, also for an unknown token. The access token expires by itself.',
+        security: [],
+        body: REFRESH_TOKEN_BODY,
+        response: { 204: NO_CONTENT, ...errorResponses(400, 429) },
+      },
+    },
+    async (request, reply) => {
+      await refreshTokens.revoke(request.body.refreshToken);
+      return reply.code(204).send();
+    },
+  );
+
+  app.get(
+    '/api/auth/me',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'The signed-in user (for an API key: the user who created it)',
+        response: {
+          200: {
+            type: 'object',
+            required: ['id', 'email', 'name', 'role'],
+            properties: {
+              id: { type: 'string' },
+              email: { type: 'string' },
+              name: { type: 'string' },
+              role: ROLE,
+            },
+          },
+          ...errorResponses(401, 429),
+        },
+      },
+    },
+    async (request) => {
+      const user = await users.findById(request.identity!.userId);
+      if (!user) throw unauthorized('Authentication required');
+      return { id: user._id, email: user.email, name: user.name, role: user.role };
+    },
+  );
+}

@@ -1,0 +1,34 @@
+import { USER_ROLES } from '@lead-capture/contracts';
+import { ERROR_RESPONSE_SCHEMA } from '@lead-capture/kit';
+
+/** `{ error }` responses for the given status codes, for route schemas and the OpenAPI document. */
+export function errorResponses(...statusCodes: number[]): Record<number, typeof ERROR_RESPONSE_SCHEMA> {
+  return Object.fromEntries(statusCodes.map((code) => [code, ERROR_RESPONSE_SCHEMA]));
+}
+
+export const NO_CONTENT = { type: 'null', description: 'No content' } as const;
+
+export const ID_PARAMS = {
+  type: 'object',
+  required: ['id'],
+  additionalProperties: false,
+  properties: { id: { type: 'string', minLength: 1, maxLength: 64 } },
+} as const;
+
+export const EMAIL = { type: 'string', format: 'email', maxLength: 254 } as const;
+export const PASSWORD = { type: 'string', minLength: 8, maxLength: 256 } as const;
+export const USER_NAME = { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S' } as const;
+export const ROLE = { type: 'string', enum: USER_ROLES } as const;
+
+export const USER = {
+  type: 'object',
+  required: ['id', 'email', 'name', 'role', 'active', 'createdAt'],
+  properties: {
+    id: { type: 'string' },
+    email: { type: 'string' },
+    name: { type: 'string' },
+    role: ROLE,
+    active: { type: 'boolean' },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+} as const;

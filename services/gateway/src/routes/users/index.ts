@@ -1,0 +1,91 @@
+import type { UserRole } from '@lead-capture/contracts';
+import { requireRole } from '@lead-capture/kit';
+import type { FastifyInstance } from 'fastify';
+import { toPublicUser, type UserChanges, type UserDirectory } from '../../identity/users.js';
+import { EMAIL, errorResponses, ID_PARAMS, NO_CONTENT, PASSWORD, ROLE, USER, USER_NAME } from '../schemas.js';
+
+const adminOnly = requireRole('admin');
+
+/**
+ * /api/users: the people leads can be assigned to. Anyone signed in may list them; only admins
+ * (a signed-in admin, or a full-scope key an admin created) create, change and delete them.
+ */
+export async function userRoutes(app: FastifyInstance, options: { users: UserDirectory }): Promise<void> {
+  const { users } = options;
+
+  app.get(
+    '/api/users',
+    {
+      schema: {
+        tags: ['users'],
+        summary: 'List users',
+        response: { 200: { type: 'array', items: USER }, ...errorResponses(401, 429) },
+      },
+    },
+    async () => (await users.list()).map(toPublicUser),
+  );
+
+  app.post<{ Body: { email: string; name: string; password: string; role: UserRole } }>(
+    '/api/users',
+    {
+      preHandler: adminOnly,
+      schema: {
+        tags: ['users'],
+        summary: 'Create a user (admin)',
+        body: {
+          type: 'object',
+          required: ['email', 'name', 'password'],
+          additionalProperties: false,
+          properties: {
+            email: EMAIL,
+            name: USER_NAME,
+            password: PASSWORD,
+            role: { ...ROLE, default: 'member' },
+          },
+        },
+        response: { 201: USER, ...errorResponses(400, 401, 403, 409, 429) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(toPublicUser(await users.create(request.body))),
+  );
+
+  app.patch<{ Params: { id: string }; Body: UserChanges }>(
+    '/api/users/:id',
+    {
+      preHandler: adminOnly,
+      schema: {
+        tags: ['users'],
+        summary: 'Change a user (admin)',
+        description:
+          'Disabling a user or changing their password signs them out everywhere. The last active admin cannot be demoted or disabled (409).',
+        params: ID_PARAMS,
+        body: {
+          type: 'object',
+          minProperties: 1,
+          additionalProperties: false,
+          properties: { name: USER_NAME, role: ROLE, active: { type: 'boolean' }, password: PASSWORD },
+        },
+        response: { 200: USER, ...errorResponses(400, 401, 403, 404, 409, 429) },
+      },
+    },
+    async (request) => toPublicUser(await users.update(request.params.id, request.body)),
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/api/users/:id',
+    {
+      preHandler: adminOnly,
+      schema: {
+        tags: ['users'],
+        summary: 'Delete a user (admin)',
+        description: 'The last active admin cannot be deleted (409).',
+        params: ID_PARAMS,
+        response: { 204: NO_CONTENT, ...errorResponses(401, 403, 404, 409, 429) },
+      },
+    },
+    async (request, reply) => {
+      await users.remove(request.params.id);
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,119 @@
+import {
+  forbidden,
+  HEALTH_PATHS,
+  type Identity,
+  INTERNAL_IDENTITY_HEADER,
+  INTERNAL_PATH_PREFIX,
+  notFound,
+  redactUrl,
+  tooManyRequests,
+  verifyIdentity,
+} from '@lead-capture/kit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Counter } from 'prom-client';
+import type { Authenticate } from '../identity/authenticate.js';
+import { METRICS_PATH } from '../metrics.js';
+import type { RateLimitBucket, RateLimiter } from '../rate-limit/limiter.js';
+import { DOCS_PREFIX, OPENAPI_PATH } from './openapi-document.js';
+import { isUnderPrefix, WEBHOOK_PREFIX } from './table.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The gateway lets the route through without authentication (login, refresh, logout). */
+    public?: boolean;
+  }
+}
+
+export interface GuardOptions {
+  authenticate: Authenticate;
+  limiter: RateLimiter;
+  rateLimited: Counter<'bucket'>;
+  internalSecret: string;
+  /** Service routes that need no authentication (the webhook). */
+  isPublicServiceRoute: (method: string, path: string) => boolean;
+  /** Embedded mode: the services' `/internal/` routes are mounted here, for service identities only. */
+  servesInternalRoutes: boolean;
+}
+
+const READ_METHODS = new Set(['GET', 'HEAD']);
+
+/** Probes, metrics and the API description: public and not rate-limited. */
+function isOperationalPath(path: string): boolean {
+  return (
+    HEALTH_PATHS.includes(path) ||
+    path === METRICS_PATH ||
+    path === OPENAPI_PATH ||
+    isUnderPrefix(path, DOCS_PREFIX)
+  );
+}
+
+function notFoundFor(request: FastifyRequest, path: string) {
+  return notFound(`Not found: ${request.method} ${redactUrl(path)}`);
+}
+
+async function serviceIdentityOf(request: FastifyRequest, secret: string): Promise<Identity | undefined> {
+  const token = request.headers[INTERNAL_IDENTITY_HEADER];
+  if (typeof token !== 'string') return undefined;
+  const identity = await verifyIdentity(token, secret).catch(() => undefined);
+  return identity?.method === 'service' ? identity : undefined;
+}
+
+/**
+ * The gateway's one onRequest hook, for every route (its own, the mounted or forwarded services',
+ * and unknown paths), in this order:
+ * 1. an `x-internal-identity` from outside is dropped; `/internal/` answers 404 unless (embedded)
+ *    the caller is a service with a valid signed identity;
+ * 2. rate limit per client IP (API and webhook budgets apart), headers on every answer;
+ * 3. authentication (access token or API key) -> request.identity, except public routes;
+ * 4. a read-only API key may only GET / HEAD.
+ */
+export function registerGuard(app: FastifyInstance, options: GuardOptions): void {
+  const { authenticate, limiter, rateLimited, internalSecret, isPublicServiceRoute, servesInternalRoutes } =
+    options;
+  if (!app.hasRequestDecorator('identity')) app.decorateRequest('identity', undefined);
+
+  async function applyRateLimit(request: FastifyRequest, reply: FastifyReply, bucket: RateLimitBucket) {
+    const decision = await limiter.check(bucket, request.ip);
+    if (!decision) return;
+    void reply.headers({
+      'ratelimit-limit': String(decision.limit),
+      'ratelimit-remaining': String(decision.remaining),
+      'ratelimit-reset': String(decision.retryAfterSeconds ?? decision.resetSeconds),
+    });
+    if (decision.retryAfterSeconds !== undefined) {
+      rateLimited.inc({ bucket });
+      throw tooManyRequests(
+        `Too many requests; retry in ${decision.retryAfterSeconds} seconds`,
+        decision.retryAfterSeconds,
+      );
+    }
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    const path = request.url.split('?', 1)[0] ?? '';
+    const isInternal = path.startsWith(INTERNAL_PATH_PREFIX);
+
+    if (isInternal) {
+      if (servesInternalRoutes && !request.is404) {
+        const identity = await serviceIdentityOf(request, internalSecret);
+        if (identity) {
+          request.identity = identity;
+          return;
+        }
+      }
+      await applyRateLimit(request, reply, 'api');
+      throw notFoundFor(request, path);
+    }
+    delete request.headers[INTERNAL_IDENTITY_HEADER];
+    if (isOperationalPath(path)) return;
+
+    await applyRateLimit(request, reply, isUnderPrefix(path, WEBHOOK_PREFIX) ? 'webhook' : 'api');
+    if (request.is404) return;
+    if (request.routeOptions.config.public || isPublicServiceRoute(request.method, path)) return;
+
+    request.identity = await authenticate(request.headers);
+    if (request.identity.scope === 'read' && !READ_METHODS.has(request.method)) {
+      throw forbidden('This API key is read-only');
+    }
+  });
+}
