@@ -1,0 +1,92 @@
+import { PAYLOAD_LIMITS } from './limits.js';
+import { isPlainObject, MappingError } from './values.js';
+
+/** Keys that would reach an object's prototype when assigned; dropped wherever they appear. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+const SKIP = Symbol('skip');
+
+/** Identifies a payload path in a set of consumed paths. */
+export function pathKey(path: readonly string[]): string {
+  return JSON.stringify(path);
+}
+
+/**
+ * The custom metadata of a submission: the given top-level payload entries, copied with keys a
+ * document store can hold and query (no leading `$`, no `.`), without the paths a field mapping
+ * consumed, within PAYLOAD_LIMITS. The payload's nesting was bounded before (recursion is safe).
+ */
+export function buildCustom(
+  entries: ReadonlyArray<readonly [string, unknown]>,
+  consumed: ReadonlySet<string>,
+): Record<string, unknown> {
+  if (entries.length > PAYLOAD_LIMITS.maxKeysPerObject) {
+    throw new MappingError(`Custom data has more than ${PAYLOAD_LIMITS.maxKeysPerObject} fields`);
+  }
+  const custom = copyEntries(entries, [], consumed);
+  const bytes = Buffer.byteLength(JSON.stringify(custom));
+  if (bytes > PAYLOAD_LIMITS.maxCustomBytes) {
+    throw new MappingError(`Custom data is larger than ${PAYLOAD_LIMITS.maxCustomBytes / 1024} KiB`);
+  }
+  return custom;
+}
+
+function copyEntries(
+  entries: ReadonlyArray<readonly [string, unknown]>,
+  parentPath: readonly string[],
+  consumed: ReadonlySet<string>,
+): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of entries) {
+    const path = [...parentPath, key];
+    const name = safeKey(key);
+    if (name === undefined || consumed.has(pathKey(path))) continue;
+    const copied = copyValue(value, path, consumed);
+    if (copied !== SKIP) copy[freeName(name, copy)] = copied;
+  }
+  return copy;
+}
+
+function copyValue(value: unknown, path: readonly string[], consumed: ReadonlySet<string>): unknown {
+  if (value === undefined) return SKIP;
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  const isArray = Array.isArray(value);
+  if (!isArray && !isPlainObject(value)) throw new MappingError(`${describe(path)} is not a JSON value`);
+  if (isArray) {
+    const items: unknown[] = [];
+    value.forEach((item, index) => {
+      const itemPath = [...path, String(index)];
+      if (consumed.has(pathKey(itemPath))) return;
+      const copied = copyValue(item, itemPath, consumed);
+      if (copied !== SKIP) items.push(copied);
+    });
+    return items.length === 0 && value.length > 0 ? SKIP : items;
+  }
+  const entries = Object.entries(value);
+  if (entries.length > PAYLOAD_LIMITS.maxKeysPerObject) {
+    throw new MappingError(`${describe(path)} has more than ${PAYLOAD_LIMITS.maxKeysPerObject} fields`);
+  }
+  const copy = copyEntries(entries, path, consumed);
+  // An object whose every field a mapping took says nothing more; leave no empty shell behind.
+  return Object.keys(copy).length === 0 && entries.length > 0 ? SKIP : copy;
+}
+
+/** MongoDB cannot address `.` in a query and reserves a leading `$`; both become `_`. */
+function safeKey(key: string): string | undefined {
+  if (FORBIDDEN_KEYS.has(key)) return undefined;
+  const safe = key.replace(/^\$/, '_').replaceAll('.', '_').replaceAll('\0', '_');
+  return safe === '' ? '_' : safe;
+}
+
+/** `a.b` and `a_b` both become `a_b`: the later one gets a numbered name instead of overwriting. */
+function freeName(name: string, taken: Record<string, unknown>): string {
+  if (!Object.hasOwn(taken, name)) return name;
+  let suffix = 2;
+  while (Object.hasOwn(taken, `${name}_${suffix}`)) suffix++;
+  return `${name}_${suffix}`;
+}
+
+function describe(path: readonly string[]): string {
+  return `Custom field ${path.join('.')}`;
+}

@@ -1,0 +1,10 @@
+export type { LeadField } from '@lead-capture/contracts';
+export { nestingDepth, PAYLOAD_LIMITS } from './limits.js';
+export {
+  FIELD_MAX_LENGTH,
+  type MappedSubmission,
+  type MapSubmissionResult,
+  mapSubmission,
+  REFERRER_MAX_LENGTH,
+  UTM_VALUE_MAX_LENGTH,
+} from './map-submission.js';

@@ -1,0 +1,83 @@
+import type { EventEnvelope, FieldMappings, LeadReceived } from '@lead-capture/contracts';
+
+/** The collections the intake owns (one shared store in embedded mode, hence the prefix). */
+export const COLLECTIONS = {
+  sources: 'intake_sources',
+  submissions: 'intake_submissions',
+  dedupe: 'intake_dedupe',
+} as const;
+
+/** The token read model: one document per source the intake has heard of, deleted ones as tombstones. */
+export interface SourceDoc {
+  [field: string]: unknown;
+  /** The source id. */
+  _id: string;
+  /** Absent once the source is deleted: a tombstone answers no token. */
+  token?: string;
+  name?: string;
+  fieldMappings?: FieldMappings;
+  /** The source's revision this state reflects (0: from an event that carried none). */
+  revision: number;
+  deleted: boolean;
+  /** Incremented on every write: updates are compare-and-set on it. */
+  version: number;
+  updatedAt: Date;
+}
+
+export const SUBMISSION_OUTCOMES = [
+  'accepted',
+  'duplicate_delivery',
+  'rejected',
+  'lead_created',
+  'duplicate_lead',
+] as const;
+export type SubmissionOutcome = (typeof SUBMISSION_OUTCOMES)[number];
+
+/**
+ * One webhook delivery as it arrived, what became of it, and — while its lead.received is not yet
+ * published — the outbox entry of that event.
+ */
+export interface SubmissionDoc {
+  [field: string]: unknown;
+  /** The submission id (lead.received's submissionId). */
+  _id: string;
+  sourceId: string;
+  receivedAt: Date;
+  outcome: SubmissionOutcome;
+  /** Why it was rejected, or why its latest replay failed. */
+  error?: string;
+  leadId?: string;
+  /** The submission this one repeated (outcome duplicate_delivery). */
+  duplicateOf?: string;
+  contentType: string | null;
+  /** The headers that matter to an operator; never credentials or cookies. */
+  headers: Record<string, string>;
+  ip: string;
+  userAgent: string | null;
+  /** The parsed payload as JSON text (keys as sent, `$` and `.` included); null when unreadable. */
+  payload: string | null;
+  /** Idempotency claim in intake_dedupe, and whether this submission holds it. */
+  dedupeKey?: string;
+  claimed?: boolean;
+  /** Id of the latest lead.received built for this submission. */
+  eventId?: string;
+  published?: boolean;
+  // --- the outbox entry, present only until the event is published ---
+  outbox?: true;
+  event?: EventEnvelope<'lead.received', LeadReceived>;
+  /** When the relay may take the entry (lease and backoff both move it). */
+  nextAttemptAt?: Date;
+  publishAttempts?: number;
+  /** TTL: set once the submission is settled (published, duplicate or rejected), never while in the outbox. */
+  expiresAt?: Date;
+}
+
+/** An idempotency claim: the first submission of a delivery within the window. */
+export interface DedupeDoc {
+  [field: string]: unknown;
+  /** SHA-256 of the source and the Idempotency-Key, or of the source and the payload. */
+  _id: string;
+  submissionId: string;
+  createdAt: Date;
+  expiresAt: Date;
+}

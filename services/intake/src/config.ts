@@ -1,0 +1,34 @@
+import { COMMON_CONFIG, type ConfigOf, int } from '@lead-capture/kit';
+
+/** What the intake reads from the environment, beside the process's own (COMMON_CONFIG). */
+export const INTAKE_CONFIG = {
+  BODY_LIMIT_BYTES: COMMON_CONFIG.BODY_LIMIT_BYTES,
+  WEBHOOK_BODY_LIMIT_BYTES: int({
+    min: 1,
+    optional: true,
+    doc: 'Largest webhook body, in bytes; unset: BODY_LIMIT_BYTES',
+  }),
+  SUBMISSION_RETENTION_DAYS: int({
+    min: 1,
+    default: 30,
+    doc: 'Days a webhook submission (accepted or rejected) is kept in the submissions log',
+  }),
+  IDEMPOTENCY_WINDOW_HOURS: int({
+    min: 1,
+    max: 24 * 30,
+    default: 24,
+    doc: 'A repeated delivery (same Idempotency-Key, or the same payload) within this window makes no second lead',
+  }),
+  OUTBOX_RELAY_INTERVAL_MS: int({
+    min: 10,
+    default: 1000,
+    doc: 'How often the outbox relay looks for accepted submissions whose lead.received is not yet published',
+  }),
+  OUTBOX_RELAY_AFTER_MS: int({
+    min: 0,
+    default: 10_000,
+    doc: 'Age at which the relay takes over an unpublished submission (longer than a publish may take inline)',
+  }),
+};
+
+export type IntakeConfig = ConfigOf<typeof INTAKE_CONFIG>;

@@ -1,0 +1,87 @@
+import { LEAD_FIELDS } from '@lead-capture/contracts';
+import { isDuplicateKeyError } from '@lead-capture/docstore';
+import { badRequest, conflict, ERROR_RESPONSE_SCHEMA, forbidden } from '@lead-capture/kit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { SourceChange, SourceDirectory } from '../../../sources/directory.js';
+
+const revision = { type: 'integer', minimum: 1 } as const;
+const responses = {
+  204: { type: 'null', description: 'Applied, or ignored as older than the state held' },
+  400: ERROR_RESPONSE_SCHEMA,
+  401: ERROR_RESPONSE_SCHEMA,
+  403: ERROR_RESPONSE_SCHEMA,
+  409: ERROR_RESPONSE_SCHEMA,
+} as const;
+const params = {
+  type: 'object',
+  required: ['sourceId'],
+  properties: { sourceId: { type: 'string', format: 'uuid' } },
+} as const;
+
+const putSchema = {
+  params,
+  body: {
+    type: 'object',
+    required: ['sourceId', 'name', 'webhookToken', 'fieldMappings', 'revision'],
+    properties: {
+      sourceId: { type: 'string', format: 'uuid' },
+      name: { type: 'string', minLength: 1, maxLength: 255 },
+      webhookToken: { type: 'string', minLength: 1, maxLength: 256 },
+      fieldMappings: { type: 'object', additionalProperties: { type: 'string', enum: LEAD_FIELDS } },
+      revision,
+    },
+  },
+  response: responses,
+} as const;
+
+const deleteSchema = {
+  params,
+  body: { type: 'object', required: ['revision'], properties: { revision } },
+  response: responses,
+} as const;
+
+/** Only another service (its signed identity) may change the read model; the gateway never routes /internal. */
+async function requireService(request: FastifyRequest): Promise<void> {
+  if (request.identity?.method !== 'service') throw forbidden('Only services may call internal routes');
+}
+
+/**
+ * PUT and DELETE /internal/intake/sources/<sourceId>: the source service calls these on every
+ * change before it answers, so a new token works, and a rotated or deleted one stops working,
+ * before the user sees the change. The source.* events carry the same changes for replicas that
+ * missed a call; revisions decide which wins.
+ */
+export async function internalSourceRoutes(
+  app: FastifyInstance,
+  options: { sources: SourceDirectory },
+): Promise<void> {
+  const { sources } = options;
+
+  app.put(
+    '/internal/intake/sources/:sourceId',
+    { schema: putSchema, preHandler: requireService },
+    async (request, reply) => {
+      const { sourceId } = request.params as { sourceId: string };
+      const body = request.body as Required<Omit<SourceChange, 'deleted'>>;
+      if (body.sourceId !== sourceId) throw badRequest('sourceId in the body does not match the URL');
+      try {
+        await sources.apply(body);
+      } catch (error) {
+        if (isDuplicateKeyError(error)) throw conflict('This webhook token belongs to another source');
+        throw error;
+      }
+      return reply.code(204).send();
+    },
+  );
+
+  app.delete(
+    '/internal/intake/sources/:sourceId',
+    { schema: deleteSchema, preHandler: requireService },
+    async (request, reply) => {
+      const { sourceId } = request.params as { sourceId: string };
+      const { revision: deletedAt } = request.body as { revision: number };
+      await sources.apply({ sourceId, revision: deletedAt, deleted: true });
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,121 @@
+import { ERROR_RESPONSE_SCHEMA, requireScope } from '@lead-capture/kit';
+import type { FastifyInstance } from 'fastify';
+import { SUBMISSION_OUTCOMES, type SubmissionOutcome } from '../../../collections.js';
+import type { SubmissionIntake } from '../../../submissions/intake.js';
+
+const submissionSchema = {
+  type: 'object',
+  required: ['id', 'receivedAt', 'outcome', 'contentType', 'ip', 'userAgent', 'payload'],
+  properties: {
+    id: { type: 'string' },
+    receivedAt: { type: 'string', format: 'date-time' },
+    outcome: { type: 'string', enum: SUBMISSION_OUTCOMES },
+    error: { type: 'string', description: 'Why it was rejected, or why its latest replay failed' },
+    leadId: { type: 'string', description: 'The lead it created (or that was flagged as a duplicate)' },
+    duplicateOf: { type: 'string', description: 'The submission a repeated delivery repeated' },
+    contentType: { type: ['string', 'null'] },
+    ip: { type: 'string' },
+    userAgent: { type: ['string', 'null'] },
+    payload: { description: 'The payload as received (null when it could not be read)' },
+  },
+} as const;
+
+const listSchema = {
+  summary: "A source's webhook submissions, newest first",
+  description:
+    'Every delivery to the source webhook within the retention period, accepted or rejected, with what ' +
+    'became of it: accepted (waiting for the lead service), lead_created, duplicate_lead, rejected (with ' +
+    'the reason), duplicate_delivery (a retried delivery; no second lead).',
+  tags: ['sources'],
+  params: {
+    type: 'object',
+    required: ['sourceId'],
+    properties: { sourceId: { type: 'string' } },
+  },
+  querystring: {
+    type: 'object',
+    properties: {
+      page: { type: 'integer', minimum: 1, default: 1 },
+      limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+      outcome: { type: 'string', enum: SUBMISSION_OUTCOMES },
+    },
+  },
+  response: {
+    200: {
+      type: 'object',
+      required: ['data', 'pagination'],
+      properties: {
+        data: { type: 'array', items: submissionSchema },
+        pagination: {
+          type: 'object',
+          required: ['page', 'limit', 'total', 'pages'],
+          properties: {
+            page: { type: 'integer' },
+            limit: { type: 'integer' },
+            total: { type: 'integer' },
+            pages: { type: 'integer' },
+          },
+        },
+      },
+    },
+    401: ERROR_RESPONSE_SCHEMA,
+    404: ERROR_RESPONSE_SCHEMA,
+  },
+} as const;
+
+const replaySchema = {
+  summary: "Replay a submission through the source's current field mappings",
+  description:
+    'Publishes the stored payload again as the same submission: the lead it created is updated, or a ' +
+    'lead is created if it made none. 400 when the payload still fails mapping (recorded on the submission).',
+  tags: ['sources'],
+  params: {
+    type: 'object',
+    required: ['sourceId', 'submissionId'],
+    properties: { sourceId: { type: 'string' }, submissionId: { type: 'string' } },
+  },
+  response: {
+    202: {
+      type: 'object',
+      required: ['submissionId', 'outcome'],
+      additionalProperties: false,
+      properties: {
+        submissionId: { type: 'string' },
+        outcome: { type: 'string', enum: SUBMISSION_OUTCOMES },
+      },
+    },
+    400: ERROR_RESPONSE_SCHEMA,
+    401: ERROR_RESPONSE_SCHEMA,
+    403: ERROR_RESPONSE_SCHEMA,
+    404: ERROR_RESPONSE_SCHEMA,
+    409: ERROR_RESPONSE_SCHEMA,
+    503: ERROR_RESPONSE_SCHEMA,
+  },
+} as const;
+
+/** GET /api/sources/<sourceId>/submissions and POST .../submissions/<submissionId>/replay. */
+export async function submissionRoutes(
+  app: FastifyInstance,
+  options: { intake: SubmissionIntake },
+): Promise<void> {
+  const { intake } = options;
+
+  app.get(
+    '/api/sources/:sourceId/submissions',
+    { schema: listSchema, preHandler: requireScope('read') },
+    async (request) => {
+      const { sourceId } = request.params as { sourceId: string };
+      const query = request.query as { page: number; limit: number; outcome?: SubmissionOutcome };
+      return intake.list(sourceId, query);
+    },
+  );
+
+  app.post(
+    '/api/sources/:sourceId/submissions/:submissionId/replay',
+    { schema: replaySchema, preHandler: requireScope('full') },
+    async (request, reply) => {
+      const { sourceId, submissionId } = request.params as { sourceId: string; submissionId: string };
+      return reply.code(202).send(await intake.replay(sourceId, submissionId));
+    },
+  );
+}

@@ -1,0 +1,80 @@
+import type { Subscription } from '@lead-capture/bus';
+import { assertConsumable, consumerGroup } from '@lead-capture/contracts';
+import { loadConfig, type ServiceDeps, type ServiceModule } from '@lead-capture/kit';
+import { COLLECTIONS, type DedupeDoc, type SourceDoc, type SubmissionDoc } from './collections.js';
+import { INTAKE_CONFIG, type IntakeConfig } from './config.js';
+import { internalSourceRoutes } from './routes/internal/intake/sources.js';
+import { submissionRoutes } from './routes/sources/submissions/index.js';
+import { webhookRoutes } from './routes/webhooks/index.js';
+import { SourceDirectory } from './sources/directory.js';
+import { sourceEventsHandler } from './sources/source-events.js';
+import { DedupeClaims } from './submissions/claims.js';
+import { SubmissionIntake } from './submissions/intake.js';
+import { leadLinkHandler } from './submissions/lead-link.js';
+import { Outbox } from './submissions/outbox.js';
+
+/** The webhook and anything else under its prefix (answered 404 without a credential check). */
+const WEBHOOK_PATH = /^\/api\/webhooks(\/|$)/;
+const HOUR_MS = 3_600_000;
+
+/**
+ * The intake: the inbound webhook (public), the submissions log of a source, and the token read
+ * model the source service keeps current. `config` comes from the environment unless given.
+ */
+export function createIntakeService(
+  deps: ServiceDeps,
+  config: IntakeConfig = loadConfig(INTAKE_CONFIG),
+): ServiceModule {
+  const { store, bus, logger } = deps;
+  const submissions = store.collection<SubmissionDoc>(COLLECTIONS.submissions);
+  const sources = new SourceDirectory(store.collection<SourceDoc>(COLLECTIONS.sources));
+  const claims = new DedupeClaims(
+    store.collection<DedupeDoc>(COLLECTIONS.dedupe),
+    config.IDEMPOTENCY_WINDOW_HOURS * HOUR_MS,
+  );
+  const outbox = new Outbox({
+    submissions,
+    claims,
+    bus,
+    logger,
+    retentionMs: config.SUBMISSION_RETENTION_DAYS * 24 * HOUR_MS,
+    intervalMs: config.OUTBOX_RELAY_INTERVAL_MS,
+    takeOverAfterMs: config.OUTBOX_RELAY_AFTER_MS,
+  });
+  const intake = new SubmissionIntake({ submissions, sources, claims, outbox, logger });
+  const subscriptions: Subscription[] = [];
+
+  return {
+    name: 'intake',
+    routePrefixes: ['/api/webhooks', '/api/sources/:sourceId/submissions'],
+    isPublicRoute: (method, path) => method === 'POST' && WEBHOOK_PATH.test(path),
+
+    async registerRoutes(app) {
+      const bodyLimit = config.WEBHOOK_BODY_LIMIT_BYTES ?? config.BODY_LIMIT_BYTES;
+      await app.register(webhookRoutes, { sources, intake, bodyLimit });
+      await app.register(submissionRoutes, { intake });
+      await app.register(internalSourceRoutes, { sources });
+    },
+
+    async start() {
+      await sources.createIndexes();
+      await claims.createIndexes();
+      await outbox.createIndexes();
+      await intake.createIndexes();
+      for (const [name, handler] of [
+        ['intake.source.sync', sourceEventsHandler(sources)],
+        ['intake.lead.link', leadLinkHandler(submissions)],
+      ] as const) {
+        const { group, types } = consumerGroup(name);
+        assertConsumable(types);
+        subscriptions.push(await bus.subscribe({ group, types: [...types] }, handler));
+      }
+      outbox.start();
+    },
+
+    async stop() {
+      await outbox.stop();
+      await Promise.all(subscriptions.splice(0).map((subscription) => subscription.cancel()));
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import type { EventEnvelope, KnownEvent } from '@lead-capture/contracts';
+import type { SourceChange, SourceDirectory } from './directory.js';
+
+/**
+ * The change a source.* event makes to the token read model. Events without a revision count as
+ * revision 0: they fill in what is missing but never override anything held.
+ */
+export function sourceChangeOf(event: KnownEvent): SourceChange | null {
+  switch (event.type) {
+    case 'source.created': {
+      const { sourceId, revision = 0, name, fieldMappings, webhookToken } = event.data;
+      return { sourceId, revision, name, fieldMappings, webhookToken };
+    }
+    case 'source.updated': {
+      const { sourceId, revision = 0, name, fieldMappings } = event.data;
+      return { sourceId, revision, name, fieldMappings };
+    }
+    case 'source.token_rotated': {
+      const { sourceId, revision = 0, webhookToken } = event.data;
+      return { sourceId, revision, webhookToken };
+    }
+    case 'source.deleted': {
+      const { sourceId, revision = 0 } = event.data;
+      return { sourceId, revision, deleted: true };
+    }
+    default:
+      return null;
+  }
+}
+
+/** Handler of the intake.source.sync group. Idempotent: applying a change twice changes nothing. */
+export function sourceEventsHandler(directory: SourceDirectory) {
+  return async (event: EventEnvelope): Promise<void> => {
+    // The bus validated the payload against the schema of event.type before this runs.
+    const change = sourceChangeOf(event as KnownEvent);
+    if (change) await directory.apply(change);
+  };
+}

@@ -1,0 +1,52 @@
+import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
+import type { DedupeDoc } from '../collections.js';
+
+export type ClaimResult = { held: true } | { held: false; holder: string };
+
+/**
+ * Idempotency claims (intake_dedupe): the first submission of a delivery inserts the key and holds
+ * it for the window; every later copy finds it taken. Claiming again for the holder succeeds, so a
+ * claim whose answer was lost can simply be retried.
+ */
+export class DedupeClaims {
+  constructor(
+    private readonly collection: Collection<DedupeDoc>,
+    private readonly windowMs: number,
+  ) {}
+
+  async createIndexes(): Promise<void> {
+    await this.collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+  }
+
+  async claim(key: string, submissionId: string, now = new Date()): Promise<ClaimResult> {
+    const claim: DedupeDoc = {
+      _id: key,
+      submissionId,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + this.windowMs),
+    };
+    for (let round = 0; round < 3; round++) {
+      try {
+        await this.collection.insertOne(claim);
+        return { held: true };
+      } catch (error) {
+        if (!isDuplicateKeyError(error)) throw error;
+      }
+      // A claim past its window that the TTL sweep has not removed yet no longer counts.
+      const { _id, ...renewal } = claim;
+      const renewed = await this.collection.findOneAndUpdate(
+        { _id: key, expiresAt: { $lte: now } },
+        { $set: renewal },
+      );
+      if (renewed) return { held: true };
+      const existing = await this.collection.findOne({ _id: key });
+      if (existing) {
+        return existing.submissionId === submissionId
+          ? { held: true }
+          : { held: false, holder: existing.submissionId };
+      }
+      // Swept between the two reads: insert again.
+    }
+    throw new Error('Idempotency claim kept changing under us');
+  }
+}

@@ -1,0 +1,310 @@
+import { randomUUID } from 'node:crypto';
+import { type MappedSubmission, mapSubmission, nestingDepth } from '@lead-capture/capture';
+import {
+  type ClientInfo,
+  createEnvelope,
+  type LeadReceived,
+  type SubmissionOrigin,
+} from '@lead-capture/contracts';
+import type { Collection } from '@lead-capture/docstore';
+import { AppError, badRequest, conflict, type Logger, notFound } from '@lead-capture/kit';
+import type { SubmissionDoc, SubmissionOutcome } from '../collections.js';
+import type { ActiveSource, SourceDirectory } from '../sources/directory.js';
+import type { ClaimResult, DedupeClaims } from './claims.js';
+import { dedupeKeyOf } from './idempotency.js';
+import type { Outbox } from './outbox.js';
+
+/** What a sender should wait before retrying when the submission could not be stored. */
+export const RETRY_AFTER_SECONDS = 10;
+
+/** Raw payloads nested deeper than this are not kept (they could not even be serialized safely). */
+const STORABLE_DEPTH = 100;
+
+type LogEntryField =
+  | '_id'
+  | 'sourceId'
+  | 'receivedAt'
+  | 'contentType'
+  | 'headers'
+  | 'ip'
+  | 'userAgent'
+  | 'payload';
+
+/** Where a delivery came from, as recorded with it. */
+export interface DeliveryMeta {
+  contentType: string | null;
+  headers: Record<string, string>;
+  ip: string;
+  userAgent: string | null;
+}
+
+export interface SubmissionIntakeOptions {
+  submissions: Collection<SubmissionDoc>;
+  sources: SourceDirectory;
+  claims: DedupeClaims;
+  outbox: Outbox;
+  logger: Logger;
+}
+
+export interface SubmissionPage {
+  data: SubmissionView[];
+  pagination: { page: number; limit: number; total: number; pages: number };
+}
+
+export interface SubmissionView {
+  id: string;
+  receivedAt: string;
+  outcome: SubmissionOutcome;
+  error?: string;
+  leadId?: string;
+  duplicateOf?: string;
+  contentType: string | null;
+  ip: string;
+  userAgent: string | null;
+  payload: unknown;
+}
+
+/**
+ * The submissions log (intake_submissions) and what happens to a delivery: durable accept with
+ * idempotency, rejections kept for the operator, replay through the current mappings.
+ */
+export class SubmissionIntake {
+  constructor(private readonly options: SubmissionIntakeOptions) {}
+
+  async createIndexes(): Promise<void> {
+    const { submissions } = this.options;
+    await submissions.createIndex({ sourceId: 1, receivedAt: -1 });
+    await submissions.createIndex({ sourceId: 1, outcome: 1, receivedAt: -1 });
+  }
+
+  /**
+   * Maps and accepts a delivery. Resolves only once the submission is durable and holds (or lost)
+   * its idempotency claim; the 200 may be sent then. Throws 400 when the payload cannot make a lead
+   * (the route records every rejection with recordRejection), 503 when it cannot be stored.
+   */
+  async accept(
+    source: ActiveSource,
+    payload: unknown,
+    meta: DeliveryMeta,
+    idempotencyKey: string | undefined,
+  ): Promise<void> {
+    const mapped = mapSubmission(payload, source.fieldMappings);
+    if (!mapped.ok) throw badRequest(mapped.error);
+    const { outbox, claims, submissions, logger } = this.options;
+    const submissionId = randomUUID();
+    const receivedAt = new Date();
+    const event = leadReceivedEvent(source, submissionId, receivedAt, 'webhook', mapped.submission, meta);
+    const dedupeKey = dedupeKeyOf(source.sourceId, idempotencyKey, payload);
+    const entry: SubmissionDoc = {
+      ...this.logEntry(submissionId, source, receivedAt, meta, payload),
+      outcome: 'accepted',
+      dedupeKey,
+      claimed: false,
+      eventId: event.id,
+      published: false,
+      outbox: true,
+      event,
+      nextAttemptAt: outbox.dueAfterTakeOver(receivedAt),
+      publishAttempts: 0,
+    };
+    try {
+      await submissions.insertOne(entry);
+    } catch (error) {
+      logger.error({ err: error, sourceId: source.sourceId }, 'Submission not stored; answering 503');
+      throw storeUnavailable(error);
+    }
+    let claim: ClaimResult;
+    try {
+      claim = await claims.claim(dedupeKey, submissionId, receivedAt);
+    } catch (error) {
+      // Stored but unclaimed: the relay settles it (publishes it unless a retry claimed the key first).
+      logger.error({ err: error, submissionId }, 'Idempotency key not claimed; answering 503');
+      throw storeUnavailable(error);
+    }
+    if (!claim.held) {
+      // The first copy is durable already; this one only has to be settled (else the relay will).
+      await outbox.markDuplicate(entry, claim.holder).catch((error: unknown) => {
+        logger.warn({ err: error, submissionId }, 'Repeated delivery not marked yet; the relay will');
+      });
+      return;
+    }
+    await outbox.publish({ ...entry, claimed: true });
+  }
+
+  /** Keeps a rejected delivery on a known token: the operator sees what arrived and why it failed. */
+  async recordRejection(
+    source: ActiveSource,
+    meta: DeliveryMeta,
+    payload: unknown,
+    error: string,
+  ): Promise<void> {
+    const submissionId = randomUUID();
+    const receivedAt = new Date();
+    try {
+      await this.options.submissions.insertOne({
+        ...this.logEntry(submissionId, source, receivedAt, meta, payload),
+        outcome: 'rejected',
+        error,
+        expiresAt: this.options.outbox.expiryOf(receivedAt),
+      });
+    } catch (storeError) {
+      // The sender gets its 4xx either way; only the log entry is missing.
+      this.options.logger.warn(
+        { err: storeError, sourceId: source.sourceId },
+        'Rejected submission not recorded',
+      );
+    }
+  }
+
+  async list(
+    sourceId: string,
+    query: { page: number; limit: number; outcome?: SubmissionOutcome },
+  ): Promise<SubmissionPage> {
+    await this.activeSource(sourceId);
+    const { page, limit, outcome } = query;
+    const filter = { sourceId, ...(outcome === undefined ? {} : { outcome }) };
+    const { submissions } = this.options;
+    const [documents, total] = await Promise.all([
+      submissions.find(filter, { sort: { receivedAt: -1, _id: -1 }, skip: (page - 1) * limit, limit }),
+      submissions.countDocuments(filter),
+    ]);
+    return {
+      data: documents.map(toView),
+      pagination: { page, limit, total, pages: Math.ceil(total / limit) },
+    };
+  }
+
+  /**
+   * Runs a stored submission again through the source's current mappings: a new lead.received
+   * (origin 'replay', same submissionId, new event id) through the outbox, or 400 when it still fails.
+   */
+  async replay(
+    sourceId: string,
+    submissionId: string,
+  ): Promise<{ submissionId: string; outcome: SubmissionOutcome }> {
+    const source = await this.activeSource(sourceId);
+    const { submissions, outbox } = this.options;
+    const stored = await submissions.findOne({ _id: submissionId, sourceId });
+    if (!stored) throw notFound('Submission not found');
+    if (stored.outcome === 'duplicate_delivery') {
+      throw conflict(`This delivery repeated submission ${stored.duplicateOf}; replay that one`);
+    }
+    if (stored.outbox && !stored.claimed) {
+      throw conflict('This submission is still being accepted; try again in a few seconds');
+    }
+    if (stored.payload === null) throw conflict('This submission has no readable payload to replay');
+    const mapped = mapSubmission(JSON.parse(stored.payload), source.fieldMappings);
+    if (!mapped.ok) {
+      await submissions.updateOne({ _id: submissionId }, { $set: { error: mapped.error } }).catch(() => {
+        // The 400 below says it all; the log keeps the previous reason.
+      });
+      throw badRequest(mapped.error);
+    }
+    const meta = { ip: stored.ip, userAgent: stored.userAgent };
+    const event = leadReceivedEvent(
+      source,
+      submissionId,
+      stored.receivedAt,
+      'replay',
+      mapped.submission,
+      meta,
+    );
+    const entry = {
+      outcome: 'accepted',
+      claimed: true,
+      eventId: event.id,
+      published: false,
+      outbox: true,
+      event,
+      nextAttemptAt: outbox.dueAfterTakeOver(),
+      publishAttempts: 0,
+    } as const;
+    try {
+      await submissions.updateOne(
+        { _id: submissionId },
+        { $set: entry, $unset: { error: '', expiresAt: '' } },
+      );
+    } catch (error) {
+      this.options.logger.error({ err: error, submissionId }, 'Replay not stored; answering 503');
+      throw storeUnavailable(error);
+    }
+    await outbox.publish({ ...stored, ...entry });
+    return { submissionId, outcome: entry.outcome };
+  }
+
+  private async activeSource(sourceId: string): Promise<ActiveSource> {
+    const source = await this.options.sources.findById(sourceId);
+    if (!source) throw notFound('Source not found');
+    return source;
+  }
+
+  private logEntry(
+    submissionId: string,
+    source: ActiveSource,
+    receivedAt: Date,
+    meta: DeliveryMeta,
+    payload: unknown,
+  ): Pick<SubmissionDoc, LogEntryField> {
+    return {
+      _id: submissionId,
+      sourceId: source.sourceId,
+      receivedAt,
+      contentType: meta.contentType,
+      headers: meta.headers,
+      ip: meta.ip,
+      userAgent: meta.userAgent,
+      payload:
+        payload === undefined || nestingDepth(payload, STORABLE_DEPTH) > STORABLE_DEPTH
+          ? null
+          : JSON.stringify(payload),
+    };
+  }
+}
+
+function leadReceivedEvent(
+  source: ActiveSource,
+  submissionId: string,
+  receivedAt: Date,
+  origin: SubmissionOrigin,
+  submission: MappedSubmission,
+  meta: Pick<DeliveryMeta, 'ip' | 'userAgent'>,
+) {
+  const client: ClientInfo = {
+    ip: meta.ip,
+    ...(meta.userAgent === null ? {} : { userAgent: meta.userAgent }),
+  };
+  const data: LeadReceived = {
+    submissionId,
+    sourceId: source.sourceId,
+    sourceName: source.name,
+    receivedAt: receivedAt.toISOString(),
+    origin,
+    fields: submission.fields,
+    custom: submission.custom,
+    attribution: submission.attribution,
+    client,
+  };
+  return createEnvelope('lead.received', data, { correlationId: submissionId });
+}
+
+function storeUnavailable(cause: unknown): AppError {
+  return new AppError('unavailable', 'The submission could not be stored; retry later', {
+    retryAfterSeconds: RETRY_AFTER_SECONDS,
+    cause,
+  });
+}
+
+function toView(document: SubmissionDoc): SubmissionView {
+  return {
+    id: document._id,
+    receivedAt: document.receivedAt.toISOString(),
+    outcome: document.outcome,
+    ...(document.error === undefined ? {} : { error: document.error }),
+    ...(document.leadId === undefined ? {} : { leadId: document.leadId }),
+    ...(document.duplicateOf === undefined ? {} : { duplicateOf: document.duplicateOf }),
+    contentType: document.contentType,
+    ip: document.ip,
+    userAgent: document.userAgent,
+    payload: document.payload === null ? null : JSON.parse(document.payload),
+  };
+}

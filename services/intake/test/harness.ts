@@ -1,0 +1,261 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInProcessBus, type EventEnvelope, type MessageBus, rabbitNames } from '@lead-capture/bus';
+import { CONSUMER_GROUPS, type FieldMappings, validateEvent } from '@lead-capture/contracts';
+import { type Collection, type DocStore, type Document, openStore } from '@lead-capture/docstore';
+import {
+  buildServiceApp,
+  createLogger,
+  type InternalClient,
+  type Logger,
+  loadConfig,
+  type ServiceModule,
+  signIdentity,
+} from '@lead-capture/kit';
+import { AMQP_URL } from '@lead-capture/testing';
+import { connect } from 'amqplib';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { INTAKE_CONFIG } from '../src/config.js';
+import { createIntakeService } from '../src/service.js';
+
+export const SECRET = 'intake-test-secret-at-least-32-bytes-long!';
+export const silentLogger: Logger = createLogger({
+  level: (process.env.TEST_LOG_LEVEL as 'silent' | undefined) ?? 'silent',
+  name: 'intake-test',
+});
+
+/** Test-only consumer group that records every lead.received the intake publishes. */
+export const RECEIVED_GROUP = 'test.intake.received';
+
+export interface Harness {
+  app: FastifyInstance;
+  module: ServiceModule;
+  store: DocStore;
+  bus: MessageBus;
+  /** Every lead.received delivered to the test group, in arrival order. */
+  received: EventEnvelope[];
+  /** Registers a source through the synchronous internal route, as the source service does. */
+  addSource(options?: { name?: string; fieldMappings?: FieldMappings; token?: string }): Promise<TestSource>;
+  post(token: string, payload: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  /** Authenticated request, as the gateway forwards it. */
+  asUser(method: 'GET' | 'POST', url: string, scope?: 'read' | 'full'): Promise<LightMyRequestResponse>;
+  internal(
+    method: 'PUT' | 'DELETE',
+    url: string,
+    body: unknown,
+    identityMethod?: 'service' | 'jwt',
+  ): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export interface TestSource {
+  sourceId: string;
+  token: string;
+  name: string;
+}
+
+export interface HarnessOptions {
+  /** A bus to use instead of a fresh in-process one (closed with the harness unless keepBus). */
+  bus?: MessageBus;
+  store?: DocStore;
+  /** INTAKE_CONFIG variables, as text, e.g. { OUTBOX_RELAY_AFTER_MS: '200' }. */
+  env?: Record<string, string>;
+  trustProxy?: number;
+  subscribeReceived?: boolean;
+}
+
+export function inProcessBus(): MessageBus {
+  return createInProcessBus({
+    logger: silentLogger,
+    validate: validateEvent,
+    declareGroups: CONSUMER_GROUPS,
+  });
+}
+
+export async function freshStore(): Promise<{ store: DocStore; dataDir: string }> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'intake-test-'));
+  return { store: await openStore(undefined, { dataDir }), dataDir };
+}
+
+/** An internal client that nothing in these tests should call. */
+const noInternalCalls: InternalClient = {
+  request: async (service, request) => {
+    throw new Error(`unexpected internal call to ${service} ${request.path}`);
+  },
+};
+
+/** The intake as its own process runs it (kit's buildServiceApp), on a fresh store, not listening. */
+export async function startIntake(options: HarnessOptions = {}): Promise<Harness> {
+  const fresh = options.store ? undefined : await freshStore();
+  const store = options.store ?? fresh!.store;
+  const bus = options.bus ?? inProcessBus();
+  const config = loadConfig(INTAKE_CONFIG, { OUTBOX_RELAY_INTERVAL_MS: '50', ...options.env });
+  const module = createIntakeService({ logger: silentLogger, store, bus, internal: noInternalCalls }, config);
+  const app = await buildServiceApp(
+    module,
+    { logger: silentLogger, store, bus },
+    { internalSecret: SECRET, trustProxy: options.trustProxy },
+  );
+  await app.ready();
+  await module.start?.();
+  const received: EventEnvelope[] = [];
+  if (options.subscribeReceived !== false) {
+    await bus.subscribe({ group: RECEIVED_GROUP, types: ['lead.received'] }, async (event) => {
+      received.push(event);
+    });
+  }
+
+  const identity = async (method: 'service' | 'jwt', scope: 'read' | 'full') =>
+    signIdentity(
+      { method, userId: method === 'service' ? 'service:source' : randomUUID(), role: 'admin', scope },
+      SECRET,
+    );
+
+  const harness: Harness = {
+    app,
+    module,
+    store,
+    bus,
+    received,
+    async addSource({ name = 'Website form', fieldMappings = {}, token = randomToken() } = {}) {
+      const sourceId = randomUUID();
+      const response = await harness.internal('PUT', `/internal/intake/sources/${sourceId}`, {
+        sourceId,
+        name,
+        webhookToken: token,
+        fieldMappings,
+        revision: 1,
+      });
+      if (response.statusCode !== 204) throw new Error(`addSource: ${response.statusCode} ${response.body}`);
+      return { sourceId, token, name };
+    },
+    post: (token, payload, headers = {}) =>
+      app.inject({
+        method: 'POST',
+        url: `/api/webhooks/${token}`,
+        headers: { 'content-type': 'application/json', ...headers },
+        payload: typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : JSON.stringify(payload),
+      }),
+    asUser: async (method, url, scope = 'full') =>
+      app.inject({ method, url, headers: { 'x-internal-identity': await identity('jwt', scope) } }),
+    internal: async (method, url, body, identityMethod = 'service') =>
+      app.inject({
+        method,
+        url,
+        headers: {
+          'x-internal-identity': await identity(identityMethod, 'full'),
+          'content-type': 'application/json',
+        },
+        payload: JSON.stringify(body),
+      }),
+    async close() {
+      await module.stop?.();
+      await app.close();
+      if (!options.bus) await bus.close();
+      if (fresh) {
+        await store.close();
+        await rm(fresh.dataDir, { recursive: true, force: true });
+      }
+    },
+  };
+  return harness;
+}
+
+/** A token shaped like the source service's: 32 random bytes, base64url. */
+export function randomToken(): string {
+  return Buffer.from(randomUUID() + randomUUID())
+    .toString('base64url')
+    .slice(0, 43);
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls until the check passes (returns true) or the time is up. */
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('waitFor: timed out');
+    await sleep(20);
+  }
+}
+
+/** Queues the RabbitMQ bus of a test declared under its prefix: every known group, retry and dead queues. */
+export async function deleteRabbitTopology(
+  namePrefix: string,
+  extraGroups: readonly string[] = [],
+): Promise<void> {
+  const names = rabbitNames({ namePrefix });
+  const groups = [...CONSUMER_GROUPS.map(({ group }) => group), ...extraGroups];
+  const connection = await connect(AMQP_URL);
+  try {
+    const channel = await connection.createChannel();
+    for (const group of groups) {
+      await channel.deleteQueue(names.queue(group));
+      await channel.deleteQueue(names.deadQueue(group));
+      for (const delayMs of [1000, 5000, 25_000, 120_000, 600_000]) {
+        await channel.deleteQueue(names.retryQueue(group, delayMs));
+      }
+    }
+    await channel.deleteExchange(names.exchange);
+    await channel.close();
+  } finally {
+    await connection.close();
+  }
+}
+
+/** The bus, with a switch that makes every publish fail as a broker outage would. */
+export function switchableBus(bus: MessageBus): MessageBus & { down: boolean } {
+  const outage = () => Promise.reject(new Error('broker unreachable (test)'));
+  const switchable = {
+    down: false,
+    kind: bus.kind,
+    publish: <TData>(type: string, data: TData, options?: Parameters<MessageBus['publish']>[2]) =>
+      switchable.down ? outage() : bus.publish(type, data, options),
+    publishEnvelope: (envelope: EventEnvelope) =>
+      switchable.down ? outage() : bus.publishEnvelope(envelope),
+    subscribe: bus.subscribe.bind(bus),
+    listDeadLetters: bus.listDeadLetters.bind(bus),
+    replayDeadLetters: bus.replayDeadLetters.bind(bus),
+    ping: bus.ping.bind(bus),
+    close: bus.close.bind(bus),
+  };
+  return switchable as MessageBus & { down: boolean };
+}
+
+type CollectionMethod = 'insertOne' | 'updateOne' | 'findOne' | 'findOneAndUpdate';
+
+/** The store, with writes (or reads) of chosen collections failing on demand, as a database outage would. */
+export function faultyStore(store: DocStore): {
+  store: DocStore;
+  fail(collection: string, method: CollectionMethod): void;
+  heal(): void;
+} {
+  const failing = new Set<string>();
+  const faulty: DocStore = {
+    kind: store.kind,
+    ping: () => store.ping(),
+    close: () => store.close(),
+    collection: <TDoc extends Document>(name: string) => {
+      const collection = store.collection<TDoc>(name);
+      return new Proxy(collection, {
+        get(target, property, receiver) {
+          const value = Reflect.get(target, property, receiver);
+          if (typeof value !== 'function') return value;
+          return (...args: unknown[]) =>
+            failing.has(`${name}.${String(property)}`)
+              ? Promise.reject(new Error(`${name}.${String(property)} failed (test)`))
+              : value.apply(target, args);
+        },
+      }) as Collection<TDoc>;
+    },
+  };
+  return {
+    store: faulty,
+    fail: (collection, method) => failing.add(`${collection}.${method}`),
+    heal: () => failing.clear(),
+  };
+}
