@@ -1,0 +1,142 @@
+import { badRequest, requireScope } from '@lead-capture/kit';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { ChangeContext, PipelineChanges, Pipelines } from '../../pipelines.js';
+import {
+  CREATE_PIPELINE_BODY,
+  errorResponses,
+  PIPELINE,
+  PIPELINE_PARAMS,
+  TAGS,
+  UPDATE_PIPELINE_BODY,
+} from '../../schemas.js';
+import { buildStages, type StageInput } from '../../stages.js';
+
+export interface PipelineRoutesOptions {
+  pipelines: Pipelines;
+}
+
+interface PipelineParams {
+  id: string;
+}
+
+interface PipelineBody {
+  name?: string;
+  isDefault?: boolean;
+  stages?: StageInput[];
+}
+
+export const MAX_PIPELINE_NAME_LENGTH = 255;
+
+/** Trimmed; 1-255 characters. */
+function parsePipelineName(raw: string): string {
+  const name = raw.trim();
+  if (name === '') throw badRequest('name must not be empty');
+  if ([...name].length > MAX_PIPELINE_NAME_LENGTH) {
+    throw badRequest(`name must be at most ${MAX_PIPELINE_NAME_LENGTH} characters long`);
+  }
+  return name;
+}
+
+function changeContext(request: FastifyRequest): ChangeContext {
+  return { correlationId: request.id, log: request.log };
+}
+
+/** /api/pipelines and /api/pipelines/<id>: any authenticated member reads; writes need full scope. */
+export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (app, { pipelines }) => {
+  const read = requireScope('read');
+  const write = requireScope('full');
+
+  app.get(
+    '/api/pipelines',
+    {
+      preHandler: read,
+      schema: {
+        tags: TAGS,
+        summary: 'List pipelines with their stages, oldest first',
+        response: { 200: { type: 'array', items: PIPELINE }, ...errorResponses(401) },
+      },
+    },
+    async () => pipelines.list(),
+  );
+
+  app.get<{ Params: PipelineParams }>(
+    '/api/pipelines/:id',
+    {
+      preHandler: read,
+      schema: {
+        tags: TAGS,
+        summary: 'One pipeline with its stages',
+        params: PIPELINE_PARAMS,
+        response: { 200: PIPELINE, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => pipelines.get(request.params.id),
+  );
+
+  app.post<{ Body: PipelineBody & { name: string; stages: StageInput[] } }>(
+    '/api/pipelines',
+    {
+      preHandler: write,
+      schema: {
+        tags: TAGS,
+        summary: 'Create a pipeline with its stages',
+        body: CREATE_PIPELINE_BODY,
+        response: { 201: PIPELINE, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request, reply) => {
+      const { body } = request;
+      const pipeline = await pipelines.create(
+        {
+          name: parsePipelineName(body.name),
+          isDefault: body.isDefault ?? false,
+          stages: buildStages(body.stages, null),
+        },
+        changeContext(request),
+      );
+      return reply.code(201).send(pipeline);
+    },
+  );
+
+  app.put<{ Params: PipelineParams; Body: PipelineBody }>(
+    '/api/pipelines/:id',
+    {
+      preHandler: write,
+      schema: {
+        tags: TAGS,
+        summary: 'Rename, make default, and/or replace the stage list of a pipeline',
+        params: PIPELINE_PARAMS,
+        body: UPDATE_PIPELINE_BODY,
+        response: { 200: PIPELINE, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      const { name, isDefault, stages } = request.body;
+      if (name === undefined && isDefault === undefined && stages === undefined) {
+        throw badRequest('Nothing to update: send name, isDefault and/or stages');
+      }
+      const changes: PipelineChanges = {};
+      if (name !== undefined) changes.name = parsePipelineName(name);
+      if (isDefault !== undefined) changes.isDefault = isDefault;
+      if (stages !== undefined) changes.stages = (current) => buildStages(stages, current);
+      return pipelines.update(request.params.id, changes, changeContext(request));
+    },
+  );
+
+  app.delete<{ Params: PipelineParams }>(
+    '/api/pipelines/:id',
+    {
+      preHandler: write,
+      schema: {
+        tags: TAGS,
+        summary: 'Delete a pipeline and its stages; the default pipeline cannot be deleted',
+        params: PIPELINE_PARAMS,
+        response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      await pipelines.delete(request.params.id, changeContext(request));
+      return reply.code(204).send();
+    },
+  );
+};

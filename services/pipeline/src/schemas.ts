@@ -1,0 +1,87 @@
+import { ERROR_RESPONSE_SCHEMA } from '@lead-capture/kit';
+import { MAX_STAGES } from './stages.js';
+
+/** The error bodies a route can answer, for its response schema (and the OpenAPI document). */
+export function errorResponses(...statuses: number[]): Record<number, typeof ERROR_RESPONSE_SCHEMA> {
+  return Object.fromEntries(statuses.map((status) => [status, ERROR_RESPONSE_SCHEMA]));
+}
+
+export const TAGS = ['Pipelines'];
+
+/** Malformed ids are not refused by the schema: any id that names no pipeline is 404 "Pipeline not found". */
+export const PIPELINE_PARAMS = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string' } },
+} as const;
+
+/** Checked further in code: trimmed names, colours, unique orders, one win and one lost stage. */
+const stageIn = {
+  type: 'object',
+  required: ['name', 'color', 'order'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', description: 'Only in PUT, to keep an existing stage of this pipeline' },
+    name: { type: 'string', description: '1-100 characters after trimming' },
+    color: { type: 'string', description: 'Hex color: #rgb or #rrggbb (stored in lower case)' },
+    order: { type: 'integer', minimum: 0, description: '0-based display order, unique within the pipeline' },
+    isWin: { type: 'boolean', default: false },
+    isLost: { type: 'boolean', default: false },
+  },
+} as const;
+
+const stagesIn = {
+  type: 'array',
+  minItems: 1,
+  maxItems: MAX_STAGES,
+  items: stageIn,
+  description:
+    'The full list: entries with an id keep that stage, entries without are new, stages left out are removed',
+} as const;
+
+const nameIn = { type: 'string', description: '1-255 characters after trimming' } as const;
+const isDefaultIn = {
+  type: 'boolean',
+  description:
+    'true makes this the default pipeline (the previous default is unmarked); false is refused on the default',
+} as const;
+
+export const CREATE_PIPELINE_BODY = {
+  type: 'object',
+  required: ['name', 'stages'],
+  additionalProperties: false,
+  properties: { name: nameIn, isDefault: isDefaultIn, stages: stagesIn },
+} as const;
+
+export const UPDATE_PIPELINE_BODY = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { name: nameIn, isDefault: isDefaultIn, stages: stagesIn },
+} as const;
+
+const stageOut = {
+  type: 'object',
+  required: ['id', 'name', 'color', 'order', 'isWin', 'isLost'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    color: { type: 'string' },
+    order: { type: 'integer' },
+    isWin: { type: 'boolean' },
+    isLost: { type: 'boolean' },
+  },
+} as const;
+
+export const PIPELINE = {
+  type: 'object',
+  required: ['id', 'name', 'isDefault', 'createdAt', 'stages'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    isDefault: { type: 'boolean' },
+    createdAt: { type: 'string', format: 'date-time' },
+    stages: { type: 'array', items: stageOut, description: 'Sorted by order' },
+  },
+} as const;

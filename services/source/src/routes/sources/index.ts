@@ -1,0 +1,134 @@
+import { badRequest, requireScope } from '@lead-capture/kit';
+import type { FastifyPluginAsync } from 'fastify';
+import { parseFieldMappings } from '../../field-mappings.js';
+import {
+  CREATE_SOURCE_BODY,
+  CREATED_SOURCE,
+  errorResponses,
+  SOURCE,
+  SOURCE_PARAMS,
+  TAGS,
+  UPDATE_SOURCE_BODY,
+} from '../../schemas.js';
+import type { SourceChanges } from '../../sources.js';
+import { previewRoute } from './preview.js';
+import { regenerateTokenRoute } from './regenerate-token.js';
+import {
+  changeContext,
+  createdSourceView,
+  parseSourceName,
+  type SourceRoutesOptions,
+  sourceViews,
+} from './view.js';
+
+interface SourceParams {
+  id: string;
+}
+
+interface SourceBody {
+  name?: string;
+  fieldMappings?: Record<string, unknown>;
+}
+
+/** /api/sources and /api/sources/<id>: any authenticated member reads; writes need full scope. */
+export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app, options) => {
+  const { sources } = options;
+  const read = requireScope('read');
+  const write = requireScope('full');
+
+  app.get(
+    '/api/sources',
+    {
+      preHandler: read,
+      schema: {
+        tags: TAGS,
+        summary: 'List sources, newest first',
+        response: { 200: { type: 'array', items: SOURCE }, ...errorResponses(401) },
+      },
+    },
+    async (request) => sourceViews(await sources.list(), request, options),
+  );
+
+  app.post<{ Body: SourceBody & { name: string } }>(
+    '/api/sources',
+    {
+      preHandler: write,
+      schema: {
+        tags: TAGS,
+        summary: 'Create a source with a new webhook token',
+        body: CREATE_SOURCE_BODY,
+        response: { 201: CREATED_SOURCE, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request, reply) => {
+      const name = parseSourceName(request.body.name);
+      const fieldMappings = parseFieldMappings(request.body.fieldMappings ?? {});
+      const createdBy = request.identity!.userId;
+      const source = await sources.create({ name, fieldMappings, createdBy }, changeContext(request));
+      return reply.code(201).send(createdSourceView(source, request, options.publicBaseUrl));
+    },
+  );
+
+  app.get<{ Params: SourceParams }>(
+    '/api/sources/:id',
+    {
+      preHandler: read,
+      schema: {
+        tags: TAGS,
+        summary: 'One source with its webhook URL and field mappings',
+        params: SOURCE_PARAMS,
+        response: { 200: SOURCE, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => {
+      const [view] = await sourceViews([await sources.get(request.params.id)], request, options);
+      return view;
+    },
+  );
+
+  app.put<{ Params: SourceParams; Body: SourceBody }>(
+    '/api/sources/:id',
+    {
+      preHandler: write,
+      schema: {
+        tags: TAGS,
+        summary: 'Rename a source and/or replace its field mappings',
+        params: SOURCE_PARAMS,
+        body: UPDATE_SOURCE_BODY,
+        response: { 200: SOURCE, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { name, fieldMappings } = request.body;
+      if (name === undefined && fieldMappings === undefined) {
+        throw badRequest('Nothing to update: send name and/or fieldMappings');
+      }
+      const changes: SourceChanges = {};
+      if (name !== undefined) changes.name = parseSourceName(name);
+      if (fieldMappings !== undefined) changes.fieldMappings = parseFieldMappings(fieldMappings);
+      const source = await sources.update(request.params.id, changes, changeContext(request));
+      const [view] = await sourceViews([source], request, options);
+      return view;
+    },
+  );
+
+  app.delete<{ Params: SourceParams }>(
+    '/api/sources/:id',
+    {
+      preHandler: write,
+      schema: {
+        tags: TAGS,
+        summary: 'Delete a source; its webhook token stops working, its leads are kept',
+        params: SOURCE_PARAMS,
+        response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404, 503) },
+      },
+    },
+    async (request, reply) => {
+      await sources.delete(request.params.id, changeContext(request));
+      return reply.code(204).send();
+    },
+  );
+
+  await app.register(regenerateTokenRoute, options);
+  await app.register(previewRoute, options);
+};

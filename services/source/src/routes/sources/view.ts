@@ -1,0 +1,81 @@
+import type { FieldMappings } from '@lead-capture/contracts';
+import { badRequest } from '@lead-capture/kit';
+import type { FastifyRequest } from 'fastify';
+import { toFieldMappings } from '../../field-mappings.js';
+import type { ChangeContext, SourceDocument, Sources } from '../../sources.js';
+import type { Creator, UserDirectory } from '../../users.js';
+
+export const MAX_SOURCE_NAME_LENGTH = 255;
+
+/** Dependencies of the /api/sources routes. */
+export interface SourceRoutesOptions {
+  sources: Sources;
+  users: UserDirectory;
+  /** PUBLIC_BASE_URL; without it the base of webhook URLs comes from each request. */
+  publicBaseUrl?: string;
+}
+
+export interface CreatedSourceView {
+  id: string;
+  name: string;
+  webhookToken: string;
+  webhookUrl: string;
+  fieldMappings: FieldMappings;
+  createdAt: string;
+}
+
+export interface SourceView extends CreatedSourceView {
+  createdBy: Creator;
+}
+
+/** Trimmed; 1-255 characters (code points, as the event schema counts them). */
+export function parseSourceName(raw: string): string {
+  const name = raw.trim();
+  if (name === '') throw badRequest('name must not be empty');
+  if ([...name].length > MAX_SOURCE_NAME_LENGTH) {
+    throw badRequest(`name must be at most ${MAX_SOURCE_NAME_LENGTH} characters long`);
+  }
+  return name;
+}
+
+/** `{base_url}/api/webhooks/inbound/<token>`; base_url is PUBLIC_BASE_URL, else protocol and host as fastify sees them. */
+export function webhookUrlOf(
+  token: string,
+  request: FastifyRequest,
+  publicBaseUrl: string | undefined,
+): string {
+  const base = (publicBaseUrl ?? `${request.protocol}://${request.host}`).replace(/\/+$/, '');
+  return `${base}/api/webhooks/inbound/${token}`;
+}
+
+export function createdSourceView(
+  source: SourceDocument,
+  request: FastifyRequest,
+  publicBaseUrl: string | undefined,
+): CreatedSourceView {
+  return {
+    id: source._id,
+    name: source.name,
+    webhookToken: source.webhookToken,
+    webhookUrl: webhookUrlOf(source.webhookToken, request, publicBaseUrl),
+    fieldMappings: toFieldMappings(source.fieldMappings),
+    createdAt: source.createdAt,
+  };
+}
+
+/** Sources as GET and PUT answer them, each with its creator. */
+export async function sourceViews(
+  sources: readonly SourceDocument[],
+  request: FastifyRequest,
+  options: SourceRoutesOptions,
+): Promise<SourceView[]> {
+  const creators = await options.users.creators(sources.map((source) => source.createdBy));
+  return sources.map((source) => ({
+    ...createdSourceView(source, request, options.publicBaseUrl),
+    createdBy: creators.get(source.createdBy) ?? { id: source.createdBy, name: null, email: null },
+  }));
+}
+
+export function changeContext(request: FastifyRequest): ChangeContext {
+  return { correlationId: request.id, log: request.log };
+}

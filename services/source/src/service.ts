@@ -1,0 +1,68 @@
+import type { Subscription } from '@lead-capture/bus';
+import type { ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import { sourceRoutes } from './routes/sources/index.js';
+import { Sources } from './sources.js';
+import { UserDirectory } from './users.js';
+
+export interface SourceServiceOptions {
+  /** How often the outbox relay looks for events a request could not publish, and how old they must be. Default 5 s. */
+  relayIntervalMs?: number;
+}
+
+/**
+ * Sources, their webhook tokens and field mappings (`source_sources`), and the `user.*` read model
+ * that names their creators (`source_users`). Publishes source.created / updated / token_rotated /
+ * deleted; tells the intake of every change synchronously as well.
+ */
+export function createSourceService(deps: ServiceDeps, options: SourceServiceOptions = {}): ServiceModule {
+  const relayIntervalMs = options.relayIntervalMs ?? 5000;
+  const users = new UserDirectory(deps);
+  const sources = new Sources(deps, users);
+  let subscription: Subscription | undefined;
+  let relay: Relay | undefined;
+
+  return {
+    name: 'source',
+    routePrefixes: ['/api/sources'],
+    async registerRoutes(app) {
+      await app.register(sourceRoutes, { sources, users, publicBaseUrl: deps.publicBaseUrl });
+    },
+    async start() {
+      await sources.createIndexes();
+      subscription = await users.subscribe();
+      relay = startRelay(
+        () => sources.relayUnpublished(new Date(Date.now() - relayIntervalMs)),
+        relayIntervalMs,
+        deps.logger,
+      );
+    },
+    async stop() {
+      await relay?.stop();
+      await subscription?.cancel();
+    },
+  };
+}
+
+interface Relay {
+  stop(): Promise<void>;
+}
+
+/** Runs `pass` every interval, never two at once; stop() waits for the pass under way. */
+function startRelay(pass: () => Promise<void>, intervalMs: number, logger: ServiceDeps['logger']): Relay {
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = pass()
+      .catch((error: unknown) => logger.error({ err: error }, 'Outbox relay pass failed'))
+      .finally(() => {
+        running = undefined;
+      });
+  }, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import { createRabbitBus, type MessageBus, rabbitNames } from '@lead-capture/bus';
+import { CONSUMER_GROUPS, validateEvent } from '@lead-capture/contracts';
+import { AMQP_URL, requireService, uniquePrefix } from '@lead-capture/testing';
+import { connect } from 'amqplib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { logger, type SourceHarness, startSourceHarness, waitFor } from './harness.js';
+
+const rabbit = await requireService('RabbitMQ', AMQP_URL);
+
+const OBSERVER_GROUP = 'test.source.observe';
+/** The bus's default retry delays (1 s, 5 s, 25 s, 125 s): a subscribed group has one delay queue each. */
+const DEFAULT_RETRY_DELAYS_MS = [1000, 5000, 25_000, 125_000];
+
+/** Deletes what the test's buses declared under its prefix (deleting a queue that does not exist is fine). */
+async function deleteTopology(namePrefix: string): Promise<void> {
+  const names = rabbitNames({ namePrefix });
+  const groups = [...CONSUMER_GROUPS.map(({ group }) => group), OBSERVER_GROUP];
+  const connection = await connect(AMQP_URL);
+  try {
+    const channel = await connection.createChannel();
+    for (const group of groups) {
+      await channel.deleteQueue(names.queue(group));
+      await channel.deleteQueue(names.deadQueue(group));
+      for (const delay of DEFAULT_RETRY_DELAYS_MS) await channel.deleteQueue(names.retryQueue(group, delay));
+    }
+    await channel.deleteExchange(names.exchange);
+    await channel.close();
+  } finally {
+    await connection.close();
+  }
+}
+
+describe.runIf(rabbit)('the source flow over RabbitMQ', () => {
+  const namePrefix = uniquePrefix('source');
+  let bus: MessageBus;
+  let h: SourceHarness;
+
+  beforeAll(async () => {
+    bus = await createRabbitBus({
+      url: AMQP_URL,
+      namePrefix,
+      logger,
+      validate: validateEvent,
+      declareGroups: CONSUMER_GROUPS,
+    });
+    h = await startSourceHarness({ bus });
+  });
+
+  afterAll(async () => {
+    await h?.close();
+    await deleteTopology(namePrefix);
+  });
+
+  it('consumes user events and publishes every source change with its revision', async () => {
+    await bus.publish('user.created', {
+      userId: h.userId,
+      email: 'linus@example.com',
+      name: 'Linus',
+      role: 'member',
+      active: true,
+    });
+    await waitFor('the user read model', async () => {
+      return (await h.store.collection('source_users').findOne({ _id: h.userId })) !== null;
+    });
+
+    const created = (await h.call('POST', '/api/sources', { name: 'Landing page' })).body as {
+      id: string;
+      webhookToken: string;
+      createdAt: string;
+    };
+    expect((await h.call('GET', '/api/sources')).body).toEqual([
+      expect.objectContaining({
+        id: created.id,
+        createdBy: { id: h.userId, name: 'Linus', email: 'linus@example.com' },
+      }),
+    ]);
+    expect(
+      (await h.call('PUT', `/api/sources/${created.id}`, { fieldMappings: { mail: 'email' } })).status,
+    ).toBe(200);
+    const rotated = await h.call('POST', `/api/sources/${created.id}/regenerate-token`);
+    expect(rotated.status).toBe(200);
+    const { webhookToken } = rotated.body as { webhookToken: string };
+    expect((await h.call('DELETE', `/api/sources/${created.id}`)).status).toBe(204);
+
+    await waitFor('four source events', () => h.events.length === 4, 10_000);
+    expect(h.events.map(({ type, data }) => ({ type, data }))).toEqual([
+      {
+        type: 'source.created',
+        data: {
+          sourceId: created.id,
+          revision: 1,
+          name: 'Landing page',
+          webhookToken: created.webhookToken,
+          fieldMappings: {},
+          createdAt: created.createdAt,
+          createdBy: { id: h.userId, name: 'Linus', email: 'linus@example.com' },
+        },
+      },
+      {
+        type: 'source.updated',
+        data: { sourceId: created.id, revision: 2, name: 'Landing page', fieldMappings: { mail: 'email' } },
+      },
+      { type: 'source.token_rotated', data: { sourceId: created.id, revision: 3, webhookToken } },
+      { type: 'source.deleted', data: { sourceId: created.id, revision: 4 } },
+    ]);
+    expect(
+      h.intake.calls.map(({ method, body }) => [method, (body as { revision: number }).revision]),
+    ).toEqual([
+      ['PUT', 1],
+      ['PUT', 2],
+      ['PUT', 3],
+      ['DELETE', 4],
+    ]);
+  });
+});
