@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import {
   bool,
@@ -199,16 +198,5 @@ describe('exitOnConfigError', () => {
         throw new TypeError('boom');
       }),
     ).toThrow('boom');
-  });
-});
-
-describe('the README table of COMMON_CONFIG', () => {
-  it('lists every common variable with its default', () => {
-    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-    for (const variable of describeConfig(COMMON_CONFIG)) {
-      const row = readme.split('\n').find((line) => line.startsWith(`| ${variable.name} `));
-      expect(row, `README row for ${variable.name}`).toBeDefined();
-      if (variable.default !== undefined) expect(row).toContain(`| ${variable.default} `);
-    }
   });
 });
