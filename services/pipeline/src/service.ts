@@ -1,4 +1,9 @@
-import type { ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import {
+  type PeriodicTask,
+  type ServiceDeps,
+  type ServiceModule,
+  startPeriodicTask,
+} from '@lead-capture/kit';
 import { Pipelines } from './pipelines.js';
 import { pipelineRoutes } from './routes/pipelines/index.js';
 
@@ -18,7 +23,7 @@ export function createPipelineService(
 ): ServiceModule {
   const relayIntervalMs = options.relayIntervalMs ?? 5000;
   const pipelines = new Pipelines(deps);
-  let relay: Relay | undefined;
+  let relay: PeriodicTask | undefined;
 
   return {
     name: 'pipeline',
@@ -29,38 +34,15 @@ export function createPipelineService(
     async start() {
       await pipelines.createIndexes();
       await pipelines.ensureDefault();
-      relay = startRelay(
-        () => pipelines.relayUnpublished(new Date(Date.now() - relayIntervalMs)),
-        relayIntervalMs,
-        deps.logger,
-      );
+      relay = startPeriodicTask({
+        name: 'pipeline outbox relay',
+        intervalMs: relayIntervalMs,
+        logger: deps.logger,
+        pass: () => pipelines.relayUnpublished(new Date(Date.now() - relayIntervalMs)),
+      });
     },
     async stop() {
       await relay?.stop();
-    },
-  };
-}
-
-interface Relay {
-  stop(): Promise<void>;
-}
-
-/** Runs `pass` every interval, never two at once; stop() waits for the pass under way. */
-function startRelay(pass: () => Promise<void>, intervalMs: number, logger: ServiceDeps['logger']): Relay {
-  let running: Promise<void> | undefined;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = pass()
-      .catch((error: unknown) => logger.error({ err: error }, 'Outbox relay pass failed'))
-      .finally(() => {
-        running = undefined;
-      });
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
     },
   };
 }

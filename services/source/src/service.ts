@@ -1,5 +1,10 @@
 import type { Subscription } from '@lead-capture/bus';
-import type { ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import {
+  type PeriodicTask,
+  type ServiceDeps,
+  type ServiceModule,
+  startPeriodicTask,
+} from '@lead-capture/kit';
 import { sourceRoutes } from './routes/sources/index.js';
 import { Sources } from './sources.js';
 import { UserDirectory } from './users.js';
@@ -19,7 +24,7 @@ export function createSourceService(deps: ServiceDeps, options: SourceServiceOpt
   const users = new UserDirectory(deps);
   const sources = new Sources(deps, users);
   let subscription: Subscription | undefined;
-  let relay: Relay | undefined;
+  let relay: PeriodicTask | undefined;
 
   return {
     name: 'source',
@@ -30,39 +35,16 @@ export function createSourceService(deps: ServiceDeps, options: SourceServiceOpt
     async start() {
       await sources.createIndexes();
       subscription = await users.subscribe();
-      relay = startRelay(
-        () => sources.relayUnpublished(new Date(Date.now() - relayIntervalMs)),
-        relayIntervalMs,
-        deps.logger,
-      );
+      relay = startPeriodicTask({
+        name: 'source outbox relay',
+        intervalMs: relayIntervalMs,
+        logger: deps.logger,
+        pass: () => sources.relayUnpublished(new Date(Date.now() - relayIntervalMs)),
+      });
     },
     async stop() {
       await relay?.stop();
       await subscription?.cancel();
-    },
-  };
-}
-
-interface Relay {
-  stop(): Promise<void>;
-}
-
-/** Runs `pass` every interval, never two at once; stop() waits for the pass under way. */
-function startRelay(pass: () => Promise<void>, intervalMs: number, logger: ServiceDeps['logger']): Relay {
-  let running: Promise<void> | undefined;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = pass()
-      .catch((error: unknown) => logger.error({ err: error }, 'Outbox relay pass failed'))
-      .finally(() => {
-        running = undefined;
-      });
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
     },
   };
 }

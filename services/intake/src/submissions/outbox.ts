@@ -1,6 +1,6 @@
 import type { MessageBus } from '@lead-capture/bus';
 import type { Collection } from '@lead-capture/docstore';
-import type { Logger } from '@lead-capture/kit';
+import { type Logger, type PeriodicTask, startPeriodicTask } from '@lead-capture/kit';
 import type { SubmissionDoc } from '../collections.js';
 import type { DedupeClaims } from './claims.js';
 
@@ -30,8 +30,7 @@ const MAX_BACKOFF_MS = 5 * 60_000;
  * on it, and the lead service on the submission id, so a second publish is harmless.
  */
 export class Outbox {
-  private timer: NodeJS.Timeout | undefined;
-  private round: Promise<unknown> | undefined;
+  private task: PeriodicTask | undefined;
   private stopping = false;
 
   constructor(private readonly options: OutboxOptions) {}
@@ -103,23 +102,18 @@ export class Outbox {
 
   start(): void {
     this.stopping = false;
-    this.schedule();
+    this.task = startPeriodicTask({
+      name: 'Outbox relay round',
+      intervalMs: this.options.intervalMs,
+      logger: this.options.logger,
+      pass: () => this.relayDue(),
+    });
   }
 
   /** Stops the timer and waits for the round in progress. */
   async stop(): Promise<void> {
     this.stopping = true;
-    clearTimeout(this.timer);
-    await this.round;
-  }
-
-  private schedule(): void {
-    if (this.stopping) return;
-    this.timer = setTimeout(() => {
-      this.round = this.relayDue()
-        .catch((error: unknown) => this.options.logger.error({ err: error }, 'Outbox relay round failed'))
-        .finally(() => this.schedule());
-    }, this.options.intervalMs);
+    await this.task?.stop();
   }
 
   /**
