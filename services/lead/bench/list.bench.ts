@@ -1,0 +1,48 @@
+/**
+ * The lead list at 100,000 leads on the embedded store: filtered, sorted and paginated requests
+ * through app.inject (routing, validation, query, count, serialisation), median over repeated runs.
+ * Run: `pnpm bench lead`. Prints a table, then `BENCH_JSON {...}` as the last line.
+ */
+import { median, SOURCE_IDS, startWithLeads, USER_IDS } from './fixtures.js';
+
+const LEADS = 100_000;
+const RUNS = 25;
+
+const SCENARIOS: Record<string, string> = {
+  'default (newest first, page 1)': '/api/leads',
+  'status + sort by score, page 5': '/api/leads?status=qualified&sort=-score&page=5&limit=50',
+  'source + assignee': `/api/leads?sourceId=${SOURCE_IDS[3]}&assignedTo=${USER_IDS[2]}`,
+  unassigned: '/api/leads?assignedTo=unassigned&limit=100',
+  'duplicates only': '/api/leads?duplicates=only',
+  'date range (30 days)': `/api/leads?startDate=${new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10)}&endDate=${new Date().toISOString().slice(0, 10)}`,
+  'search by name': '/api/leads?search=grace%20hopper',
+  'search by phone digits': '/api/leads?search=%2B1%20415%20000%2012',
+  'deep page (page 2000)': '/api/leads?page=2000&limit=50',
+  stats: '/api/leads/stats',
+};
+
+const loadStarted = performance.now();
+const service = await startWithLeads(LEADS);
+const loadMs = performance.now() - loadStarted;
+const results: Record<string, { medianMs: number; total: number }> = {};
+for (const [name, url] of Object.entries(SCENARIOS)) {
+  const times: number[] = [];
+  let total = 0;
+  const headers = await service.auth();
+  for (let run = 0; run < RUNS; run++) {
+    const started = performance.now();
+    const response = await service.app.inject({ method: 'GET', url, headers });
+    times.push(performance.now() - started);
+    if (response.statusCode !== 200) throw new Error(`${name}: ${response.statusCode} ${response.body}`);
+    const body = response.json() as { pagination?: { total: number }; total?: number };
+    total = body.pagination?.total ?? body.total ?? 0;
+  }
+  results[name] = { medianMs: Math.round(median(times) * 100) / 100, total };
+}
+await service.close();
+
+console.log(
+  `lead list over ${LEADS.toLocaleString('en')} leads (embedded store, loaded in ${Math.round(loadMs)} ms)`,
+);
+console.table(Object.entries(results).map(([scenario, result]) => ({ scenario, ...result })));
+console.log(`BENCH_JSON ${JSON.stringify({ leads: LEADS, runs: RUNS, results })}`);

@@ -1,0 +1,213 @@
+import { randomUUID } from 'node:crypto';
+import type { EventOf, LeadReceived } from '@lead-capture/contracts';
+import { isDuplicateKeyError } from '@lead-capture/docstore';
+import type { LeadContext } from './context.js';
+import { claimIdentity, handOverOriginal, releaseKeys } from './duplicates.js';
+import { derivedFields, type NormalizedFields, normalizeFields } from './normalize.js';
+import { defaultPlacement } from './placement.js';
+import type { CaptureState, LeadDoc, TimelineActor } from './store.js';
+import { recordTimeline } from './timeline.js';
+import { toSnapshot } from './views.js';
+
+const STANDARD_FIELDS = ['firstName', 'lastName', 'email', 'phone', 'company'] as const;
+
+/**
+ * lead.received -> the lead, de-duplicated -> lead.captured. At most one lead per submission:
+ * a redelivery (or a second event for the same submission) finishes what an earlier attempt left
+ * undone and publishes lead.captured only if it never was; a replay re-maps the existing lead.
+ */
+export function createCaptureHandler(context: LeadContext) {
+  const { collections, bus, config } = context;
+  const { leads, timeline } = collections;
+
+  async function createLead(
+    received: LeadReceived,
+    fields: NormalizedFields,
+    eventId: string,
+  ): Promise<LeadDoc> {
+    const now = new Date().toISOString();
+    const placement = await defaultPlacement(collections);
+    const lead: LeadDoc = {
+      _id: randomUUID(),
+      submissionId: received.submissionId,
+      ...fields,
+      ...derivedFields(fields),
+      status: 'new',
+      score: 0,
+      qualification: null,
+      scoreReasons: [],
+      sourceId: received.sourceId,
+      sourceName: received.sourceName,
+      assignedTo: null,
+      ...placement,
+      notes: null,
+      tagIds: [],
+      custom: received.custom,
+      attribution: received.attribution,
+      client: received.client,
+      enrichment: null,
+      notifications: [],
+      enrollments: [],
+      isDuplicate: false,
+      duplicateOf: null,
+      capture: captureState(received, eventId, 'created'),
+      progress: { enrichedAt: null, scoredAt: null },
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      await leads.insertOne(lead);
+      return lead;
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+      // Another delivery of the same submission got there first.
+      const existing = await leads.findOne({ submissionId: received.submissionId });
+      if (!existing) throw error;
+      return existing;
+    }
+  }
+
+  /** A replayed submission: the standard fields and custom metadata from the new mapping. */
+  async function remap(
+    lead: LeadDoc,
+    received: LeadReceived,
+    fields: NormalizedFields,
+    eventId: string,
+  ): Promise<LeadDoc | null> {
+    if (lead.capture.receivedEventId === eventId) return lead;
+    const changed = STANDARD_FIELDS.filter((field) => lead[field] !== fields[field]);
+    await recordTimeline(timeline, {
+      leadId: lead._id,
+      type: 'remapped',
+      causeId: eventId,
+      actor: null,
+      data: { submissionId: received.submissionId, changedFields: changed },
+    });
+    const derived = derivedFields(fields);
+    const updated = await leads.findOneAndUpdate(
+      { _id: lead._id, 'capture.receivedEventId': { $ne: eventId } },
+      {
+        $set: {
+          ...fields,
+          ...derived,
+          custom: received.custom,
+          capture: captureState(received, eventId, 'remapped'),
+          updatedAt: new Date().toISOString(),
+        },
+      },
+    );
+    if (!updated) return leads.findOne({ _id: lead._id });
+    const droppedKeys = lead.identityKeys.filter((key) => !derived.identityKeys.includes(key));
+    await releaseKeys(collections, lead._id, droppedKeys);
+    return updated;
+  }
+
+  async function actorOf(lead: LeadDoc): Promise<TimelineActor | null> {
+    if (!lead.capture.importId) return null;
+    const importRecord = await collections.imports.findOne({ _id: lead.capture.importId });
+    return importRecord?.actor ?? null;
+  }
+
+  /** The idempotent rest of a capture: duplicate detection, timeline, lead.captured. */
+  async function completeCapture(lead: LeadDoc, event: EventOf<'lead.received'>): Promise<void> {
+    let current: LeadDoc | null = lead;
+    const duplicateBefore = lead.duplicateOf;
+    if (!current.capture.deduplicated) {
+      const verdict = await claimIdentity(collections, current);
+      if (verdict.duplicateOf && !current.isDuplicate) {
+        // A re-mapped original that now matches an older one: its own duplicates follow it.
+        await handOverOriginal(collections, current._id, {
+          _id: verdict.duplicateOf,
+          createdAt: verdict.rootCreatedAt,
+        });
+      }
+      current = await leads.findOneAndUpdate(
+        { _id: current._id },
+        {
+          $set: {
+            isDuplicate: verdict.isDuplicate,
+            duplicateOf: verdict.duplicateOf,
+            'capture.deduplicated': true,
+          },
+        },
+      );
+      // Deleted while it was being captured: nothing left to announce.
+      if (!current) return;
+    }
+    const { capture } = current;
+    if (capture.kind === 'created') {
+      const actor = await actorOf(current);
+      await recordTimeline(timeline, {
+        leadId: current._id,
+        type: 'created',
+        causeId: capture.receivedEventId,
+        occurredAt: current.createdAt,
+        actor,
+        data: {
+          source: { id: current.sourceId, name: current.sourceName },
+          origin: capture.origin,
+          submissionId: current.submissionId,
+        },
+      });
+      if (capture.importId && capture.importRow !== null) {
+        await recordTimeline(timeline, {
+          leadId: current._id,
+          type: 'imported',
+          causeId: capture.receivedEventId,
+          actor,
+          // The row as a spreadsheet numbers it: the header is row 1.
+          data: { importId: capture.importId, row: capture.importRow + 1 },
+        });
+      }
+    }
+    if (current.duplicateOf && (capture.kind === 'created' || current.duplicateOf !== duplicateBefore)) {
+      await recordTimeline(timeline, {
+        leadId: current._id,
+        type: 'duplicate_detected',
+        causeId: capture.receivedEventId,
+        actor: null,
+        data: { duplicateOf: current.duplicateOf },
+      });
+    }
+    if (capture.published) return;
+    const tagNames = (await collections.tags.find({ _id: { $in: current.tagIds } })).map((tag) => tag.name);
+    await bus.publish(
+      'lead.captured',
+      {
+        leadId: current._id,
+        submissionId: current.submissionId,
+        sourceId: current.sourceId,
+        isDuplicate: current.isDuplicate,
+        duplicateOf: current.duplicateOf,
+        lead: toSnapshot(current, tagNames),
+      },
+      { id: capture.capturedEventId, correlationId: event.correlationId, causationId: event.id },
+    );
+    await leads.updateOne(
+      { _id: current._id, 'capture.capturedEventId': capture.capturedEventId },
+      { $set: { 'capture.published': true } },
+    );
+  }
+
+  return async function handleLeadReceived(event: EventOf<'lead.received'>): Promise<void> {
+    const received = event.data;
+    const fields = normalizeFields(received.fields, config.DEFAULT_PHONE_REGION);
+    let lead = await leads.findOne({ submissionId: received.submissionId });
+    if (lead && received.origin === 'replay') lead = await remap(lead, received, fields, event.id);
+    lead ??= await createLead(received, fields, event.id);
+    await completeCapture(lead, event);
+  };
+}
+
+function captureState(received: LeadReceived, eventId: string, kind: CaptureState['kind']): CaptureState {
+  return {
+    receivedEventId: eventId,
+    origin: received.origin,
+    kind,
+    importId: received.importId ?? null,
+    importRow: received.importRow ?? null,
+    deduplicated: false,
+    capturedEventId: randomUUID(),
+    published: false,
+  };
+}

@@ -1,0 +1,10 @@
+import type { MessageBus } from '@lead-capture/bus';
+import type { LeadConfig } from './config.js';
+import type { LeadCollections } from './store.js';
+
+/** What the handlers and routes of the lead service share. */
+export interface LeadContext {
+  collections: LeadCollections;
+  bus: MessageBus;
+  config: LeadConfig;
+}

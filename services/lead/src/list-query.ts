@@ -1,0 +1,132 @@
+import { LEAD_STATUSES, type LeadStatus } from '@lead-capture/contracts';
+import type { Filter, SortSpec } from '@lead-capture/docstore';
+import { badRequest } from '@lead-capture/kit';
+import { digitsOf, foldForSearch } from './normalize.js';
+
+export const LEAD_SORTS = ['createdAt', '-createdAt', 'score', '-score'] as const;
+export type LeadSort = (typeof LEAD_SORTS)[number];
+
+const MAX_PAGE_SIZE = 100;
+const DEFAULT_PAGE_SIZE = 20;
+
+/** The filters the list and the export share (both validate with LEAD_LIST_QUERY_SCHEMA). */
+export interface LeadFilterQuery {
+  status?: LeadStatus;
+  sourceId?: string;
+  search?: string;
+  startDate?: string;
+  endDate?: string;
+  assignedTo?: string;
+  duplicates?: 'only' | 'exclude';
+  sort?: LeadSort;
+}
+
+export interface LeadListQuery extends LeadFilterQuery {
+  page: number;
+  limit: number;
+}
+
+const FILTER_PROPERTIES = {
+  status: { type: 'string', enum: LEAD_STATUSES },
+  sourceId: { type: 'string', format: 'uuid' },
+  search: { type: 'string', maxLength: 200 },
+  startDate: { type: 'string', maxLength: 40 },
+  endDate: { type: 'string', maxLength: 40 },
+  assignedTo: { type: 'string', maxLength: 64 },
+  duplicates: { type: 'string', enum: ['only', 'exclude'] },
+  sort: { type: 'string', enum: LEAD_SORTS, default: '-createdAt' },
+} as const;
+
+export const LEAD_LIST_QUERY_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    page: { type: 'integer', minimum: 1, default: 1 },
+    limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
+    ...FILTER_PROPERTIES,
+  },
+} as const;
+
+/** The shape ajv's `uuid` format accepts, so a path id and a body id are judged alike. */
+const UUID = /^[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * A date bound as an instant. A bare date is that day in UTC; as an end bound it takes the whole
+ * day (the first instant of the next day, exclusive). A date-time needs its zone (Z or an offset).
+ */
+function parseBound(name: string, value: string, edge: 'start' | 'end'): { at: string; inclusive: boolean } {
+  const bare = BARE_DATE.test(value);
+  const time = bare
+    ? Date.parse(`${value}T00:00:00.000Z`)
+    : DATE_TIME.test(value)
+      ? Date.parse(value)
+      : Number.NaN;
+  if (Number.isNaN(time) || (bare && new Date(time).toISOString().slice(0, 10) !== value)) {
+    throw badRequest(
+      `${name} must be an ISO 8601 date (2024-03-01) or date-time with a zone (2024-03-01T09:30:00Z)`,
+    );
+  }
+  if (bare && edge === 'end') return { at: new Date(time + DAY_MS).toISOString(), inclusive: false };
+  return { at: new Date(time).toISOString(), inclusive: true };
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Looks like part of a phone number: digits with the usual punctuation, at least three digits. */
+const PHONE_LIKE = /^[\d\s()+./-]+$/;
+
+/**
+ * The store filter for the list and the export. The user's search text is always matched as
+ * literal text (escaped), never as a pattern.
+ */
+export function buildLeadFilter(query: LeadFilterQuery): Filter {
+  const filter: Filter = {};
+  if (query.status) filter.status = query.status;
+  if (query.sourceId) filter.sourceId = query.sourceId.toLowerCase();
+  if (query.assignedTo !== undefined) {
+    if (query.assignedTo === 'unassigned') filter.assignedTo = null;
+    else if (isUuid(query.assignedTo)) filter.assignedTo = query.assignedTo.toLowerCase();
+    else throw badRequest('assignedTo must be a user id (UUID) or "unassigned"');
+  }
+  if (query.duplicates) filter.isDuplicate = query.duplicates === 'only';
+  const createdAt: Record<string, string> = {};
+  const start = query.startDate ? parseBound('startDate', query.startDate, 'start') : undefined;
+  const end = query.endDate ? parseBound('endDate', query.endDate, 'end') : undefined;
+  if (start) createdAt.$gte = start.at;
+  if (end) createdAt[end.inclusive ? '$lte' : '$lt'] = end.at;
+  if (start && end && (end.inclusive ? start.at > end.at : start.at >= end.at)) {
+    throw badRequest('startDate must not be after endDate');
+  }
+  if (Object.keys(createdAt).length > 0) filter.createdAt = createdAt;
+  const search = foldForSearch(query.search ?? '');
+  if (search !== '') {
+    const alternatives: Filter[] = [{ searchText: { $regex: escapeRegex(search) } }];
+    const digits = digitsOf(search);
+    if (PHONE_LIKE.test(search) && digits.length >= 3) alternatives.push({ phoneDigits: { $regex: digits } });
+    filter.$or = alternatives;
+  }
+  return filter;
+}
+
+export function sortOf(sort: LeadSort | undefined): SortSpec {
+  switch (sort ?? '-createdAt') {
+    case 'createdAt':
+      return { createdAt: 1, _id: 1 };
+    case '-createdAt':
+      return { createdAt: -1, _id: -1 };
+    case 'score':
+      return { score: 1, _id: 1 };
+    case '-score':
+      return { score: -1, _id: -1 };
+  }
+}

@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify';
+import { loadViewContext, toListItem } from '../../../views.js';
+import type { LeadRouteDeps } from '../../deps.js';
+import { DUPLICATES_RESPONSE_SCHEMA, errorResponses, LEAD_ID_PARAMS_SCHEMA } from '../../schemas.js';
+
+/** GET /api/leads/<id>/duplicates: the leads flagged as duplicates of this one, oldest first, as `{ data }`. */
+export function registerDuplicatesRoute(app: FastifyInstance, { context, actions }: LeadRouteDeps): void {
+  const { leads } = context.collections;
+  app.get<{ Params: { id: string } }>(
+    '/api/leads/:id/duplicates',
+    {
+      schema: {
+        params: LEAD_ID_PARAMS_SCHEMA,
+        response: { 200: DUPLICATES_RESPONSE_SCHEMA, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => {
+      const lead = await actions.requireLead(request.params.id);
+      const duplicates = await leads.find({ duplicateOf: lead._id }, { sort: { createdAt: 1, _id: 1 } });
+      const view = await loadViewContext(context.collections, duplicates);
+      return { data: duplicates.map((duplicate) => toListItem(duplicate, view)) };
+    },
+  );
+}

@@ -1,0 +1,52 @@
+import { requireScope } from '@lead-capture/kit';
+import type { FastifyInstance } from 'fastify';
+import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
+import { errorResponses, LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA } from '../../schemas.js';
+import { registerAssignRoute } from './assign.js';
+import { registerDuplicatesRoute } from './duplicates.js';
+import { registerEventsRoute } from './events.js';
+import { registerMergeRoute } from './merge.js';
+import { registerNotesRoute } from './notes.js';
+import { registerStageRoute } from './stage.js';
+import { registerStatusRoute } from './status.js';
+import { registerTagRoutes } from './tags.js';
+
+/** /api/leads/<id> and its sub-resources. An unknown or malformed id is 404 "Lead not found". */
+export function registerLeadRoutes(app: FastifyInstance, deps: LeadRouteDeps): void {
+  const { context, actions } = deps;
+
+  app.get<{ Params: { id: string } }>(
+    '/api/leads/:id',
+    {
+      schema: {
+        params: LEAD_ID_PARAMS_SCHEMA,
+        response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => detailOf(context, await actions.requireLead(request.params.id)),
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/api/leads/:id',
+    {
+      preHandler: requireScope('full'),
+      schema: {
+        params: LEAD_ID_PARAMS_SCHEMA,
+        response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await actions.remove(request.params.id, requesterOf(request));
+      return reply.code(204).send();
+    },
+  );
+
+  registerEventsRoute(app, deps);
+  registerStatusRoute(app, deps);
+  registerNotesRoute(app, deps);
+  registerTagRoutes(app, deps);
+  registerAssignRoute(app, deps);
+  registerDuplicatesRoute(app, deps);
+  registerMergeRoute(app, deps);
+  registerStageRoute(app, deps);
+}

@@ -1,0 +1,32 @@
+import { requireScope } from '@lead-capture/kit';
+import type { FastifyInstance } from 'fastify';
+import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
+import { errorResponses, LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA } from '../../schemas.js';
+
+/**
+ * POST /api/leads/<id>/merge {duplicateId}: folds any other lead into this one (it need not be
+ * flagged as its duplicate). 200 with the merged lead.
+ */
+export function registerMergeRoute(app: FastifyInstance, { context, actions }: LeadRouteDeps): void {
+  app.post<{ Params: { id: string }; Body: { duplicateId: string } }>(
+    '/api/leads/:id/merge',
+    {
+      preHandler: requireScope('full'),
+      schema: {
+        params: LEAD_ID_PARAMS_SCHEMA,
+        body: {
+          type: 'object',
+          required: ['duplicateId'],
+          additionalProperties: false,
+          properties: { duplicateId: { type: 'string', maxLength: 100 } },
+        },
+        response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) =>
+      detailOf(
+        context,
+        await actions.merge(request.params.id, request.body.duplicateId, requesterOf(request)),
+      ),
+  );
+}

@@ -1,0 +1,28 @@
+import { requireScope } from '@lead-capture/kit';
+import type { FastifyInstance } from 'fastify';
+import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
+import { errorResponses, LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA } from '../../schemas.js';
+
+const NOTES_MAX_LENGTH = 10_000;
+
+/** PUT /api/leads/<id>/notes {notes}: sets or replaces the notes; "" clears them. 200 with the lead. */
+export function registerNotesRoute(app: FastifyInstance, { context, actions }: LeadRouteDeps): void {
+  app.put<{ Params: { id: string }; Body: { notes: string } }>(
+    '/api/leads/:id/notes',
+    {
+      preHandler: requireScope('full'),
+      schema: {
+        params: LEAD_ID_PARAMS_SCHEMA,
+        body: {
+          type: 'object',
+          required: ['notes'],
+          additionalProperties: false,
+          properties: { notes: { type: 'string', maxLength: NOTES_MAX_LENGTH } },
+        },
+        response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) =>
+      detailOf(context, await actions.setNotes(request.params.id, request.body.notes, requesterOf(request))),
+  );
+}

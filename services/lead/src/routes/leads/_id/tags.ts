@@ -1,0 +1,51 @@
+import { requireScope } from '@lead-capture/kit';
+import type { FastifyInstance } from 'fastify';
+import { type LeadRouteDeps, requesterOf } from '../../deps.js';
+import { errorResponses, LEAD_ID_PARAMS_SCHEMA, TAG_SCHEMA } from '../../schemas.js';
+
+/**
+ * POST /api/leads/<id>/tags {name}: 201 with the tag {id, name} when added, 200 with it when the
+ * lead already had it. DELETE /api/leads/<id>/tags/<tagId>: 204; 404 when the lead does not have it.
+ */
+export function registerTagRoutes(app: FastifyInstance, { actions }: LeadRouteDeps): void {
+  app.post<{ Params: { id: string }; Body: { name: string } }>(
+    '/api/leads/:id/tags',
+    {
+      preHandler: requireScope('full'),
+      schema: {
+        params: LEAD_ID_PARAMS_SCHEMA,
+        body: {
+          type: 'object',
+          required: ['name'],
+          additionalProperties: false,
+          // Checked again after trimming (1 to 50 characters).
+          properties: { name: { type: 'string', minLength: 1, maxLength: 200 } },
+        },
+        response: { 200: TAG_SCHEMA, 201: TAG_SCHEMA, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const { tag, added } = await actions.addTag(request.params.id, request.body.name, requesterOf(request));
+      return reply.code(added ? 201 : 200).send(tag);
+    },
+  );
+
+  app.delete<{ Params: { id: string; tagId: string } }>(
+    '/api/leads/:id/tags/:tagId',
+    {
+      preHandler: requireScope('full'),
+      schema: {
+        params: {
+          type: 'object',
+          required: ['id', 'tagId'],
+          properties: { id: { type: 'string' }, tagId: { type: 'string' } },
+        },
+        response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await actions.removeTag(request.params.id, request.params.tagId, requesterOf(request));
+      return reply.code(204).send();
+    },
+  );
+}

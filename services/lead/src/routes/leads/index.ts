@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import { buildLeadFilter, LEAD_LIST_QUERY_SCHEMA, type LeadListQuery, sortOf } from '../../list-query.js';
+import { loadViewContext, toListItem } from '../../views.js';
+import type { LeadRouteDeps } from '../deps.js';
+import { errorResponses, LEAD_LIST_RESPONSE_SCHEMA } from '../schemas.js';
+import { registerLeadRoutes } from './_id/index.js';
+import { registerExportRoute } from './export.js';
+import { registerImportRoute } from './import.js';
+import { registerStatsRoute } from './stats.js';
+
+/** /api/leads and everything under it. */
+export async function leadsRoutes(app: FastifyInstance, deps: LeadRouteDeps): Promise<void> {
+  const { leads } = deps.context.collections;
+
+  app.get<{ Querystring: LeadListQuery }>(
+    '/api/leads',
+    {
+      schema: {
+        querystring: LEAD_LIST_QUERY_SCHEMA,
+        response: { 200: LEAD_LIST_RESPONSE_SCHEMA, ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const { page, limit } = request.query;
+      const filter = buildLeadFilter(request.query);
+      const [found, total] = await Promise.all([
+        leads.find(filter, { sort: sortOf(request.query.sort), skip: (page - 1) * limit, limit }),
+        leads.countDocuments(filter),
+      ]);
+      const view = await loadViewContext(deps.context.collections, found);
+      return {
+        data: found.map((lead) => toListItem(lead, view)),
+        pagination: { page, limit, total, pages: Math.ceil(total / limit) },
+      };
+    },
+  );
+
+  registerStatsRoute(app, deps);
+  registerExportRoute(app, deps);
+  await registerImportRoute(app, deps);
+  registerLeadRoutes(app, deps);
+}

@@ -1,0 +1,92 @@
+import type { Subscription } from '@lead-capture/bus';
+import {
+  assertConsumable,
+  consumerGroup,
+  type EventEnvelope,
+  type KnownEvent,
+} from '@lead-capture/contracts';
+import type { ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import type { FastifyInstance } from 'fastify';
+import { createCaptureHandler } from './capture.js';
+import { type LeadConfig, loadLeadConfig } from './config.js';
+import type { LeadContext } from './context.js';
+import { createDirectoryHandler, isDirectoryEvent } from './directory.js';
+import { createLeadActions } from './lead-actions.js';
+import { createProgressHandler } from './progress.js';
+import { leadsRoutes } from './routes/leads/index.js';
+import { createIndexes, leadCollections } from './store.js';
+
+const CAPTURE_GROUP = consumerGroup('lead.lead.capture');
+const PROGRESS_GROUP = consumerGroup('lead.lead.progress');
+const DIRECTORY_GROUP = consumerGroup('lead.directory.sync');
+
+/** The bus validated the payload against its type's schema before the handler runs. */
+function asKnown(event: EventEnvelope): KnownEvent {
+  return event as KnownEvent;
+}
+
+/**
+ * The lead service: the Leads API under /api/leads, the capture of every submission
+ * (lead.received -> lead.captured), the workers' results on each lead, and the read models of
+ * sources, pipelines and users. `config` defaults to the environment (see LEAD_CONFIG).
+ */
+export function createLeadService(deps: ServiceDeps, config: LeadConfig = loadLeadConfig()): ServiceModule {
+  const context: LeadContext = {
+    collections: leadCollections(deps.store),
+    bus: deps.bus,
+    config,
+  };
+  const actions = createLeadActions(context);
+  const captureLead = createCaptureHandler(context);
+  const recordProgress = createProgressHandler(context);
+  const syncDirectory = createDirectoryHandler(context);
+  const subscriptions: Subscription[] = [];
+
+  return {
+    name: 'lead',
+    routePrefixes: ['/api/leads'],
+
+    async registerRoutes(app: FastifyInstance) {
+      await app.register(leadsRoutes, { context, actions });
+    },
+
+    async start() {
+      for (const group of [CAPTURE_GROUP, PROGRESS_GROUP, DIRECTORY_GROUP]) assertConsumable(group.types);
+      await createIndexes(context.collections);
+      subscriptions.push(
+        await deps.bus.subscribe(
+          { group: CAPTURE_GROUP.group, types: [...CAPTURE_GROUP.types] },
+          async (event) => {
+            const known = asKnown(event);
+            if (known.type === 'lead.received') await captureLead(known);
+          },
+        ),
+        await deps.bus.subscribe(
+          { group: PROGRESS_GROUP.group, types: [...PROGRESS_GROUP.types] },
+          async (event) => {
+            const known = asKnown(event);
+            switch (known.type) {
+              case 'lead.enriched':
+              case 'lead.scored':
+              case 'lead.notified':
+              case 'lead.enrolled':
+                await recordProgress(known);
+            }
+          },
+        ),
+        // One at a time: a pipeline's update and its deletion must not overtake each other here.
+        await deps.bus.subscribe(
+          { group: DIRECTORY_GROUP.group, types: [...DIRECTORY_GROUP.types], prefetch: 1 },
+          async (event) => {
+            const known = asKnown(event);
+            if (isDirectoryEvent(known)) await syncDirectory(known);
+          },
+        ),
+      );
+    },
+
+    async stop() {
+      await Promise.all(subscriptions.splice(0).map((subscription) => subscription.cancel()));
+    },
+  };
+}

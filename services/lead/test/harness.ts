@@ -1,0 +1,229 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
+import {
+  CONSUMER_GROUPS,
+  type EventDataMap,
+  type EventEnvelope,
+  type EventType,
+  validateEvent,
+} from '@lead-capture/contracts';
+import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
+import { type DocStore, openStore } from '@lead-capture/docstore';
+import {
+  buildServiceApp,
+  createLogger,
+  type Identity,
+  INTERNAL_IDENTITY_HEADER,
+  type ServiceModule,
+  signIdentity,
+} from '@lead-capture/kit';
+import type { FastifyInstance } from 'fastify';
+import { type LeadConfig, loadLeadConfig } from '../src/config.js';
+import { createLeadService } from '../src/service.js';
+
+export const SECRET = 'lead-service-test-secret-of-at-least-32-bytes';
+export const ADMIN_ID = '11111111-1111-4111-8111-111111111111';
+export const logger = createLogger({ level: 'silent', name: 'lead-test' });
+
+/** Events the service publishes, as a consumer downstream receives them. */
+export const PUBLISHED_TYPES = ['lead.captured', 'lead.updated', 'lead.deleted', 'lead.merged'] as const;
+
+export interface Harness {
+  app: FastifyInstance;
+  store: DocStore;
+  bus: MessageBus;
+  module: ServiceModule;
+  /** What the service published, in order. */
+  published: EventEnvelope[];
+  /** The consumer group that records what was published. */
+  recorderGroup: string;
+  /** Headers of an authenticated request (full scope unless told). */
+  auth(scope?: Identity['scope']): Promise<Record<string, string>>;
+  close(): Promise<void>;
+}
+
+export function unusedBus(): MessageBus {
+  return createInProcessBus({ logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
+}
+
+/**
+ * The lead service as its own process runs it (kit's buildServiceApp: internal identity, routes,
+ * consumers), over a fresh embedded store and, unless given, an in-process bus.
+ */
+export async function startHarness(
+  options: { config?: Partial<LeadConfig>; bus?: MessageBus; store?: DocStore } = {},
+): Promise<Harness> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'lead-test-'));
+  const store = options.store ?? (await openStore(undefined, { dataDir }));
+  const bus = options.bus ?? unusedBus();
+  const published: EventEnvelope[] = [];
+  const recorderGroup = `test.lead.recorder.${randomUUID().slice(0, 8)}`;
+  const recorder = await bus.subscribe(
+    { group: recorderGroup, types: [...PUBLISHED_TYPES] },
+    async (event) => {
+      published.push(event);
+    },
+  );
+  const config: LeadConfig = { ...loadLeadConfig({}), ...options.config };
+  const module = createLeadService(
+    {
+      logger,
+      store,
+      bus,
+      internal: {
+        request: async () => {
+          throw new Error('The lead service makes no internal calls');
+        },
+      },
+    },
+    config,
+  );
+  const app = await buildServiceApp(module, { logger, store, bus }, { internalSecret: SECRET });
+  await module.start?.();
+  return {
+    app,
+    store,
+    bus,
+    module,
+    published,
+    recorderGroup,
+    async auth(scope = 'full') {
+      const token = await signIdentity({ method: 'jwt', userId: ADMIN_ID, role: 'admin', scope }, SECRET);
+      return { [INTERNAL_IDENTITY_HEADER]: token };
+    },
+    async close() {
+      await recorder.cancel();
+      await module.stop?.();
+      await app.close();
+      if (!options.bus) await bus.close();
+      if (!options.store) await store.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function waitFor<T>(
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  what: string,
+  timeoutMs = 5000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+export type Fields = EventDataMap['lead.received']['fields'];
+
+/** A lead.received payload as the intake would publish it, with fresh ids. */
+export function submission(
+  fields: Fields,
+  overrides: Partial<EventDataMap['lead.received']> = {},
+): EventDataMap['lead.received'] {
+  return { ...SAMPLE_EVENT_DATA['lead.received'], submissionId: randomUUID(), fields, ...overrides };
+}
+
+export async function publish<T extends EventType>(
+  bus: MessageBus,
+  type: T,
+  data: EventDataMap[T],
+  id?: string,
+): Promise<EventEnvelope> {
+  return bus.publish(type, data, id ? { id } : {});
+}
+
+export interface ApiLead {
+  id: string;
+  email: string | null;
+  firstName: string | null;
+  lastName: string | null;
+  phone: string | null;
+  company: string | null;
+  status: string;
+  score: number;
+  source: { id: string; name: string; deleted: boolean };
+  assignedTo: string | null;
+  isDuplicate: boolean;
+  duplicateOf: string | null;
+  createdAt: string;
+  [field: string]: unknown;
+}
+
+/** Captures a lead through the bus, as the intake's submission would, and returns it from the API. */
+export async function captureLead(
+  harness: Harness,
+  fields: Fields,
+  overrides: Partial<EventDataMap['lead.received']> = {},
+): Promise<ApiLead> {
+  const data = submission(fields, overrides);
+  await publish(harness.bus, 'lead.received', data);
+  const captured = await waitFor(
+    () =>
+      harness.published.find(
+        (event) =>
+          event.type === 'lead.captured' &&
+          (event.data as { submissionId: string }).submissionId === data.submissionId,
+      ),
+    `lead.captured for ${data.submissionId}`,
+  );
+  return getLead(harness, (captured.data as { leadId: string }).leadId);
+}
+
+export async function getLead(harness: Harness, id: string): Promise<ApiLead> {
+  const response = await harness.app.inject({
+    method: 'GET',
+    url: `/api/leads/${id}`,
+    headers: await harness.auth(),
+  });
+  if (response.statusCode !== 200) throw new Error(`GET lead ${id}: ${response.statusCode} ${response.body}`);
+  return response.json();
+}
+
+export interface ApiResponse {
+  status: number;
+  body: unknown;
+  headers: Record<string, unknown>;
+  text: string;
+}
+
+/** HTTP calls through app.inject, authenticated with full scope unless told otherwise. */
+export function client(harness: Harness) {
+  async function call(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    url: string,
+    options: {
+      body?: unknown;
+      scope?: Identity['scope'] | 'none';
+      headers?: Record<string, string>;
+      payload?: string | Buffer;
+    } = {},
+  ): Promise<ApiResponse> {
+    const auth = options.scope === 'none' ? {} : await harness.auth(options.scope ?? 'full');
+    const response = await harness.app.inject({
+      method,
+      url,
+      headers: { ...auth, ...options.headers },
+      ...(options.body !== undefined ? { payload: options.body as object } : {}),
+      ...(options.payload !== undefined ? { payload: options.payload } : {}),
+    });
+    const text = response.body;
+    let body: unknown = text;
+    if (String(response.headers['content-type'] ?? '').includes('application/json')) body = JSON.parse(text);
+    return { status: response.statusCode, body, headers: response.headers, text };
+  }
+  return {
+    get: (url: string, options?: Parameters<typeof call>[2]) => call('GET', url, options),
+    put: (url: string, body: unknown, options?: Parameters<typeof call>[2]) =>
+      call('PUT', url, { ...options, body }),
+    post: (url: string, body: unknown, options?: Parameters<typeof call>[2]) =>
+      call('POST', url, { ...options, body }),
+    delete: (url: string, options?: Parameters<typeof call>[2]) => call('DELETE', url, options),
+  };
+}
