@@ -1,0 +1,96 @@
+import { openStore } from '@lead-capture/docstore';
+import { buildGateway, createRedisRateLimitStore } from '@lead-capture/gateway';
+import {
+  createInProcessInternalClient,
+  createLogger,
+  createShutdown,
+  exitOnConfigError,
+  loadConfig,
+  openBus,
+} from '@lead-capture/kit';
+import type { FastifyInstance } from 'fastify';
+import { EMBEDDED_CONFIG } from './config.js';
+import { loadOrCreateSecret } from './secrets.js';
+import { EMBEDDED_SERVICES } from './services.js';
+
+/**
+ * `pnpm start`: every service in one process behind the gateway. The embedded docstore and the
+ * journaled in-process bus under DATA_DIR by default; MongoDB, RabbitMQ and Redis when their URLs
+ * are set. Secrets left unset are generated once under DATA_DIR/secrets/.
+ */
+const config = exitOnConfigError(() => loadConfig(EMBEDDED_CONFIG));
+const logger = createLogger({ level: config.LOG_LEVEL, name: 'lead-capture' });
+const shutdown = createShutdown({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
+shutdown.installSignalHandlers();
+
+function announceFirstAdmin({ email, password }: { email: string; password: string }): void {
+  // Printed once, on the console only: never through the logger.
+  process.stdout.write(
+    `\n  First admin created: ${email} / ${password} — change it (PATCH /api/users/<id> {"password": ...})\n\n`,
+  );
+}
+
+try {
+  const jwtSecret = config.JWT_SECRET ?? (await loadOrCreateSecret(config.DATA_DIR, 'jwt-secret', logger));
+  const internalSecret =
+    config.INTERNAL_SECRET ?? (await loadOrCreateSecret(config.DATA_DIR, 'internal-secret', logger));
+
+  const store = await openStore(config.MONGO_URL, { dataDir: config.DATA_DIR, logger });
+  shutdown.register('store', 'close-clients', () => store.close());
+  const bus = await openBus({ amqpUrl: config.AMQP_URL, logger, store, connectionName: 'embedded' });
+  shutdown.register('bus', 'close-clients', () => bus.close());
+  const rateLimitStore = config.REDIS_URL
+    ? await createRedisRateLimitStore({ url: config.REDIS_URL, logger })
+    : undefined;
+  if (rateLimitStore) shutdown.register('redis', 'close-clients', () => rateLimitStore.close());
+
+  let gateway: FastifyInstance | undefined;
+  const modules = EMBEDDED_SERVICES.map(({ name, create }) => {
+    const module = create({
+      logger: logger.child({ service: name }),
+      store,
+      bus,
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+      internal: createInProcessInternalClient({
+        app: () => {
+          if (!gateway) throw new Error('Internal call before the gateway was built');
+          return gateway;
+        },
+        secret: internalSecret,
+        callerName: name,
+      }),
+    });
+    if (module.name !== name)
+      throw new Error(`The factory listed as "${name}" made service "${module.name}"`);
+    return module;
+  });
+
+  const app = await buildGateway({
+    logger,
+    store,
+    bus,
+    config: { ...config, JWT_SECRET: jwtSecret, INTERNAL_SECRET: internalSecret },
+    firstAdmin: {
+      email: config.ADMIN_EMAIL,
+      password: config.ADMIN_PASSWORD,
+      name: config.ADMIN_NAME,
+      announceGenerated: announceFirstAdmin,
+    },
+    rateLimitStore,
+    services: modules,
+    isShuttingDown: shutdown.isShuttingDown,
+  });
+  gateway = app;
+  shutdown.register('http', 'stop-accepting', async () => {
+    await app.close();
+  });
+  for (const module of modules) {
+    shutdown.register(module.name, 'stop-accepting', async () => module.stop?.());
+    await module.start?.();
+  }
+  await app.listen({ host: config.HOST, port: config.PORT });
+} catch (error) {
+  logger.fatal({ err: error }, 'Lead capture failed to start');
+  await shutdown.run('startup failure');
+  process.exit(1);
+}
