@@ -7,6 +7,7 @@ export default defineConfig({
       'packages/*/test/**/*.test.ts',
       'services/*/src/**/*.test.ts',
       'services/*/test/**/*.test.ts',
+      'e2e/**/*.test.ts',
     ],
     exclude: ['**/node_modules/**', '**/dist/**'],
     reporters: ['default', './scripts/summary-reporter.ts'],
