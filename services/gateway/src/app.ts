@@ -23,6 +23,7 @@ import { createGatewayMetrics, METRICS_PATH, registerMetrics } from './metrics.j
 import { createRateLimiter } from './rate-limit/limiter.js';
 import { createMemoryRateLimitStore } from './rate-limit/memory-store.js';
 import type { RateLimitStore } from './rate-limit/store.js';
+import { deadLetterRoutes } from './routes/admin/dead-letters.js';
 import { apiKeyRoutes } from './routes/api-keys/index.js';
 import { authRoutes } from './routes/auth/index.js';
 import { userRoutes } from './routes/users/index.js';
@@ -138,6 +139,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   await app.register(authRoutes, { users, accessTokens, refreshTokens, unmatchableHash: unmatchableHash() });
   await app.register(userRoutes, { users });
   await app.register(apiKeyRoutes, { apiKeys, now });
+  await app.register(deadLetterRoutes, { bus });
 
   if (upstreams) {
     const missing = ROUTING_TABLE.filter((route) => upstreams[route.service] === undefined);

@@ -1,0 +1,155 @@
+import type { DeadLetter, MessageBus } from '@lead-capture/bus';
+import { CONSUMER_GROUPS } from '@lead-capture/contracts';
+import { notFound, requireRole, requireScope } from '@lead-capture/kit';
+import type { FastifyInstance } from 'fastify';
+import { errorResponses } from '../schemas.js';
+
+/** How many letters a summary counts per group; a larger backlog shows as this number. */
+const SUMMARY_LIMIT = 1000;
+
+const GROUP_PARAMS = {
+  type: 'object',
+  required: ['group'],
+  additionalProperties: false,
+  properties: { group: { type: 'string', minLength: 1, maxLength: 200 } },
+} as const;
+
+const DEAD_LETTER = {
+  type: 'object',
+  required: ['id', 'type', 'reason', 'attempts', 'deadAt'],
+  properties: {
+    id: { type: 'string', description: 'The event id (empty when the message was not a readable event)' },
+    type: { type: 'string' },
+    correlationId: { type: 'string' },
+    reason: { type: 'string', description: 'The last handler error, or why the payload was refused' },
+    attempts: { type: 'integer' },
+    deadAt: { type: 'string' },
+    data: { description: 'The event payload (null when unreadable)' },
+    raw: { type: 'string', description: 'The message body, when it was not a readable event' },
+  },
+} as const;
+
+function assertKnownGroup(group: string): void {
+  if (!CONSUMER_GROUPS.some((known) => known.group === group)) {
+    throw notFound(`Unknown consumer group: ${group}`);
+  }
+}
+
+function toView(letter: DeadLetter) {
+  return {
+    id: letter.id,
+    type: letter.event.type,
+    correlationId: letter.event.correlationId,
+    reason: letter.reason,
+    attempts: letter.attempts,
+    deadAt: letter.deadAt,
+    data: letter.event.data,
+    ...(letter.raw === undefined ? {} : { raw: letter.raw }),
+  };
+}
+
+/**
+ * /api/admin/dead-letters: the messages a consumer gave up on after its last retry (or refused as
+ * unreadable), per consumer group, for an operator to read and send back once the cause is fixed.
+ * Admins only, with full scope to replay.
+ */
+export async function deadLetterRoutes(app: FastifyInstance, options: { bus: MessageBus }) {
+  const { bus } = options;
+  app.addHook('preHandler', requireRole('admin'));
+
+  app.get(
+    '/api/admin/dead-letters',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Dead letters per consumer group (counted up to 1000 each)',
+        response: {
+          200: {
+            type: 'object',
+            required: ['data'],
+            properties: {
+              data: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['group', 'count'],
+                  properties: { group: { type: 'string' }, count: { type: 'integer' } },
+                },
+              },
+            },
+          },
+          ...errorResponses(401, 403),
+        },
+      },
+    },
+    async () => {
+      const data = [];
+      for (const { group } of CONSUMER_GROUPS) {
+        data.push({ group, count: (await bus.listDeadLetters(group, SUMMARY_LIMIT)).length });
+      }
+      return { data };
+    },
+  );
+
+  app.get<{ Params: { group: string }; Querystring: { limit: number } }>(
+    '/api/admin/dead-letters/:group',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: "A consumer group's dead letters, oldest first",
+        params: GROUP_PARAMS,
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { limit: { type: 'integer', minimum: 1, maximum: SUMMARY_LIMIT, default: 100 } },
+        },
+        response: {
+          200: {
+            type: 'object',
+            required: ['data'],
+            properties: { data: { type: 'array', items: DEAD_LETTER } },
+          },
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      assertKnownGroup(request.params.group);
+      const letters = await bus.listDeadLetters(request.params.group, request.query.limit);
+      return { data: letters.map(toView) };
+    },
+  );
+
+  app.post<{ Params: { group: string }; Body: { ids?: string[] } | undefined }>(
+    '/api/admin/dead-letters/:group/replay',
+    {
+      preHandler: requireScope('full'),
+      schema: {
+        tags: ['admin'],
+        summary: "Send a group's dead letters (all, or those ids) back to its queue",
+        params: GROUP_PARAMS,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            ids: {
+              type: 'array',
+              minItems: 1,
+              maxItems: SUMMARY_LIMIT,
+              items: { type: 'string', minLength: 1 },
+            },
+          },
+        },
+        response: {
+          200: { type: 'object', required: ['replayed'], properties: { replayed: { type: 'integer' } } },
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      assertKnownGroup(request.params.group);
+      const replayed = await bus.replayDeadLetters(request.params.group, request.body?.ids);
+      return { replayed };
+    },
+  );
+}
