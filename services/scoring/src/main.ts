@@ -1,0 +1,4 @@
+import { runServiceProcess } from '@lead-capture/kit';
+import { createScoringService } from './service.js';
+
+await runServiceProcess(createScoringService, { name: 'scoring' });

@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createRabbitBus,
+  type DeadLetter,
+  type EventHandler,
+  type MessageBus,
+  type PublishOptions,
+  rabbitNames,
+  type SubscribeOptions,
+  type Subscription,
+} from '@lead-capture/bus';
+import { CONSUMER_GROUPS, type EventEnvelope, validateEvent } from '@lead-capture/contracts';
+import { type DocStore, openStore } from '@lead-capture/docstore';
+import { AMQP_URL, requireService, uniquePrefix } from '@lead-capture/testing';
+import { connect } from 'amqplib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCORE_GROUP, scoredEventId } from '../src/index.js';
+import {
+  enriched,
+  logger,
+  OBSERVER_GROUP,
+  type ScoringHarness,
+  startScoringHarness,
+  waitFor,
+} from './harness.js';
+
+const rabbit = await requireService('RabbitMQ', AMQP_URL);
+
+/** The bus's default retry delays: a subscribed group has one delay queue for each. */
+const RETRY_DELAYS_MS = [1000, 5000, 25_000, 125_000];
+
+/** Deletes what the test's buses declared under its prefix (deleting a missing queue is fine). */
+async function deleteTopology(namePrefix: string): Promise<void> {
+  const names = rabbitNames({ namePrefix });
+  const connection = await connect(AMQP_URL);
+  try {
+    const channel = await connection.createChannel();
+    for (const group of [...CONSUMER_GROUPS.map(({ group }) => group), OBSERVER_GROUP]) {
+      await channel.deleteQueue(names.queue(group));
+      await channel.deleteQueue(names.deadQueue(group));
+      for (const delay of RETRY_DELAYS_MS) await channel.deleteQueue(names.retryQueue(group, delay));
+    }
+    await channel.deleteExchange(names.exchange);
+    await channel.close();
+  } finally {
+    await connection.close();
+  }
+}
+
+/** One replica's connection, counting the lead.scored events that replica published. */
+class CountingBus implements MessageBus {
+  readonly kind = 'rabbitmq' as const;
+  scored = 0;
+
+  constructor(private readonly inner: MessageBus) {}
+
+  async publish<TData>(type: string, data: TData, options?: PublishOptions) {
+    const envelope = await this.inner.publish(type, data, options);
+    if (type === 'lead.scored') this.scored++;
+    return envelope;
+  }
+  publishEnvelope(envelope: EventEnvelope): Promise<void> {
+    return this.inner.publishEnvelope(envelope);
+  }
+  subscribe(options: SubscribeOptions, handler: EventHandler): Promise<Subscription> {
+    return this.inner.subscribe(options, handler);
+  }
+  listDeadLetters(group: string, limit?: number): Promise<DeadLetter[]> {
+    return this.inner.listDeadLetters(group, limit);
+  }
+  replayDeadLetters(group: string, ids?: string[]): Promise<number> {
+    return this.inner.replayDeadLetters(group, ids);
+  }
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+describe.runIf(rabbit)('the scoring worker over RabbitMQ', () => {
+  const namePrefix = uniquePrefix('scoring');
+  const openBus = () =>
+    createRabbitBus({
+      url: AMQP_URL,
+      namePrefix,
+      logger,
+      validate: validateEvent,
+      declareGroups: CONSUMER_GROUPS,
+    });
+  let dataDir: string;
+  let store: DocStore;
+  let upstream: MessageBus;
+  const replicas: Array<{ bus: CountingBus; harness: ScoringHarness }> = [];
+  const scored: EventEnvelope[] = [];
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'scoring-rabbit-'));
+    // Replicas share one store, as they share one MongoDB in production.
+    store = await openStore(undefined, { dataDir });
+    upstream = await openBus();
+    await upstream.subscribe({ group: OBSERVER_GROUP, types: ['lead.scored'] }, async (event) => {
+      scored.push(event);
+    });
+    for (let i = 0; i < 2; i++) {
+      const bus = new CountingBus(await openBus());
+      replicas.push({ bus, harness: await startScoringHarness({ bus, store, observe: false }) });
+    }
+  });
+
+  afterAll(async () => {
+    for (const { harness } of replicas) await harness.close();
+    await upstream?.close();
+    await store?.close();
+    await deleteTopology(namePrefix);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('shares the leads between two replicas of one group, each lead scored once', async () => {
+    const sent = await Promise.all(
+      Array.from({ length: 40 }, () => upstream.publish('lead.enriched', enriched())),
+    );
+    const scoredByReplicas = () => replicas.reduce((sum, { bus }) => sum + bus.scored, 0);
+    // A replica counts its publish once the broker confirmed it, which may be after the observer got it.
+    await waitFor('40 scored leads', () => scored.length >= 40 && scoredByReplicas() >= 40, 15_000);
+
+    expect(scored.map((event) => event.id).sort()).toEqual(
+      sent.map((event) => scoredEventId(event.id)).sort(),
+    );
+    expect(new Set(scored.map((event) => (event.data as { leadId: string }).leadId)).size).toBe(40);
+    const [one, two] = replicas.map(({ bus }) => bus.scored);
+    expect(one! + two!).toBe(40);
+    expect(one).toBeGreaterThan(0);
+    expect(two).toBeGreaterThan(0);
+  });
+
+  it('dead-letters a lead.enriched that fails its schema at once, and goes on with the next', async () => {
+    const poisonId = randomUUID();
+    const poison = {
+      id: poisonId,
+      type: 'lead.enriched',
+      occurredAt: new Date().toISOString(),
+      correlationId: poisonId,
+      data: { leadId: randomUUID(), enrichment: { email: 'not an object' } },
+    };
+    const connection = await connect(AMQP_URL);
+    try {
+      const channel = await connection.createConfirmChannel();
+      channel.publish(
+        rabbitNames({ namePrefix }).exchange,
+        'lead.enriched',
+        Buffer.from(JSON.stringify(poison)),
+        {
+          messageId: poisonId,
+          persistent: true,
+          contentType: 'application/json',
+        },
+      );
+      await channel.waitForConfirms();
+    } finally {
+      await connection.close();
+    }
+    const before = scored.length;
+    const valid = await upstream.publish('lead.enriched', enriched());
+
+    await waitFor('the valid lead scored', () => scored.length === before + 1, 10_000);
+    expect(scored.at(-1)!.id).toBe(scoredEventId(valid.id));
+    const deadLetters = await upstream.listDeadLetters(SCORE_GROUP);
+    expect(deadLetters).toHaveLength(1);
+    expect(deadLetters[0]).toMatchObject({ id: poisonId, attempts: 1 });
+    expect(deadLetters[0]!.reason).toMatch(/^Invalid payload: Invalid lead.enriched/);
+  });
+});
