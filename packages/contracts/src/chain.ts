@@ -76,6 +76,12 @@ export const READ_MODELS = [
     purpose: 'names and e-mails of the users who created sources (createdBy)',
   },
   {
+    consumer: 'sequence',
+    group: 'sequence.lead.changes',
+    consumes: ['lead.updated', 'lead.deleted', 'lead.merged'],
+    purpose: 'stop enrolments when the lead is contacted, converted or closed, deleted, or merged away',
+  },
+  {
     consumer: 'gateway',
     consumes: ['lead.*'],
     purpose: 'push every lead change to the open dashboards',

@@ -46,13 +46,16 @@ export type {
   LeadDeleted,
   LeadEnriched,
   LeadEnrolled,
+  LeadEnrollmentStopped,
   LeadMerged,
   LeadNotified,
   LeadReceived,
   LeadScored,
+  LeadSequenceStepSent,
   LeadUpdated,
   ScoreReason,
   SentNotification,
+  SequenceStepStatus,
   SubmissionOrigin,
 } from './events/lead.js';
 export type {

@@ -6,10 +6,12 @@ import {
   type LeadDeleted,
   type LeadEnriched,
   type LeadEnrolled,
+  type LeadEnrollmentStopped,
   type LeadMerged,
   type LeadNotified,
   type LeadReceived,
   type LeadScored,
+  type LeadSequenceStepSent,
   type LeadUpdated,
 } from './lead.js';
 import {
@@ -35,6 +37,8 @@ export interface EventDataMap {
   'lead.scored': LeadScored;
   'lead.notified': LeadNotified;
   'lead.enrolled': LeadEnrolled;
+  'lead.sequence_step_sent': LeadSequenceStepSent;
+  'lead.enrollment_stopped': LeadEnrollmentStopped;
   'lead.updated': LeadUpdated;
   'lead.deleted': LeadDeleted;
   'lead.merged': LeadMerged;

@@ -106,6 +106,32 @@ export interface LeadEnrolled {
   enrollments: Enrollment[];
 }
 
+/** What became of one step mail of a sequence. */
+export type SequenceStepStatus = 'sent' | 'outbox' | 'failed';
+
+/** The sequence worker sent (or tried to send) one step of an enrolment to the lead. */
+export interface LeadSequenceStepSent {
+  leadId: string;
+  sequenceId: string;
+  sequenceName: string;
+  enrollmentId: string;
+  /** 1-based: 1 is the sequence's first step. */
+  step: number;
+  /** The Message-ID the SMTP server accepted; absent when nothing was sent. */
+  messageId?: string;
+  status: SequenceStepStatus;
+}
+
+/** An enrolment ended before its last step (the lead was contacted, deleted, had no e-mail ...). */
+export interface LeadEnrollmentStopped {
+  leadId: string;
+  sequenceId: string;
+  sequenceName: string;
+  enrollmentId: string;
+  /** A short code such as `lead_status_contacted`, `lead_deleted`, `no_email`; see the sequence README. */
+  reason: string;
+}
+
 // --- changes made through the API -------------------------------------------------------------
 
 export interface Actor {
@@ -238,6 +264,30 @@ export const LEAD_EVENT_SCHEMAS = {
           properties: { sequenceId: uuid, sequenceName: text, enrollmentId: uuid },
         },
       },
+    },
+  },
+  'lead.sequence_step_sent': {
+    type: 'object',
+    required: ['leadId', 'sequenceId', 'sequenceName', 'enrollmentId', 'step', 'status'],
+    properties: {
+      leadId: uuid,
+      sequenceId: uuid,
+      sequenceName: text,
+      enrollmentId: uuid,
+      step: { type: 'integer', minimum: 1 },
+      messageId: nonEmptyText,
+      status: { enum: ['sent', 'outbox', 'failed'] },
+    },
+  },
+  'lead.enrollment_stopped': {
+    type: 'object',
+    required: ['leadId', 'sequenceId', 'sequenceName', 'enrollmentId', 'reason'],
+    properties: {
+      leadId: uuid,
+      sequenceId: uuid,
+      sequenceName: text,
+      enrollmentId: uuid,
+      reason: nonEmptyText,
     },
   },
   'lead.updated': {

@@ -1,0 +1,9 @@
+export { DEFAULT_MAIL_FROM, MAILER_CONFIG, parseMailFrom } from './config.js';
+export {
+  createMailer,
+  MailDeliveryError,
+  type Mailer,
+  type MailerOptions,
+  type OutgoingMail,
+  type SendResult,
+} from './mailer.js';

@@ -1,0 +1,160 @@
+import type { Logger } from '@lead-capture/kit';
+import { createTransport } from 'nodemailer';
+import addressparser from 'nodemailer/lib/addressparser';
+
+export interface OutgoingMail {
+  to: string;
+  subject: string;
+  text: string;
+  html?: string;
+  /**
+   * A stable id of this mail in the caller's records (letters, digits, `.`, `-`, `_`). It becomes the
+   * Message-ID, so a mail sent again after a crash carries the same one and mail clients that
+   * de-duplicate by Message-ID show it once.
+   */
+  id?: string;
+}
+
+export interface SendResult {
+  /** `outbox`: no SMTP server is configured; the mail was logged, not sent. */
+  status: 'sent' | 'outbox';
+  /** The Message-ID header of the mail the SMTP server accepted. */
+  messageId?: string;
+}
+
+export interface Mailer {
+  readonly mode: 'smtp' | 'outbox';
+  /** Resolves once the SMTP server accepted the mail; rejects with a MailDeliveryError otherwise. */
+  send(mail: OutgoingMail): Promise<SendResult>;
+  /** Connects and authenticates (SMTP); resolves at once in outbox mode. */
+  verify(): Promise<void>;
+  /** Closes pooled connections; mails still being sent finish first. */
+  close(): void;
+}
+
+/**
+ * The SMTP server did not take a mail. `recipientRejected` marks a permanent refusal of the
+ * recipient (a 5xx answer to RCPT TO: no such mailbox); sending it again cannot help. Anything else
+ * (connection, timeout, authentication, a 4xx) may pass on a later attempt.
+ */
+export class MailDeliveryError extends Error {
+  override readonly name = 'MailDeliveryError';
+
+  constructor(
+    message: string,
+    readonly recipientRejected: boolean,
+    readonly responseCode: number | undefined,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options);
+  }
+}
+
+export interface MailerOptions {
+  /** smtp:// or smtps://, credentials URL-encoded in it; unset: outbox mode. */
+  smtpUrl?: string;
+  /** MAIL_FROM. */
+  from: string;
+  logger: Logger;
+  /** Applied to connecting, the greeting and every silence on the socket. Default 15 s. */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 15_000;
+const MESSAGE_ID_PART = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * The one mail transport of the workers. With `smtpUrl`, nodemailer's SMTP pool; without it, every
+ * mail is logged (recipient and subject) and reported as `outbox`. Never logs the URL: it may carry
+ * credentials.
+ */
+export function createMailer(options: MailerOptions): Mailer {
+  const { smtpUrl, from, logger } = options;
+  const fromDomain = addressparser(from)
+    .flatMap((entry) => (entry.address ? [entry.address] : []))[0]
+    ?.split('@')[1];
+  const messageIdOf = (id: string | undefined): string | undefined => {
+    if (id === undefined) return undefined;
+    if (!MESSAGE_ID_PART.test(id)) throw new TypeError(`Mail id must match ${MESSAGE_ID_PART}: ${id}`);
+    return `<${id}@${fromDomain ?? 'lead-capture.invalid'}>`;
+  };
+
+  if (!smtpUrl) {
+    return {
+      mode: 'outbox',
+      async send(mail) {
+        messageIdOf(mail.id);
+        logger.info({ to: mail.to, subject: mail.subject }, 'Mail kept in the outbox: SMTP_URL is not set');
+        return { status: 'outbox' };
+      },
+      async verify() {},
+      close() {},
+    };
+  }
+
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const transport = createTransport({
+    url: smtpUrl,
+    pool: true,
+    maxConnections: 3,
+    // A mail whose connection dropped mid-send may have been accepted: the caller decides about
+    // sending it again (its own records say whether it was), not the pool behind its back.
+    maxRequeues: 0,
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
+    logger: false,
+    debug: false,
+  });
+
+  return {
+    mode: 'smtp',
+    async send(mail) {
+      try {
+        const info = await transport.sendMail({
+          from,
+          to: mail.to,
+          subject: mail.subject,
+          text: mail.text,
+          ...(mail.html === undefined ? {} : { html: mail.html }),
+          ...(mail.id === undefined ? {} : { messageId: messageIdOf(mail.id) }),
+        });
+        logger.info({ to: mail.to, subject: mail.subject, messageId: info.messageId }, 'Mail sent');
+        return { status: 'sent', messageId: info.messageId };
+      } catch (error) {
+        throw deliveryError(error);
+      }
+    },
+    async verify() {
+      try {
+        await transport.verify();
+      } catch (error) {
+        throw deliveryError(error);
+      }
+    },
+    close() {
+      transport.close();
+    },
+  };
+}
+
+/** nodemailer's error as a MailDeliveryError; its message names the SMTP answer, never the URL. */
+function deliveryError(error: unknown): MailDeliveryError {
+  const details = (typeof error === 'object' && error !== null ? error : {}) as {
+    message?: unknown;
+    code?: unknown;
+    command?: unknown;
+    responseCode?: unknown;
+  };
+  const responseCode = typeof details.responseCode === 'number' ? details.responseCode : undefined;
+  const recipientRejected =
+    details.code === 'EENVELOPE' &&
+    typeof details.command === 'string' &&
+    details.command.startsWith('RCPT') &&
+    responseCode !== undefined &&
+    responseCode >= 500;
+  const message = typeof details.message === 'string' ? details.message : String(error);
+  return new MailDeliveryError(`SMTP delivery failed: ${message}`, recipientRejected, responseCode, {
+    cause: error,
+  });
+}

@@ -1,0 +1,20 @@
+import { type ConfigOf, int, loadConfig } from '@lead-capture/kit';
+import { MAILER_CONFIG } from '@lead-capture/mailer';
+
+/** What the notification worker reads beside the process's own variables (README table). */
+export const NOTIFICATION_CONFIG = {
+  ...MAILER_CONFIG,
+  NOTIFICATION_SEND_LEASE_MS: int({
+    min: 1000,
+    default: 60_000,
+    doc: 'How long a mail being sent stays reserved; one still "sending" after that (its sender crashed) is sent again',
+  }),
+};
+
+export type NotificationConfig = ConfigOf<typeof NOTIFICATION_CONFIG>;
+
+export function loadNotificationConfig(
+  env?: Readonly<Record<string, string | undefined>>,
+): NotificationConfig {
+  return loadConfig(NOTIFICATION_CONFIG, env);
+}

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import { type Collection, type Filter, isDuplicateKeyError } from '@lead-capture/docstore';
+
+export const MAILS_COLLECTION = 'notification_mails';
+
+/** `sending`: claimed, its SMTP answer not recorded yet. `outbox`: no SMTP server configured. */
+export const MAIL_STATUSES = ['sending', 'sent', 'outbox', 'failed'] as const;
+export type MailStatus = (typeof MAIL_STATUSES)[number];
+
+export type MailDocument = {
+  _id: string;
+  leadId: string;
+  /** The capture this mail is about: the correlation id of the lead's journey (its submission). */
+  captureId: string;
+  /** The recipient in lower case: one mail per recipient per capture, however it is spelled. */
+  recipientKey: string;
+  to: string;
+  subject: string;
+  status: MailStatus;
+  createdAt: string;
+  sentAt: string | null;
+  messageId?: string;
+  error?: string;
+  /** The server refused the recipient for good: never tried again. */
+  rejected?: boolean;
+  attempts: number;
+  /** While `sending`: until when the claim holds; after it a redelivery may send again. */
+  leaseUntil?: string;
+};
+
+export interface MailClaim {
+  mail: MailDocument;
+  /** True: this caller holds the claim and must send. False: the mail is settled (or failed for good). */
+  send: boolean;
+}
+
+/** Another delivery of the same event holds the claim right now; the bus retries later. */
+export class MailInFlightError extends Error {
+  override readonly name = 'MailInFlightError';
+}
+
+export interface MailListQuery {
+  page: number;
+  limit: number;
+  leadId?: string;
+  status?: MailStatus;
+}
+
+/**
+ * `notification_mails`: every team mail, sent or not, and the claim that keeps one recipient from
+ * getting two mails about one capture. A mail is claimed (inserted as `sending`, unique per lead,
+ * capture and recipient) before it is handed to SMTP, and its result recorded after.
+ */
+export class NotificationMails {
+  constructor(
+    private readonly mails: Collection<MailDocument>,
+    private readonly leaseMs: number,
+  ) {}
+
+  async createIndexes(): Promise<void> {
+    await this.mails.createIndex({ leadId: 1, captureId: 1, recipientKey: 1 }, { unique: true });
+    await this.mails.createIndex({ createdAt: -1, _id: -1 });
+    await this.mails.createIndex({ leadId: 1, createdAt: -1 });
+    await this.mails.createIndex({ status: 1, createdAt: -1 });
+  }
+
+  /**
+   * Claims the mail to `to` about this capture. The first delivery inserts it; a later one takes it
+   * over only when it failed for a reason that may pass (the bus retry), or when it has been
+   * `sending` past its lease (the sender crashed between claim and record: sent again, at least once).
+   * Throws MailInFlightError while another delivery holds a live claim.
+   */
+  async claim(
+    mail: { leadId: string; captureId: string; to: string; subject: string },
+    now: Date,
+  ): Promise<MailClaim> {
+    const key = { leadId: mail.leadId, captureId: mail.captureId, recipientKey: mail.to.toLowerCase() };
+    const leaseUntil = new Date(now.getTime() + this.leaseMs).toISOString();
+    const created: MailDocument = {
+      _id: randomUUID(),
+      ...key,
+      to: mail.to,
+      subject: mail.subject,
+      status: 'sending',
+      createdAt: now.toISOString(),
+      sentAt: null,
+      attempts: 1,
+      leaseUntil,
+    };
+    try {
+      await this.mails.insertOne(created);
+      return { mail: created, send: true };
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+    }
+    const retaken = await this.mails.findOneAndUpdate(
+      {
+        ...key,
+        $or: [
+          { status: 'failed', rejected: { $ne: true } },
+          { status: 'sending', leaseUntil: { $lt: now.toISOString() } },
+        ],
+      },
+      { $set: { status: 'sending', leaseUntil, subject: mail.subject }, $inc: { attempts: 1 } },
+    );
+    if (retaken) return { mail: retaken, send: true };
+    const existing = await this.mails.findOne(key);
+    if (!existing) throw new Error(`Mail claim of ${mail.to} for lead ${mail.leadId} vanished`);
+    if (existing.status === 'sending') {
+      throw new MailInFlightError(
+        `The mail to ${mail.to} about lead ${mail.leadId} is being sent by another delivery`,
+      );
+    }
+    return { mail: existing, send: false };
+  }
+
+  async recordSent(
+    id: string,
+    result: { status: 'sent' | 'outbox'; messageId?: string },
+    now: Date,
+  ): Promise<MailDocument> {
+    const set: Partial<MailDocument> = { status: result.status, sentAt: now.toISOString() };
+    if (result.messageId) set.messageId = result.messageId;
+    return this.settle(id, { $set: set, $unset: { leaseUntil: '', error: '' } });
+  }
+
+  async recordFailed(id: string, error: string, rejected: boolean): Promise<MailDocument> {
+    return this.settle(id, { $set: { status: 'failed', error, rejected }, $unset: { leaseUntil: '' } });
+  }
+
+  async list(query: MailListQuery): Promise<{ mails: MailDocument[]; total: number }> {
+    const filter: Filter = {};
+    if (query.leadId) filter.leadId = query.leadId.toLowerCase();
+    if (query.status) filter.status = query.status;
+    const [mails, total] = await Promise.all([
+      this.mails.find(filter, {
+        sort: { createdAt: -1, _id: -1 },
+        skip: (query.page - 1) * query.limit,
+        limit: query.limit,
+      }),
+      this.mails.countDocuments(filter),
+    ]);
+    return { mails, total };
+  }
+
+  private async settle(id: string, update: Record<string, unknown>): Promise<MailDocument> {
+    const settled = await this.mails.findOneAndUpdate({ _id: id }, update);
+    if (!settled) throw new Error(`Notification mail ${id} vanished`);
+    return settled;
+  }
+}

@@ -1,0 +1,95 @@
+import type { MessageBus } from '@lead-capture/bus';
+import type { EventEnvelope, LeadNotified, LeadScored, SentNotification } from '@lead-capture/contracts';
+import type { Logger } from '@lead-capture/kit';
+import { MailDeliveryError, type Mailer } from '@lead-capture/mailer';
+import { v5 as uuidv5 } from 'uuid';
+import { renderNotificationMail } from './mail.js';
+import { MailInFlightError, type NotificationMails } from './mails.js';
+import { recipientsFor } from './rules.js';
+import type { SettingsStore } from './settings.js';
+
+/** Namespace of the ids of lead.notified events, derived from the lead.scored they answer. */
+const NOTIFIED_EVENT_NAMESPACE = '5b0d7c1e-4f7a-4e39-9a52-0c6f1d3e8a71';
+
+/** The id of the lead.notified that answers a lead.scored: every redelivery publishes the same event. */
+export function notifiedEventId(scoredEventId: string): string {
+  return uuidv5(`lead.notified:${scoredEventId}`, NOTIFIED_EVENT_NAMESPACE);
+}
+
+export interface NotifierDeps {
+  settings: SettingsStore;
+  mails: NotificationMails;
+  mailer: Mailer;
+  bus: MessageBus;
+  logger: Logger;
+  publicBaseUrl: string | undefined;
+  now: () => Date;
+}
+
+/**
+ * Handles lead.scored: one mail per recipient when the settings ask for it, each claimed before it
+ * is sent and recorded after, then lead.notified (also with an empty list: sequences come next
+ * either way). Every recipient is tried before a failure is rethrown, so one refused mail does not
+ * hold the others back; the bus retries the event, and the mails already sent are not sent again.
+ */
+export function createScoredHandler(deps: NotifierDeps) {
+  const { settings, mails, mailer, bus, logger, publicBaseUrl, now } = deps;
+
+  return async function handleScored(event: EventEnvelope): Promise<void> {
+    const scored = event.data as LeadScored;
+    const recipients = recipientsFor(await settings.get(), {
+      qualification: scored.qualification,
+      sourceId: scored.lead.sourceId,
+    });
+    const content = renderNotificationMail(scored, publicBaseUrl);
+    const notifications: SentNotification[] = [];
+    let retryable: Error | undefined;
+
+    for (const to of recipients) {
+      let claim: Awaited<ReturnType<NotificationMails['claim']>>;
+      try {
+        claim = await mails.claim(
+          { leadId: scored.leadId, captureId: event.correlationId, to, subject: content.subject },
+          now(),
+        );
+      } catch (error) {
+        if (!(error instanceof MailInFlightError)) throw error;
+        retryable ??= error;
+        continue;
+      }
+      let { mail } = claim;
+      if (claim.send) {
+        try {
+          const result = await mailer.send({ to, ...content, id: mail._id });
+          mail = await mails.recordSent(mail._id, result, now());
+        } catch (error) {
+          if (!(error instanceof MailDeliveryError)) throw error;
+          mail = await mails.recordFailed(mail._id, error.message, error.recipientRejected);
+          if (error.recipientRejected) {
+            logger.warn(
+              { leadId: scored.leadId, to, err: error },
+              'Notification refused for good by the SMTP server',
+            );
+          } else {
+            retryable ??= error;
+          }
+        }
+      }
+      notifications.push({ id: mail._id, to: mail.to, status: mail.status });
+    }
+
+    if (retryable) throw retryable;
+    const notified: LeadNotified = {
+      leadId: scored.leadId,
+      lead: scored.lead,
+      score: scored.score,
+      qualification: scored.qualification,
+      notifications,
+    };
+    await bus.publish('lead.notified', notified, {
+      id: notifiedEventId(event.id),
+      correlationId: event.correlationId,
+      causationId: event.id,
+    });
+  };
+}

@@ -1,0 +1,45 @@
+import { requireScope } from '@lead-capture/kit';
+import type { FastifyPluginAsync } from 'fastify';
+import type { MailDocument, MailListQuery, NotificationMails } from '../../mails.js';
+import { errorResponses, MAIL_LIST, MAIL_LIST_QUERY, TAGS } from '../../schemas.js';
+
+export interface MailRoutesOptions {
+  mails: NotificationMails;
+}
+
+function mailView(mail: MailDocument) {
+  return {
+    id: mail._id,
+    leadId: mail.leadId,
+    to: mail.to,
+    subject: mail.subject,
+    status: mail.status,
+    createdAt: mail.createdAt,
+    sentAt: mail.sentAt,
+    ...(mail.status === 'failed' && mail.error ? { error: mail.error } : {}),
+  };
+}
+
+/** GET /api/notifications: every team mail, newest first. */
+export const mailRoutes: FastifyPluginAsync<MailRoutesOptions> = async (app, { mails }) => {
+  app.get<{ Querystring: MailListQuery }>(
+    '/api/notifications',
+    {
+      preHandler: requireScope('read'),
+      schema: {
+        tags: TAGS,
+        summary: 'Team notification mails, newest first',
+        querystring: MAIL_LIST_QUERY,
+        response: { 200: MAIL_LIST, ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const { page, limit } = request.query;
+      const { mails: found, total } = await mails.list(request.query);
+      return {
+        data: found.map(mailView),
+        pagination: { page, limit, total, pages: Math.ceil(total / limit) },
+      };
+    },
+  );
+};

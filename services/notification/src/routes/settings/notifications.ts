@@ -1,0 +1,38 @@
+import { requireScope } from '@lead-capture/kit';
+import type { FastifyPluginAsync } from 'fastify';
+import { errorResponses, SETTINGS, SETTINGS_BODY, TAGS } from '../../schemas.js';
+import { type NotificationSettings, normaliseSettings, type SettingsStore } from '../../settings.js';
+
+export interface SettingsRoutesOptions {
+  settings: SettingsStore;
+}
+
+/** /api/settings/notifications: any identity reads; replacing needs full scope. */
+export const settingsRoutes: FastifyPluginAsync<SettingsRoutesOptions> = async (app, { settings }) => {
+  app.get(
+    '/api/settings/notifications',
+    {
+      preHandler: requireScope('read'),
+      schema: {
+        tags: TAGS,
+        summary: 'Who is e-mailed about which scored leads',
+        response: { 200: SETTINGS, ...errorResponses(401) },
+      },
+    },
+    async () => settings.get(),
+  );
+
+  app.put<{ Body: NotificationSettings }>(
+    '/api/settings/notifications',
+    {
+      preHandler: requireScope('full'),
+      schema: {
+        tags: TAGS,
+        summary: 'Replace the notification settings',
+        body: SETTINGS_BODY,
+        response: { 200: SETTINGS, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => settings.replace(normaliseSettings(request.body), request.identity!.userId),
+  );
+};

@@ -1,0 +1,293 @@
+import { randomUUID } from 'node:crypto';
+import { type Collection, type Filter, isDuplicateKeyError } from '@lead-capture/docstore';
+import type { TemplateValues } from './template.js';
+
+export const ENROLLMENTS_COLLECTION = 'sequence_enrollments';
+export const MESSAGES_COLLECTION = 'sequence_messages';
+
+export const ENROLLMENT_STATUSES = ['active', 'completed', 'stopped'] as const;
+export type EnrollmentStatus = (typeof ENROLLMENT_STATUSES)[number];
+
+/** An event decided together with the state change it reports, published right after, relayed if that failed. */
+export type PendingEvent = {
+  id: string;
+  /** The event (or request) that caused it, when there is one. */
+  causationId?: string;
+  publishAfter: string;
+  attempts: number;
+};
+
+export type EnrollmentDocument = {
+  _id: string;
+  sequenceId: string;
+  sequenceName: string;
+  leadId: string;
+  /** The lead's values at enrolment: the recipient and the placeholders of every step. */
+  lead: TemplateValues;
+  /** The lead's journey (its submission), carried by every event about this enrolment. */
+  correlationId: string;
+  /** The lead.notified that enrolled the lead. */
+  causeEventId: string;
+  status: EnrollmentStatus;
+  /** Steps sent so far; the next one to send is steps[currentStep]. */
+  currentStep: number;
+  /** When the next step is due; null once the enrolment is over. */
+  nextStepAt: string | null;
+  /** The sequence is inactive: due steps wait until it is active again. */
+  paused: boolean;
+  enrolledAt: string;
+  updatedAt: string;
+  /** Set once lead.enrolled is published; no step is sent before. */
+  announcedAt?: string;
+  /** Failed attempts at the current step, reset when it is sent. */
+  stepFailures: number;
+  /** The scheduler instance working on it, until leaseUntil (a crashed one's claim is taken after). */
+  leaseOwner?: string;
+  leaseUntil?: string;
+  stoppedReason?: string;
+  stoppedAt?: string;
+  completedAt?: string;
+  /** lead.enrollment_stopped, until published. */
+  stopEvent?: PendingEvent;
+};
+
+export const MESSAGE_STATUSES = ['sending', 'sent', 'outbox', 'failed'] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+
+/** One step mail to one lead: unique per enrolment and step, claimed before it is sent. */
+export type MessageDocument = {
+  _id: string;
+  enrollmentId: string;
+  sequenceId: string;
+  sequenceName: string;
+  leadId: string;
+  correlationId: string;
+  /** 1-based. */
+  step: number;
+  to: string;
+  subject: string;
+  status: MessageStatus;
+  createdAt: string;
+  sentAt: string | null;
+  messageId?: string;
+  error?: string;
+  /** The server refused the recipient for good. */
+  rejected?: boolean;
+  /** lead.sequence_step_sent, until published; set once the outcome is final. */
+  pendingEvent?: PendingEvent;
+};
+
+export interface EnrollmentListQuery {
+  page: number;
+  limit: number;
+  status?: EnrollmentStatus;
+}
+
+const leaseFree = (now: string): Filter => ({
+  $or: [{ leaseUntil: { $exists: false } }, { leaseUntil: { $lt: now } }],
+});
+
+/**
+ * How long the relay leaves a new pending event to the code that is about to publish it: taking it
+ * sooner would publish it twice (harmless with the same id, but noise downstream).
+ */
+export const RELAY_GRACE_MS = 30_000;
+
+export function pendingEvent(now: Date, causationId?: string): PendingEvent {
+  const event: PendingEvent = {
+    id: randomUUID(),
+    publishAfter: new Date(now.getTime() + RELAY_GRACE_MS).toISOString(),
+    attempts: 0,
+  };
+  if (causationId !== undefined) event.causationId = causationId;
+  return event;
+}
+
+/** `sequence_enrollments` and `sequence_messages`. */
+export class Enrollments {
+  constructor(
+    readonly enrollments: Collection<EnrollmentDocument>,
+    readonly messages: Collection<MessageDocument>,
+  ) {}
+
+  async createIndexes(): Promise<void> {
+    await this.enrollments.createIndex({ sequenceId: 1, leadId: 1 }, { unique: true });
+    await this.enrollments.createIndex({ status: 1, nextStepAt: 1 });
+    await this.enrollments.createIndex({ leadId: 1, status: 1 });
+    await this.enrollments.createIndex({ sequenceId: 1, enrolledAt: -1 });
+    await this.enrollments.createIndex({ 'stopEvent.publishAfter': 1 });
+    await this.messages.createIndex({ enrollmentId: 1, step: 1 }, { unique: true });
+    await this.messages.createIndex({ 'pendingEvent.publishAfter': 1 });
+  }
+
+  /** Inserts the enrolment, or answers the lead's existing one in that sequence (enrolled once per sequence). */
+  async enrol(enrollment: EnrollmentDocument): Promise<{ enrollment: EnrollmentDocument; created: boolean }> {
+    try {
+      await this.enrollments.insertOne(enrollment);
+      return { enrollment, created: true };
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+    }
+    const existing = await this.enrollments.findOne({
+      sequenceId: enrollment.sequenceId,
+      leadId: enrollment.leadId,
+    });
+    if (!existing) throw new Error(`Enrolment of lead ${enrollment.leadId} vanished`);
+    return { enrollment: existing, created: false };
+  }
+
+  async markAnnounced(ids: readonly string[], now: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await this.enrollments.updateMany(
+      { _id: { $in: [...ids] }, announcedAt: { $exists: false } },
+      { $set: { announcedAt: now.toISOString() } },
+    );
+  }
+
+  async list(
+    sequenceId: string,
+    query: EnrollmentListQuery,
+  ): Promise<{ enrollments: EnrollmentDocument[]; total: number }> {
+    const filter: Filter = { sequenceId };
+    if (query.status) filter.status = query.status;
+    const [enrollments, total] = await Promise.all([
+      this.enrollments.find(filter, {
+        sort: { enrolledAt: -1, _id: -1 },
+        skip: (query.page - 1) * query.limit,
+        limit: query.limit,
+      }),
+      this.enrollments.countDocuments(filter),
+    ]);
+    return { enrollments, total };
+  }
+
+  /**
+   * The enrolment whose step is due soonest, claimed for `leaseMs` by `owner`; null when none is due.
+   * One findOneAndUpdate: two schedulers (replicas) never claim the same enrolment at once, and a
+   * claim whose holder crashed is taken over once its lease is over.
+   */
+  claimDue(owner: string, now: Date, leaseMs: number): Promise<EnrollmentDocument | null> {
+    const at = now.toISOString();
+    return this.enrollments.findOneAndUpdate(
+      {
+        status: 'active',
+        paused: false,
+        announcedAt: { $exists: true },
+        nextStepAt: { $lte: at },
+        ...leaseFree(at),
+      },
+      { $set: { leaseOwner: owner, leaseUntil: new Date(now.getTime() + leaseMs).toISOString() } },
+      { sort: { nextStepAt: 1 } },
+    );
+  }
+
+  /** Changes a claimed enrolment and gives the claim up; null when the claim was lost meanwhile. */
+  updateClaimed(
+    id: string,
+    owner: string,
+    set: Partial<EnrollmentDocument>,
+    now: Date,
+  ): Promise<EnrollmentDocument | null> {
+    return this.enrollments.findOneAndUpdate(
+      { _id: id, leaseOwner: owner, status: 'active' },
+      { $set: { ...set, updatedAt: now.toISOString() }, $unset: { leaseOwner: '', leaseUntil: '' } },
+    );
+  }
+
+  /** A step went out although the enrolment was stopped (or taken over) meanwhile: it still counts as sent. */
+  async countSentStep(id: string, owner: string, stepsSent: number): Promise<void> {
+    await this.enrollments.updateOne({ _id: id }, { $max: { currentStep: stepsSent } });
+    await this.enrollments.updateOne(
+      { _id: id, leaseOwner: owner },
+      { $unset: { leaseOwner: '', leaseUntil: '' } },
+    );
+  }
+
+  /** Stops one active enrolment; null when it is no longer active. */
+  stop(id: string, reason: string, now: Date, causationId?: string): Promise<EnrollmentDocument | null> {
+    return this.enrollments.findOneAndUpdate(
+      { _id: id, status: 'active' },
+      this.stopUpdate(reason, now, causationId),
+    );
+  }
+
+  /** Stops every active enrolment of a lead, one at a time (each gets its own event). */
+  async stopAllOfLead(leadId: string, reason: string, now: Date, causationId: string): Promise<void> {
+    while (
+      await this.enrollments.findOneAndUpdate(
+        { leadId, status: 'active' },
+        this.stopUpdate(reason, now, causationId),
+      )
+    );
+  }
+
+  /**
+   * The enrolments follow their sequence: its current name (for the events still to come), and
+   * paused while it is inactive (due steps wait) or not (they go out).
+   */
+  async followSequence(sequence: { _id: string; name: string; active: boolean }, now: Date): Promise<void> {
+    await this.enrollments.updateMany(
+      { sequenceId: sequence._id, sequenceName: { $ne: sequence.name } },
+      { $set: { sequenceName: sequence.name } },
+    );
+    await this.enrollments.updateMany(
+      { sequenceId: sequence._id, status: 'active', paused: sequence.active },
+      { $set: { paused: !sequence.active, updatedAt: now.toISOString() } },
+    );
+  }
+
+  /** Enrolments that already had every step of a shortened sequence are complete. */
+  async completeBeyond(sequenceId: string, stepCount: number, now: Date): Promise<void> {
+    const at = now.toISOString();
+    await this.enrollments.updateMany(
+      { sequenceId, status: 'active', currentStep: { $gte: stepCount } },
+      { $set: { status: 'completed', completedAt: at, nextStepAt: null, updatedAt: at } },
+    );
+  }
+
+  /** A deleted sequence: every active enrolment becomes due, so the scheduler stops it (with its event). */
+  async wakeAll(sequenceId: string, now: Date): Promise<void> {
+    const at = now.toISOString();
+    await this.enrollments.updateMany(
+      { sequenceId, status: 'active' },
+      { $set: { nextStepAt: at, paused: false, updatedAt: at } },
+    );
+  }
+
+  /**
+   * Claims the message of a step: inserted as `sending` the first time; an earlier attempt's is
+   * returned as it is (the caller holds the enrolment's claim, so nobody else is sending it).
+   */
+  async claimMessage(message: MessageDocument): Promise<MessageDocument> {
+    try {
+      await this.messages.insertOne(message);
+      return message;
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+    }
+    const existing = await this.messages.findOne({ enrollmentId: message.enrollmentId, step: message.step });
+    if (!existing) throw new Error(`Step message of enrolment ${message.enrollmentId} vanished`);
+    return existing;
+  }
+
+  async settleMessage(id: string, set: Partial<MessageDocument>): Promise<MessageDocument> {
+    const settled = await this.messages.findOneAndUpdate({ _id: id }, { $set: set });
+    if (!settled) throw new Error(`Step message ${id} vanished`);
+    return settled;
+  }
+
+  private stopUpdate(reason: string, now: Date, causationId: string | undefined) {
+    const at = now.toISOString();
+    return {
+      $set: {
+        status: 'stopped',
+        stoppedReason: reason,
+        stoppedAt: at,
+        nextStepAt: null,
+        updatedAt: at,
+        stopEvent: pendingEvent(now, causationId),
+      },
+      $unset: { leaseOwner: '', leaseUntil: '' },
+    };
+  }
+}

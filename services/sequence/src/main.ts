@@ -1,0 +1,4 @@
+import { runServiceProcess } from '@lead-capture/kit';
+import { createSequenceService } from './service.js';
+
+await runServiceProcess(createSequenceService, { name: 'sequence' });

@@ -1,0 +1,28 @@
+import type { Qualification } from '@lead-capture/contracts';
+
+/** Which leads a sequence takes; every condition given must hold, none given takes every lead. */
+export type SequenceMatch = {
+  qualifications?: Qualification[];
+  sourceIds?: string[];
+  minScore?: number;
+  /** All of them, compared case-insensitively. */
+  tags?: string[];
+};
+
+export interface LeadFacts {
+  qualification: Qualification;
+  sourceId: string;
+  score: number;
+  tags: readonly string[];
+}
+
+export function matchesSequence(match: SequenceMatch, lead: LeadFacts): boolean {
+  if (match.qualifications && !match.qualifications.includes(lead.qualification)) return false;
+  if (match.sourceIds && !match.sourceIds.includes(lead.sourceId.toLowerCase())) return false;
+  if (match.minScore !== undefined && lead.score < match.minScore) return false;
+  if (match.tags) {
+    const leadTags = new Set(lead.tags.map((tag) => tag.trim().toLowerCase()));
+    if (!match.tags.every((tag) => leadTags.has(tag.toLowerCase()))) return false;
+  }
+  return true;
+}

@@ -1,0 +1,49 @@
+import { requireScope } from '@lead-capture/kit';
+import type { FastifyPluginAsync } from 'fastify';
+import type { EnrollmentDocument, EnrollmentListQuery } from '../../enrollments.js';
+import {
+  ENROLLMENT_LIST,
+  ENROLLMENT_LIST_QUERY,
+  errorResponses,
+  SEQUENCE_PARAMS,
+  TAGS,
+} from '../../schemas.js';
+import type { SequenceRoutesOptions } from './index.js';
+
+function enrollmentView(enrollment: EnrollmentDocument) {
+  return {
+    id: enrollment._id,
+    leadId: enrollment.leadId,
+    status: enrollment.status,
+    currentStep: enrollment.currentStep,
+    nextStepAt: enrollment.nextStepAt,
+    paused: enrollment.paused,
+    ...(enrollment.stoppedReason ? { stoppedReason: enrollment.stoppedReason } : {}),
+    enrolledAt: enrollment.enrolledAt,
+  };
+}
+
+/** GET /api/sequences/<id>/enrollments: who is enrolled and where they stand, newest first. */
+export const enrollmentRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (app, { catalog }) => {
+  app.get<{ Params: { id: string }; Querystring: EnrollmentListQuery }>(
+    '/api/sequences/:id/enrollments',
+    {
+      preHandler: requireScope('read'),
+      schema: {
+        tags: TAGS,
+        summary: 'The enrolments of a sequence, newest first',
+        params: SEQUENCE_PARAMS,
+        querystring: ENROLLMENT_LIST_QUERY,
+        response: { 200: ENROLLMENT_LIST, ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      const { page, limit } = request.query;
+      const { enrollments, total } = await catalog.enrollmentsOf(request.params.id, request.query);
+      return {
+        data: enrollments.map(enrollmentView),
+        pagination: { page, limit, total, pages: Math.ceil(total / limit) },
+      };
+    },
+  );
+};

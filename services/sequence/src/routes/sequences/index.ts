@@ -1,0 +1,120 @@
+import { requireScope } from '@lead-capture/kit';
+import type { FastifyPluginAsync } from 'fastify';
+import type { SequenceCatalog } from '../../catalog.js';
+import {
+  CREATE_SEQUENCE_BODY,
+  errorResponses,
+  REPLACE_SEQUENCE_BODY,
+  SEQUENCE,
+  SEQUENCE_PARAMS,
+  TAGS,
+} from '../../schemas.js';
+import { parseSequenceInput, type SequenceInput } from '../../sequence-input.js';
+import type { SequenceDocument } from '../../sequences.js';
+import { enrollmentRoutes } from './enrollments.js';
+
+export interface SequenceRoutesOptions {
+  catalog: SequenceCatalog;
+}
+
+interface SequenceParams {
+  id: string;
+}
+
+function sequenceView(sequence: SequenceDocument) {
+  return {
+    id: sequence._id,
+    name: sequence.name,
+    active: sequence.active,
+    steps: sequence.steps,
+    match: sequence.match,
+    createdAt: sequence.createdAt,
+    updatedAt: sequence.updatedAt,
+  };
+}
+
+/** /api/sequences and /api/sequences/<id>: any identity reads; writes need full scope. */
+export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (app, options) => {
+  const { catalog } = options;
+  const read = requireScope('read');
+  const write = requireScope('full');
+
+  app.get(
+    '/api/sequences',
+    {
+      preHandler: read,
+      schema: {
+        tags: TAGS,
+        summary: 'List sequences, oldest first',
+        response: { 200: { type: 'array', items: SEQUENCE }, ...errorResponses(401) },
+      },
+    },
+    async () => (await catalog.list()).map(sequenceView),
+  );
+
+  app.get<{ Params: SequenceParams }>(
+    '/api/sequences/:id',
+    {
+      preHandler: read,
+      schema: {
+        tags: TAGS,
+        summary: 'One sequence',
+        params: SEQUENCE_PARAMS,
+        response: { 200: SEQUENCE, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => sequenceView(await catalog.get(request.params.id)),
+  );
+
+  app.post<{ Body: SequenceInput }>(
+    '/api/sequences',
+    {
+      preHandler: write,
+      schema: {
+        tags: TAGS,
+        summary: 'Create a sequence; matching leads are enrolled from their next notification on',
+        body: CREATE_SEQUENCE_BODY,
+        response: { 201: SEQUENCE, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request, reply) => {
+      const sequence = await catalog.create(parseSequenceInput(request.body));
+      return reply.code(201).send(sequenceView(sequence));
+    },
+  );
+
+  app.put<{ Params: SequenceParams; Body: Required<SequenceInput> }>(
+    '/api/sequences/:id',
+    {
+      preHandler: write,
+      schema: {
+        tags: TAGS,
+        summary: 'Replace a sequence (name, active, steps and match)',
+        params: SEQUENCE_PARAMS,
+        body: REPLACE_SEQUENCE_BODY,
+        response: { 200: SEQUENCE, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) =>
+      sequenceView(await catalog.replace(request.params.id, parseSequenceInput(request.body))),
+  );
+
+  app.delete<{ Params: SequenceParams }>(
+    '/api/sequences/:id',
+    {
+      preHandler: write,
+      schema: {
+        tags: TAGS,
+        summary: 'Delete a sequence; its active enrolments are stopped',
+        params: SEQUENCE_PARAMS,
+        response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await catalog.delete(request.params.id);
+      return reply.code(204).send();
+    },
+  );
+
+  await app.register(enrollmentRoutes, options);
+};

@@ -1,0 +1,256 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@lead-capture/kit';
+import { MailDeliveryError, type Mailer } from '@lead-capture/mailer';
+import {
+  type EnrollmentDocument,
+  type Enrollments,
+  type MessageDocument,
+  pendingEvent,
+} from './enrollments.js';
+import type { SequenceEvents } from './events.js';
+import type { LeadStates } from './lead-states.js';
+import { MAX_STEP_ATTEMPTS, stepDueAt, stepRetryDelayMs } from './schedule.js';
+import type { SequenceDocument, Sequences } from './sequences.js';
+import { renderSubject, renderTemplate } from './template.js';
+
+/** Why an enrolment stopped before its last step (the reasons of lead changes are in lead-changes.ts). */
+export const SCHEDULER_STOP_REASONS = {
+  sequenceDeleted: 'sequence_deleted',
+  noEmail: 'no_email',
+  emailRejected: 'email_rejected',
+  deliveryFailed: 'delivery_failed',
+} as const;
+
+/** Due enrolments one pass handles at most; the next tick goes on. */
+const PASS_LIMIT = 100;
+
+export interface SchedulerDeps {
+  sequences: Sequences;
+  enrollments: Enrollments;
+  leadStates: LeadStates;
+  events: SequenceEvents;
+  mailer: Mailer;
+  logger: Logger;
+  now: () => Date;
+  tickMs: number;
+  leaseMs: number;
+}
+
+/**
+ * Sends due steps. Its state is all in the store (`nextStepAt` and a lease per enrolment), so it
+ * survives restarts, and any number of instances (replicas) share the work: each claims one due
+ * enrolment at a time with findOneAndUpdate, and a step's mail is itself claimed (unique per
+ * enrolment and step) before it is sent.
+ */
+export class StepScheduler {
+  /** Identifies this instance's claims; a claim of a crashed instance is taken over after its lease. */
+  private readonly owner = randomUUID();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly deps: SchedulerDeps) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = this.pass()
+        .catch((error: unknown) => this.deps.logger.error({ err: error }, 'Sequence scheduler pass failed'))
+        .finally(() => {
+          this.running = undefined;
+        });
+    }, this.deps.tickMs);
+    this.timer.unref();
+  }
+
+  /** Stops ticking; resolves when the pass under way is over. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** One pass: the due steps, then the events still pending. */
+  async pass(): Promise<void> {
+    const { enrollments, events, now, leaseMs, logger } = this.deps;
+    for (let handled = 0; handled < PASS_LIMIT; handled++) {
+      const enrollment = await enrollments.claimDue(this.owner, now(), leaseMs);
+      if (!enrollment) break;
+      try {
+        await this.advance(enrollment);
+      } catch (error) {
+        // Its lease runs out and the step is tried again then; the others go on now.
+        logger.error({ err: error, enrollmentId: enrollment._id }, 'Sequence step failed unexpectedly');
+      }
+    }
+    await events.relay(now());
+  }
+
+  private async advance(enrollment: EnrollmentDocument): Promise<void> {
+    const { sequences, enrollments, leadStates } = this.deps;
+    const sequence = await sequences.find(enrollment.sequenceId);
+    if (!sequence || sequence.deletedAt) {
+      await this.stopEnrollment(enrollment, SCHEDULER_STOP_REASONS.sequenceDeleted);
+      return;
+    }
+    if (!sequence.active) {
+      await enrollments.updateClaimed(enrollment._id, this.owner, { paused: true }, this.deps.now());
+      return;
+    }
+    if (enrollment.currentStep >= sequence.steps.length) {
+      await this.complete(enrollment, enrollment.currentStep);
+      return;
+    }
+    const blocked = await leadStates.stopReasonOf(enrollment.leadId);
+    if (blocked) {
+      await this.stopEnrollment(enrollment, blocked);
+      return;
+    }
+    const to = enrollment.lead.email?.trim();
+    if (!to) {
+      await this.stopEnrollment(enrollment, SCHEDULER_STOP_REASONS.noEmail);
+      return;
+    }
+    await this.sendStep(enrollment, sequence, to);
+  }
+
+  private async sendStep(
+    enrollment: EnrollmentDocument,
+    sequence: SequenceDocument,
+    to: string,
+  ): Promise<void> {
+    const { enrollments, events, mailer, now } = this.deps;
+    const index = enrollment.currentStep;
+    const step = sequence.steps[index]!;
+    const subject = renderSubject(step.subject, enrollment.lead);
+    const message = await enrollments.claimMessage({
+      _id: randomUUID(),
+      enrollmentId: enrollment._id,
+      sequenceId: sequence._id,
+      sequenceName: sequence.name,
+      leadId: enrollment.leadId,
+      correlationId: enrollment.correlationId,
+      step: index + 1,
+      to,
+      subject,
+      status: 'sending',
+      createdAt: now().toISOString(),
+      sentAt: null,
+    });
+
+    if (message.status === 'failed' && message.rejected) {
+      // Refused for good by an earlier attempt that crashed before it stopped the enrolment.
+      await this.stopEnrollment(enrollment, SCHEDULER_STOP_REASONS.emailRejected);
+      return;
+    }
+    let settled: MessageDocument;
+    if (message.status === 'sent' || message.status === 'outbox') {
+      // Sent by an instance that crashed before it could move the enrolment on.
+      settled = message;
+    } else {
+      try {
+        const result = await mailer.send({
+          to,
+          subject,
+          text: renderTemplate(step.body, enrollment.lead),
+          id: message._id,
+        });
+        const sentAt = now();
+        settled = await enrollments.settleMessage(message._id, {
+          status: result.status,
+          sentAt: sentAt.toISOString(),
+          ...(result.messageId ? { messageId: result.messageId } : {}),
+          pendingEvent: pendingEvent(sentAt),
+        });
+      } catch (error) {
+        if (!(error instanceof MailDeliveryError)) throw error;
+        await this.deliveryFailed(enrollment, message, error);
+        return;
+      }
+    }
+
+    await events.publishStep(settled, now());
+    await this.moveOn(enrollment, sequence, new Date(settled.sentAt ?? now().toISOString()));
+  }
+
+  /** The step is sent: on to the next one, its delay counted from now, or done. */
+  private async moveOn(
+    enrollment: EnrollmentDocument,
+    sequence: SequenceDocument,
+    sentAt: Date,
+  ): Promise<void> {
+    const stepsSent = enrollment.currentStep + 1;
+    const next = sequence.steps[stepsSent];
+    if (!next) {
+      await this.complete(enrollment, stepsSent);
+      return;
+    }
+    const moved = await this.deps.enrollments.updateClaimed(
+      enrollment._id,
+      this.owner,
+      {
+        currentStep: stepsSent,
+        nextStepAt: stepDueAt(sentAt, next.delayMinutes).toISOString(),
+        stepFailures: 0,
+      },
+      this.deps.now(),
+    );
+    if (!moved) await this.deps.enrollments.countSentStep(enrollment._id, this.owner, stepsSent);
+  }
+
+  private async complete(enrollment: EnrollmentDocument, stepsSent: number): Promise<void> {
+    const now = this.deps.now();
+    const completed = await this.deps.enrollments.updateClaimed(
+      enrollment._id,
+      this.owner,
+      { status: 'completed', currentStep: stepsSent, nextStepAt: null, completedAt: now.toISOString() },
+      now,
+    );
+    if (!completed) await this.deps.enrollments.countSentStep(enrollment._id, this.owner, stepsSent);
+  }
+
+  private async deliveryFailed(
+    enrollment: EnrollmentDocument,
+    message: MessageDocument,
+    error: MailDeliveryError,
+  ): Promise<void> {
+    const { enrollments, events, logger } = this.deps;
+    const now = this.deps.now();
+    const failures = enrollment.stepFailures + 1;
+    const final = error.recipientRejected || failures >= MAX_STEP_ATTEMPTS;
+    const failed = await enrollments.settleMessage(message._id, {
+      status: 'failed',
+      error: error.message,
+      rejected: error.recipientRejected,
+      ...(final ? { pendingEvent: pendingEvent(now) } : {}),
+    });
+    logger.warn(
+      { err: error, enrollmentId: enrollment._id, step: message.step, failures, final },
+      'Sequence step mail failed',
+    );
+    if (final) {
+      await events.publishStep(failed, now);
+      await this.stopEnrollment(
+        enrollment,
+        error.recipientRejected
+          ? SCHEDULER_STOP_REASONS.emailRejected
+          : SCHEDULER_STOP_REASONS.deliveryFailed,
+      );
+      return;
+    }
+    await enrollments.updateClaimed(
+      enrollment._id,
+      this.owner,
+      {
+        stepFailures: failures,
+        nextStepAt: new Date(now.getTime() + stepRetryDelayMs(failures)).toISOString(),
+      },
+      now,
+    );
+  }
+
+  private async stopEnrollment(enrollment: EnrollmentDocument, reason: string): Promise<void> {
+    const now = this.deps.now();
+    const stopped = await this.deps.enrollments.stop(enrollment._id, reason, now);
+    if (stopped) await this.deps.events.publishStop(stopped, now);
+  }
+}

@@ -1,0 +1,104 @@
+import type { Subscription } from '@lead-capture/bus';
+import { assertConsumable, consumerGroup } from '@lead-capture/contracts';
+import type { ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import { createMailer, DEFAULT_MAIL_FROM } from '@lead-capture/mailer';
+import { SequenceCatalog } from './catalog.js';
+import { loadSequenceConfig, type SequenceConfig } from './config.js';
+import { createNotifiedHandler } from './enroller.js';
+import {
+  ENROLLMENTS_COLLECTION,
+  type EnrollmentDocument,
+  Enrollments,
+  MESSAGES_COLLECTION,
+  type MessageDocument,
+} from './enrollments.js';
+import { SequenceEvents } from './events.js';
+import { createLeadChangesHandler } from './lead-changes.js';
+import { LEAD_STATES_COLLECTION, type LeadStateDocument, LeadStates } from './lead-states.js';
+import { sequenceRoutes } from './routes/sequences/index.js';
+import { StepScheduler } from './scheduler.js';
+import { SEQUENCES_COLLECTION, type SequenceDocument, Sequences } from './sequences.js';
+
+export const ENROL_GROUP = 'sequence.lead.enrol';
+export const LEAD_CHANGES_GROUP = 'sequence.lead.changes';
+
+export interface SequenceServiceOptions {
+  /** The clock of enrolments and the scheduler (tests move it forward instead of waiting). */
+  now?: () => Date;
+}
+
+/**
+ * Sequences (`sequence_sequences`), enrolments and their schedule (`sequence_enrollments`), every
+ * step mail (`sequence_messages`) and why a lead may no longer be mailed (`sequence_lead_states`).
+ * Enrols on lead.notified, stops on lead changes, sends due steps from a scheduler in start().
+ * `config` comes from the environment unless given.
+ */
+export function createSequenceService(
+  deps: ServiceDeps,
+  config: SequenceConfig = loadSequenceConfig(),
+  options: SequenceServiceOptions = {},
+): ServiceModule {
+  const { store, bus, logger } = deps;
+  const now = options.now ?? (() => new Date());
+  const sequences = new Sequences(store.collection<SequenceDocument>(SEQUENCES_COLLECTION));
+  const enrollments = new Enrollments(
+    store.collection<EnrollmentDocument>(ENROLLMENTS_COLLECTION),
+    store.collection<MessageDocument>(MESSAGES_COLLECTION),
+  );
+  const leadStates = new LeadStates(store.collection<LeadStateDocument>(LEAD_STATES_COLLECTION));
+  const events = new SequenceEvents(bus, enrollments, logger);
+  const catalog = new SequenceCatalog(sequences, enrollments, now);
+  const mailer = createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, logger });
+  const scheduler = new StepScheduler({
+    sequences,
+    enrollments,
+    leadStates,
+    events,
+    mailer,
+    logger,
+    now,
+    tickMs: config.SEQUENCE_TICK_MS,
+    leaseMs: config.SEQUENCE_STEP_LEASE_MS,
+  });
+  const subscriptions: Subscription[] = [];
+
+  return {
+    name: 'sequence',
+    routePrefixes: ['/api/sequences'],
+
+    async registerRoutes(app) {
+      await app.register(sequenceRoutes, { catalog });
+    },
+
+    async start() {
+      await sequences.createIndexes();
+      await enrollments.createIndexes();
+      if (mailer.mode === 'outbox') {
+        logger.warn('SMTP_URL is not set: sequence steps are recorded as "outbox" and not sent');
+      } else {
+        if (config.MAIL_FROM === DEFAULT_MAIL_FROM) {
+          logger.warn('MAIL_FROM is not set: SMTP servers will refuse the placeholder sender');
+        }
+        await mailer.verify().catch((error: unknown) => {
+          logger.warn({ err: error }, 'The SMTP server cannot be reached yet; due steps will be retried');
+        });
+      }
+      const handlers = [
+        [ENROL_GROUP, createNotifiedHandler({ sequences, enrollments, leadStates, bus, now })],
+        [LEAD_CHANGES_GROUP, createLeadChangesHandler({ enrollments, leadStates, events, now })],
+      ] as const;
+      for (const [name, handler] of handlers) {
+        const { group, types } = consumerGroup(name);
+        assertConsumable(types);
+        subscriptions.push(await bus.subscribe({ group, types: [...types] }, handler));
+      }
+      scheduler.start();
+    },
+
+    async stop() {
+      await scheduler.stop();
+      await Promise.all(subscriptions.splice(0).map((subscription) => subscription.cancel()));
+      mailer.close();
+    },
+  };
+}

@@ -1,0 +1,268 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInProcessBus, createRabbitBus, type MessageBus, rabbitNames } from '@lead-capture/bus';
+import {
+  CONSUMER_GROUPS,
+  type EventEnvelope,
+  type LeadEnrolled,
+  type LeadNotified,
+  validateEvent,
+} from '@lead-capture/contracts';
+import { type DocStore, openStore } from '@lead-capture/docstore';
+import {
+  createHttpApp,
+  INTERNAL_IDENTITY_HEADER,
+  internalIdentity,
+  type ServiceModule,
+  signIdentity,
+} from '@lead-capture/kit';
+import { type SmtpSink, startSmtpSink } from '@lead-capture/mailer/testing';
+import { createNotificationService, loadNotificationConfig } from '@lead-capture/notification';
+import { AMQP_URL, requireService, uniquePrefix } from '@lead-capture/testing';
+import { connect } from 'amqplib';
+import type { FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSequenceService, loadSequenceConfig } from '../src/index.js';
+import { leadSnapshot, logger, noInternalCalls, OBSERVED, SECRET, settle, waitFor } from './harness.js';
+
+const rabbit = await requireService('RabbitMQ', AMQP_URL);
+
+const OBSERVER_GROUP = 'test.chain.observe';
+const BASE_URL = 'https://crm.example.com';
+const HOUR_MS = 3_600_000;
+
+/** Notification and sequence workers on one store and one bus, behind one app: the embedded runtime's shape. */
+interface Chain {
+  app: FastifyInstance;
+  bus: MessageBus;
+  events: EventEnvelope[];
+  clock: { now: Date };
+  call(method: string, url: string, body?: unknown): Promise<{ status: number; body: unknown }>;
+  close(): Promise<void>;
+}
+
+async function startChain(bus: MessageBus, sink: SmtpSink): Promise<Chain> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'chain-test-'));
+  const store: DocStore = await openStore(undefined, { dataDir });
+  const events: EventEnvelope[] = [];
+  const observer = await bus.subscribe(
+    { group: OBSERVER_GROUP, types: ['lead.notified', ...OBSERVED] },
+    async (event) => {
+      events.push(event);
+    },
+  );
+  const clock = { now: new Date('2024-03-01T10:00:00.000Z') };
+  const now = () => clock.now;
+  const deps = { logger, store, bus, internal: noInternalCalls, publicBaseUrl: BASE_URL };
+  const mail = { SMTP_URL: sink.url, MAIL_FROM: 'Lead Capture <alerts@crm.example.com>' };
+  const modules: ServiceModule[] = [
+    createNotificationService(deps, loadNotificationConfig(mail), { now }),
+    createSequenceService(deps, loadSequenceConfig({ ...mail, SEQUENCE_TICK_MS: '50' }), { now }),
+  ];
+  const app = createHttpApp({ logger });
+  await app.register(internalIdentity, { secret: SECRET });
+  for (const module of modules) await module.registerRoutes?.(app);
+  for (const module of modules) await module.start?.();
+  await app.ready();
+  const userId = randomUUID();
+
+  return {
+    app,
+    bus,
+    events,
+    clock,
+    async call(method, url, body) {
+      const response = await app.inject({
+        method: method as 'GET',
+        url,
+        headers: {
+          [INTERNAL_IDENTITY_HEADER]: await signIdentity(
+            { method: 'jwt', userId, role: 'admin', scope: 'full' },
+            SECRET,
+          ),
+        },
+        ...(body === undefined ? {} : { payload: body as object }),
+      });
+      return { status: response.statusCode, body: response.body === '' ? undefined : response.json() };
+    },
+    async close() {
+      await app.close();
+      for (const module of modules) await module.stop?.();
+      await observer.cancel();
+      await store.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * lead.scored -> team mail, lead.notified -> enrolment, lead.enrolled -> the first step at once,
+ * the second after its delay -> the lead is contacted: stopped. A redelivery doubles nothing.
+ */
+async function runChain(chain: Chain, sink: SmtpSink): Promise<void> {
+  const ofType = (type: string) => chain.events.filter((event) => event.type === type);
+  expect(
+    (
+      await chain.call('PUT', '/api/settings/notifications', {
+        enabled: true,
+        recipients: ['sales@team.example'],
+        qualifications: ['hot'],
+      })
+    ).status,
+  ).toBe(200);
+  const created = await chain.call('POST', '/api/sequences', {
+    name: 'Hot follow-up',
+    steps: [
+      {
+        delayMinutes: 0,
+        subject: 'Thanks, {{firstName}}',
+        body: 'Hi {{firstName}}, thanks for reaching out.',
+      },
+      { delayMinutes: 60, subject: 'Next steps', body: 'Shall we talk, {{firstName}}?' },
+      { delayMinutes: 60, subject: 'Last note', body: 'Bye {{firstName}}.' },
+    ],
+    match: { qualifications: ['hot'], minScore: 70 },
+  });
+  expect(created.status).toBe(201);
+  const sequenceId = (created.body as { id: string }).id;
+
+  const leadId = randomUUID();
+  const scored = await chain.bus.publish(
+    'lead.scored',
+    {
+      leadId,
+      lead: leadSnapshot(),
+      enrichment: { email: {}, geo: {}, company: {} },
+      score: 88,
+      qualification: 'hot',
+      reasons: [{ points: 50, label: 'Asked for a demo' }],
+    },
+    { correlationId: randomUUID() },
+  );
+
+  const [teamMail, firstStep] = await sink.waitForMails(2, 10_000);
+  const byRecipient = new Map([teamMail!, firstStep!].map((mail) => [mail.envelopeTo[0], mail]));
+  const alert = byRecipient.get('sales@team.example')!;
+  expect(alert.parsed.subject).toBe('Hot lead: Grace Hopper (US Navy), score 88');
+  expect(alert.parsed.text).toContain(`${BASE_URL}/leads/${leadId}`);
+  expect(byRecipient.get('grace@navy.example')!.parsed.subject).toBe('Thanks, Grace');
+
+  await waitFor('lead.enrolled', () => ofType('lead.enrolled').length === 1, 10_000);
+  const notified = ofType('lead.notified')[0]!.data as LeadNotified;
+  expect(notified.notifications).toEqual([
+    { id: expect.any(String), to: 'sales@team.example', status: 'sent' },
+  ]);
+  const enrolled = ofType('lead.enrolled')[0]!.data as LeadEnrolled;
+  expect(enrolled.enrollments).toEqual([
+    { sequenceId, sequenceName: 'Hot follow-up', enrollmentId: expect.any(String) },
+  ]);
+  for (const event of [...ofType('lead.notified'), ...ofType('lead.enrolled')]) {
+    expect(event.correlationId).toBe(scored.correlationId);
+  }
+  const mails = await chain.call('GET', `/api/notifications?leadId=${leadId}`);
+  expect(mails.body).toMatchObject({
+    data: [{ to: 'sales@team.example', status: 'sent' }],
+    pagination: { total: 1 },
+  });
+
+  await chain.bus.publishEnvelope(scored);
+  await waitFor('the redelivered chain', () => ofType('lead.enrolled').length === 2, 10_000);
+  expect(ofType('lead.enrolled')[1]!.id).toBe(ofType('lead.enrolled')[0]!.id);
+
+  await waitFor('step 1 recorded', async () => {
+    const reply = await chain.call('GET', `/api/sequences/${sequenceId}/enrollments`);
+    return (reply.body as { data: Array<{ currentStep: number }> }).data[0]?.currentStep === 1;
+  });
+  chain.clock.now = new Date(chain.clock.now.getTime() + HOUR_MS);
+  await sink.waitForMails(3, 10_000);
+  expect(sink.received[2]!.parsed.subject).toBe('Next steps');
+
+  await chain.bus.publish('lead.updated', { leadId, changes: { status: 'contacted' } });
+  await waitFor('lead.enrollment_stopped', () => ofType('lead.enrollment_stopped').length === 1, 10_000);
+  const enrollments = await chain.call('GET', `/api/sequences/${sequenceId}/enrollments`);
+  expect((enrollments.body as { data: unknown[] }).data).toEqual([
+    expect.objectContaining({
+      leadId,
+      status: 'stopped',
+      currentStep: 2,
+      stoppedReason: 'lead_status_contacted',
+    }),
+  ]);
+
+  chain.clock.now = new Date(chain.clock.now.getTime() + 2 * HOUR_MS);
+  await settle(500);
+  expect(sink.received.map((mail) => mail.envelopeTo[0])).toEqual([
+    expect.any(String),
+    expect.any(String),
+    'grace@navy.example',
+  ]);
+  expect(ofType('lead.sequence_step_sent').map((event) => (event.data as { step: number }).step)).toEqual([
+    1, 2,
+  ]);
+}
+
+let chain: Chain | undefined;
+let sink: SmtpSink | undefined;
+
+afterEach(async () => {
+  await chain?.close();
+  await sink?.close();
+  chain = undefined;
+});
+
+describe('the notification and sequence chain on the in-process bus', () => {
+  it('mails the team, enrols the lead, sends its steps, and stops when the lead is contacted', async () => {
+    sink = await startSmtpSink();
+    const bus = createInProcessBus({ logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
+    chain = await startChain(bus, sink);
+    await runChain(chain, sink);
+    await chain.close();
+    chain = undefined;
+    await bus.close();
+  });
+});
+
+/** The bus's default retry delays: a subscribed group has one delay queue for each. */
+const DEFAULT_RETRY_DELAYS_MS = [1000, 5000, 25_000, 125_000];
+
+async function deleteTopology(namePrefix: string): Promise<void> {
+  const names = rabbitNames({ namePrefix });
+  const connection = await connect(AMQP_URL);
+  try {
+    const channel = await connection.createChannel();
+    for (const group of [...CONSUMER_GROUPS.map(({ group }) => group), OBSERVER_GROUP]) {
+      await channel.deleteQueue(names.queue(group));
+      await channel.deleteQueue(names.deadQueue(group));
+      for (const delay of DEFAULT_RETRY_DELAYS_MS) await channel.deleteQueue(names.retryQueue(group, delay));
+    }
+    await channel.deleteExchange(names.exchange);
+    await channel.close();
+  } finally {
+    await connection.close();
+  }
+}
+
+describe.runIf(rabbit)('the notification and sequence chain over RabbitMQ', () => {
+  it('runs the same way on a real broker', async () => {
+    const namePrefix = uniquePrefix('chain');
+    sink = await startSmtpSink();
+    const bus = await createRabbitBus({
+      url: AMQP_URL,
+      namePrefix,
+      logger,
+      validate: validateEvent,
+      declareGroups: CONSUMER_GROUPS,
+    });
+    try {
+      chain = await startChain(bus, sink);
+      await runChain(chain, sink);
+      await chain.close();
+      chain = undefined;
+    } finally {
+      await bus.close();
+      await deleteTopology(namePrefix);
+    }
+  });
+});
