@@ -48,8 +48,16 @@ export const READ_MODELS = [
   {
     consumer: 'lead',
     group: 'lead.lead.progress',
-    consumes: ['lead.enriched', 'lead.scored', 'lead.notified', 'lead.enrolled'],
-    purpose: 'persist enrichment, score, notifications and enrolments on the lead and write its timeline',
+    consumes: [
+      'lead.enriched',
+      'lead.scored',
+      'lead.notified',
+      'lead.enrolled',
+      'lead.sequence_step_sent',
+      'lead.enrollment_stopped',
+    ],
+    purpose:
+      'persist enrichment, score, notifications, enrolments and sequence progress on the lead and write its timeline',
   },
   {
     consumer: 'lead',

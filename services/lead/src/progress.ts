@@ -5,7 +5,15 @@ import { recordTimeline } from './timeline.js';
 
 type ProgressEvent = Extract<
   KnownEvent,
-  { type: 'lead.enriched' | 'lead.scored' | 'lead.notified' | 'lead.enrolled' }
+  {
+    type:
+      | 'lead.enriched'
+      | 'lead.scored'
+      | 'lead.notified'
+      | 'lead.enrolled'
+      | 'lead.sequence_step_sent'
+      | 'lead.enrollment_stopped';
+  }
 >;
 
 /** What one worker event does to the lead, and the timeline entry that records it. */
@@ -15,10 +23,16 @@ interface ProgressChange {
   update: Record<string, unknown>;
   type: TimelineType;
   data: Record<string, unknown>;
+  /**
+   * Where the event concerns one of the lead's enrolments: one field of that entry to set. One
+   * field, because the embedded store (mingo) refuses two positional `$` paths in one update.
+   */
+  enrollment?: { enrollmentId: string; field: 'lastStep' | 'stopped'; value: Record<string, unknown> };
 }
 
 /** The worker that publishes each event type, from the chain table: the timeline's actor. */
 function workerOf(type: string): string | undefined {
+  if (type === 'lead.sequence_step_sent' || type === 'lead.enrollment_stopped') return 'sequence';
   return PIPELINE.find((stage) => stage.publishes === type)?.stage;
 }
 
@@ -73,6 +87,26 @@ export function createProgressHandler({ collections }: LeadContext) {
           type: 'enrolled',
           data: { enrollments: event.data.enrollments },
         };
+      case 'lead.sequence_step_sent': {
+        const { sequenceId, sequenceName, enrollmentId, step, status } = event.data;
+        return {
+          filter: {},
+          update: { $set: { updatedAt } },
+          type: 'sequence_step_sent',
+          data: { sequenceId, sequenceName, enrollmentId, step, status },
+          enrollment: { enrollmentId, field: 'lastStep', value: { step, status, sentAt: event.occurredAt } },
+        };
+      }
+      case 'lead.enrollment_stopped': {
+        const { sequenceId, sequenceName, enrollmentId, reason } = event.data;
+        return {
+          filter: {},
+          update: { $set: { updatedAt } },
+          type: 'enrollment_stopped',
+          data: { sequenceId, sequenceName, enrollmentId, reason },
+          enrollment: { enrollmentId, field: 'stopped', value: { reason, at: event.occurredAt } },
+        };
+      }
     }
   }
 
@@ -88,6 +122,13 @@ export function createProgressHandler({ collections }: LeadContext) {
     const { matchedCount } = await leads.updateOne({ _id: leadId, ...change.filter }, change.update);
     // Older than what the lead shows (or deleted meanwhile): nothing to record either.
     if (matchedCount === 0) return;
+    if (change.enrollment) {
+      const { enrollmentId, field, value } = change.enrollment;
+      await leads.updateOne(
+        { _id: leadId, 'enrollments.enrollmentId': enrollmentId },
+        { $set: { [`enrollments.$.${field}`]: value } },
+      );
+    }
     const worker = workerOf(event.type);
     await recordTimeline(timeline, {
       leadId,

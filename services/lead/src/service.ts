@@ -70,6 +70,8 @@ export function createLeadService(deps: ServiceDeps, config: LeadConfig = loadLe
               case 'lead.scored':
               case 'lead.notified':
               case 'lead.enrolled':
+              case 'lead.sequence_step_sent':
+              case 'lead.enrollment_stopped':
                 await recordProgress(known);
             }
           },

@@ -86,6 +86,8 @@ export type TimelineType =
   | 'scored'
   | 'notified'
   | 'enrolled'
+  | 'sequence_step_sent'
+  | 'enrollment_stopped'
   | 'status_changed'
   | 'stage_changed'
   | 'note_changed'

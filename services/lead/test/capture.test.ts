@@ -264,6 +264,56 @@ describe('progress from the workers', () => {
     });
   });
 
+  it('shows each sequence step sent and the stop with its reason, on the enrolment and the timeline, once', async () => {
+    const lead = await captureLead(harness, { email: 'sequenced@example.com' });
+    const enrolled = createEnvelope('lead.enrolled', {
+      ...SAMPLE_EVENT_DATA['lead.enrolled'],
+      leadId: lead.id,
+    });
+    await harness.bus.publishEnvelope(enrolled);
+    const enrollmentsOf = async () =>
+      (await getLead(harness, lead.id)).enrollments as Array<Record<string, unknown>>;
+    await waitFor(async () => (await enrollmentsOf()).length > 0, 'enrolment');
+    const [enrollment] = enrolled.data.enrollments;
+    const ids = {
+      sequenceId: enrollment!.sequenceId,
+      sequenceName: enrollment!.sequenceName,
+      enrollmentId: enrollment!.enrollmentId,
+    };
+    const stepSent = createEnvelope('lead.sequence_step_sent', {
+      leadId: lead.id,
+      ...ids,
+      step: 1,
+      status: 'sent',
+    });
+    const stopped = createEnvelope('lead.enrollment_stopped', {
+      leadId: lead.id,
+      ...ids,
+      reason: 'lead_status_contacted',
+    });
+    for (let round = 0; round < 2; round++) {
+      await harness.bus.publishEnvelope(stepSent);
+      await harness.bus.publishEnvelope(stopped);
+    }
+    await waitFor(async () => (await enrollmentsOf())[0]?.stopped !== undefined, 'the stop on the enrolment');
+    await settle();
+    expect((await enrollmentsOf())[0]).toMatchObject({
+      ...ids,
+      lastStep: { step: 1, status: 'sent' },
+      stopped: { reason: 'lead_status_contacted' },
+    });
+    const types = await timelineTypes(lead.id);
+    expect(types.filter((type) => type === 'sequence_step_sent')).toHaveLength(1);
+    expect(types.filter((type) => type === 'enrollment_stopped')).toHaveLength(1);
+    const body = (await api.get(`/api/leads/${lead.id}/events`)).body as {
+      data: { type: string; actor: unknown; data: Record<string, unknown> }[];
+    };
+    expect(body.data.find((entry) => entry.type === 'enrollment_stopped')).toMatchObject({
+      actor: { service: 'sequence' },
+      data: { ...ids, reason: 'lead_status_contacted' },
+    });
+  });
+
   it('keeps the newer score when an older scored event arrives late', async () => {
     const lead = await captureLead(harness, { email: 'late@example.com' });
     const older = createEnvelope('lead.scored', {
