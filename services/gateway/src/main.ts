@@ -1,11 +1,10 @@
-import { createInProcessBus, createRabbitBus, type MessageBus } from '@lead-capture/bus';
-import { validateEvent } from '@lead-capture/contracts';
 import { openStore } from '@lead-capture/docstore';
 import {
   createLogger,
   createShutdown,
   exitOnConfigError,
   loadConfig,
+  openBus,
   serviceUrlsFromConfig,
 } from '@lead-capture/kit';
 import { buildGateway } from './app.js';
@@ -21,14 +20,7 @@ shutdown.installSignalHandlers();
 try {
   const store = await openStore(config.MONGO_URL, { dataDir: config.DATA_DIR, logger });
   shutdown.register('store', 'close-clients', () => store.close());
-  const bus: MessageBus = config.AMQP_URL
-    ? await createRabbitBus({
-        url: config.AMQP_URL,
-        logger,
-        validate: validateEvent,
-        connectionName: 'gateway',
-      })
-    : createInProcessBus({ logger, validate: validateEvent, journal: store.collection('bus_journal') });
+  const bus = await openBus({ amqpUrl: config.AMQP_URL, logger, store, connectionName: 'gateway' });
   shutdown.register('bus', 'close-clients', () => bus.close());
   const rateLimitStore = config.REDIS_URL
     ? await createRedisRateLimitStore({ url: config.REDIS_URL, logger })
