@@ -1,3 +1,4 @@
+import { setOwn } from './own-properties.js';
 import type { Filter } from './types.js';
 
 /**
@@ -8,10 +9,13 @@ export function upsertEqualities(filter: Filter): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
   for (const [path, condition] of Object.entries(filter)) {
     if (path === '$and' && Array.isArray(condition)) {
-      for (const clause of condition) if (isObject(clause)) Object.assign(fields, upsertEqualities(clause));
+      for (const clause of condition) {
+        if (!isObject(clause)) continue;
+        for (const [key, value] of Object.entries(upsertEqualities(clause))) setOwn(fields, key, value);
+      }
     } else if (!path.startsWith('$') && !(condition instanceof RegExp)) {
-      if (!isOperatorObject(condition)) fields[path] = condition;
-      else if ('$eq' in condition) fields[path] = condition.$eq;
+      if (!isOperatorObject(condition)) setOwn(fields, path, condition);
+      else if ('$eq' in condition) setOwn(fields, path, condition.$eq);
     }
   }
   return fields;

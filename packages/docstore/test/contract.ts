@@ -216,6 +216,48 @@ export function runDocStoreContract(name: string, open: () => Promise<StoreUnder
       });
     });
 
+    describe('a field named __proto__', () => {
+      // As JSON.parse makes it from a payload: an own property, which must stay data.
+      const payload = () =>
+        JSON.parse(
+          '{"_id":"p1","__proto__":{"top":true},"custom":{"__proto__":{"isAdmin":true},"plan":"pro"},"list":[{"__proto__":{"inList":1}}]}',
+        ) as Document;
+      const expectData = (document: Document | null | undefined) => {
+        if (!document) throw new Error('The document is missing');
+        const custom = document.custom as Record<string, unknown>;
+        expect(Object.getPrototypeOf(document)).toBe(Object.prototype);
+        expect(Object.getPrototypeOf(custom)).toBe(Object.prototype);
+        expect(Object.getOwnPropertyDescriptor(document, '__proto__')?.value).toEqual({ top: true });
+        expect(Object.getOwnPropertyDescriptor(custom, '__proto__')?.value).toEqual({ isAdmin: true });
+        expect(custom.isAdmin).toBeUndefined();
+        const [item] = document.list as Record<string, unknown>[];
+        expect(Object.getOwnPropertyDescriptor(item, '__proto__')?.value).toEqual({ inList: 1 });
+        expect(Object.prototype).not.toHaveProperty('isAdmin');
+      };
+
+      it('is stored and returned as data, never as a prototype', async () => {
+        const documents = store.collection('documents');
+        await documents.insertOne(payload());
+        expectData(await documents.findOne({ _id: 'p1' }));
+        expectData((await documents.find({ plan: { $exists: false } }, { projection: { plan: 0 } }))[0]);
+        await documents.replaceOne({ _id: 'p1' }, payload());
+        expectData(await documents.findOne({ _id: 'p1' }));
+      });
+
+      it('in an updated value is stored as data', async () => {
+        const documents = store.collection('documents');
+        await documents.insertOne({ _id: 'p2', custom: { plan: 'free' } });
+        const update = JSON.parse('{"$set":{"custom":{"__proto__":{"isAdmin":true},"plan":"pro"}}}');
+        expect(await documents.updateOne({ _id: 'p2' }, update)).toMatchObject({ modifiedCount: 1 });
+        const custom = (await documents.findOne({ _id: 'p2' }))?.custom as Record<string, unknown>;
+        expect(Object.getPrototypeOf(custom)).toBe(Object.prototype);
+        expect(Object.getOwnPropertyDescriptor(custom, '__proto__')?.value).toEqual({ isAdmin: true });
+        expect(custom).toMatchObject({ plan: 'pro' });
+        expect(custom.isAdmin).toBeUndefined();
+        expect(Object.prototype).not.toHaveProperty('isAdmin');
+      });
+    });
+
     describe('filters', () => {
       async function expectCases(): Promise<void> {
         const leads = store.collection<Lead>('leads');
@@ -318,6 +360,10 @@ export function runDocStoreContract(name: string, open: () => Promise<StoreUnder
           _id: 'l4',
           contact: { city: 'Paris' },
         });
+        const { _id: _left, ...adaWithoutId } = seedLeads()[0];
+        expect(
+          await leads.findOne({ _id: 'l1' }, { projection: { 'items.qty': 0, 'contact.city': 0, _id: 0 } }),
+        ).toEqual({ ...adaWithoutId, items: [{ sku: 'a' }, { sku: 'b' }], contact: { country: 'FR' } });
         const trimmed = await leads.findOne({ _id: 'l4' }, { projection: { items: 0, tags: 0, contact: 0 } });
         expect(Object.keys(trimmed ?? {}).sort()).toEqual([
           '_id',

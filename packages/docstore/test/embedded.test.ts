@@ -3,6 +3,7 @@ import { appendFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  type Document,
   type EmbeddedDocStore,
   type EmbeddedStoreOptions,
   openEmbeddedStore,
@@ -199,6 +200,43 @@ describe('embedded store: TTL indexes', () => {
 });
 
 describe('embedded store: values', () => {
+  it('keeps a field named __proto__ as data through the log and the snapshot', async () => {
+    const payload = () =>
+      JSON.parse('{"_id":"p","custom":{"__proto__":{"isAdmin":true},"plan":"pro"}}') as Document;
+    const expectData = (document: Document | null) => {
+      const custom = document?.custom as Record<string, unknown>;
+      expect(Object.getPrototypeOf(custom)).toBe(Object.prototype);
+      expect(Object.getOwnPropertyDescriptor(custom, '__proto__')?.value).toEqual({ isAdmin: true });
+      expect(custom.isAdmin).toBeUndefined();
+      expect(Object.prototype).not.toHaveProperty('isAdmin');
+    };
+    let store = await open();
+    await store.collection('documents').insertOne(payload());
+    await store.close();
+    store = await open();
+    expectData(await store.collection('documents').findOne({ _id: 'p' }));
+    await store.compact();
+    await store.close();
+    expect(await walFiles()).toEqual(['wal-00000002.log']);
+    store = await open();
+    const documents = store.collection('documents');
+    expectData(await documents.findOne({ _id: 'p' }));
+
+    // A path through __proto__ is refused (mingo's rule), and nothing changes.
+    await expect(
+      documents.updateOne({ _id: 'p' }, { $set: { 'custom.__proto__.isAdmin': false } }),
+    ).rejects.toThrow("Accessing __proto__ is not allowed in selector: 'custom.__proto__.isAdmin'");
+    await expect(documents.createIndex({ 'custom.__proto__': 1 })).rejects.toThrow(
+      "An index key cannot go through __proto__: 'custom.__proto__'",
+    );
+    // mingo's $mergeObjects would hand back an object whose prototype is the field's value.
+    await expect(
+      documents.aggregate([{ $project: { merged: { $mergeObjects: ['$custom', { more: 1 }] } } }]),
+    ).rejects.toThrow('The aggregation turned a "__proto__" field into a prototype');
+    expectData(await documents.findOne({ _id: 'p' }));
+    await store.close();
+  });
+
   it('refuses values the log cannot keep, and non-string ids', async () => {
     const store = await open();
     const things = store.collection('things');

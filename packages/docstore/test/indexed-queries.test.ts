@@ -25,6 +25,9 @@ function randomFrom(seed: number) {
 
 const STATUSES = ['new', 'contacted', 'qualified', 'lost', 'won'] as const;
 const BASE_TIME = Date.UTC(2024, 0, 1);
+const NAMES = ['Ada Lovelace', 'ada.b (x)', 'Grace Hopper', 'grace+1@x.io', 'Alan Turing', 'a.d*a', ''];
+/** Values of every type a scalar field can hold, so ranges and equality meet type brackets and null. */
+const MIXED = [null, -1, 0, 2.5, 7, 'a', 'b7', '', true, false, new Date(BASE_TIME), new Date(BASE_TIME + 1)];
 const SORTS: (SortSpec | undefined)[] = [
   undefined,
   { createdAt: -1 },
@@ -35,6 +38,10 @@ const SORTS: (SortSpec | undefined)[] = [
   { score: -1, createdAt: 1 },
   { tags: 1 },
   { createdAt: -1, _id: 1 },
+  { day: 1, _id: 1 },
+  { day: -1, _id: -1 },
+  { mixed: 1 },
+  { 'contact.city': -1 },
 ];
 
 describe('embedded store: queries through indexes', () => {
@@ -55,6 +62,10 @@ describe('embedded store: queries through indexes', () => {
       { createdAt: -1 },
       { tags: 1 },
       { owner: 1 },
+      { day: 1 },
+      { mixed: 1 },
+      { name: 1 },
+      { 'contact.city': 1 },
     ];
     for (const keys of singleFields) await indexed.createIndex(keys);
     await indexed.createIndex({ status: 1, sourceId: 1, createdAt: -1 });
@@ -64,15 +75,29 @@ describe('embedded store: queries through indexes', () => {
     const makeLead = () => {
       const id = nextId++;
       const owner = random.pick([undefined, null, 'o1', 'o2', 'o3']);
+      const minute = random.int(500);
+      const contact = random.pick([
+        undefined,
+        null,
+        'n/a',
+        { city: random.pick(['Paris', 'Lyon', null]) },
+        {},
+      ]);
       return {
         _id: `d${String(id).padStart(4, '0')}`,
         email: `u${id}@example.com`,
         status: random.pick(STATUSES),
         sourceId: `s${random.int(8)}`,
         score: random.int(40),
-        createdAt: new Date(BASE_TIME + random.int(500) * 60_000),
+        createdAt: new Date(BASE_TIME + minute * 60_000),
+        // ISO text, as the lead service stores its dates: ranges over strings.
+        day: new Date(BASE_TIME + minute * 3_600_000).toISOString(),
         tags: ['a', 'b', 'c', 'd'].filter(() => random.next() < 0.3),
+        name: random.pick(NAMES),
+        note: random.pick(NAMES),
+        ...(random.next() < 0.8 && { mixed: random.pick(MIXED) }),
         ...(owner !== undefined && { owner }),
+        ...(contact !== undefined && { contact }),
       };
     };
     const both = async (change: (collection: Collection) => Promise<unknown>) => {
@@ -82,25 +107,109 @@ describe('embedded store: queries through indexes', () => {
     const seed = Array.from({ length: 600 }, makeLead);
     await both((collection) => collection.insertMany(structuredClone(seed)));
 
+    const time = () => new Date(BASE_TIME + random.int(500) * 60_000);
+    const dayText = () => new Date(BASE_TIME + random.int(500) * 3_600_000).toISOString();
+    const pattern = () =>
+      random.pick<unknown>([
+        { $regex: 'ada' },
+        { $regex: 'ADA', $options: 'i' },
+        { $regex: '^a' },
+        { $regex: 'a\\.' },
+        { $regex: 'ce$' },
+        { $regex: '\\(x\\)' },
+        { $regex: '\\+1' },
+        /a.a/,
+        /^$/,
+        { $regex: 'a', $not: /z/ },
+      ]);
+    const rangeOf = (make: () => unknown) => {
+      const range: Record<string, unknown> = {};
+      for (const operator of ['$gt', '$gte', '$lt', '$lte'])
+        if (random.next() < 0.4) range[operator] = make();
+      return Object.keys(range).length > 0 ? range : { $gte: make() };
+    };
+    /** One condition on a random field: what the indexes answer, what they narrow, what they leave. */
+    const randomCondition = (): Filter => {
+      switch (random.int(17)) {
+        case 0:
+          return { status: random.pick([random.pick(STATUSES), { $in: [random.pick(STATUSES), 'won'] }]) };
+        case 1:
+          return { sourceId: random.pick([`s${random.int(8)}`, { $ne: `s${random.int(8)}` }]) };
+        case 2:
+          return { score: rangeOf(() => random.int(40)) };
+        case 3:
+          return { createdAt: rangeOf(time) };
+        case 4:
+          return { tags: random.pick(['a', 'b', { $in: ['c', 'd'] }, { $size: 0 }, null]) };
+        case 5:
+          return {
+            owner: random.pick([
+              null,
+              undefined,
+              'o1',
+              { $eq: 'o2' },
+              { $eq: null },
+              { $in: [null, 'o3'] },
+              { $exists: false },
+            ]),
+          };
+        case 6:
+          return {
+            _id: random.pick([
+              { $in: seed.slice(0, 200).map((lead) => lead._id) },
+              seed[random.int(600)]._id,
+              { $gte: 'd0300' },
+            ]),
+          };
+        case 7:
+          return { day: rangeOf(dayText) };
+        case 8:
+          return {
+            mixed: random.pick([
+              rangeOf(() => random.pick(MIXED)),
+              random.pick(MIXED),
+              { $in: [random.pick(MIXED), random.pick(MIXED)] },
+              { $type: 'string' },
+            ]),
+          };
+        case 9:
+          return { name: pattern() };
+        case 10:
+          return { note: pattern() };
+        case 11:
+          return { 'contact.city': random.pick(['Paris', null, { $in: ['Lyon', null] }, { $gte: 'M' }]) };
+        case 12:
+          return { $or: [randomCondition(), randomCondition()] };
+        case 13:
+          return { $and: [randomCondition(), { $and: [randomCondition()] }] };
+        case 14:
+          return { score: { $gt: random.int(40), $lt: 'x' } };
+        case 15:
+          return {
+            $or: [
+              { status: random.pick(STATUSES), sourceId: `s${random.int(8)}` },
+              { score: { $gte: random.int(40) }, owner: random.pick([null, 'o1']) },
+            ],
+          };
+        default:
+          return { $nor: [randomCondition()] };
+      }
+    };
     const randomFilter = (): Filter => {
       const filter: Filter = {};
-      if (random.next() < 0.5)
-        filter.status = random.pick([random.pick(STATUSES), { $in: [random.pick(STATUSES), 'won'] }]);
-      if (random.next() < 0.4) filter.sourceId = `s${random.int(8)}`;
-      if (random.next() < 0.3) filter.score = { $gte: random.int(40) };
-      if (random.next() < 0.2) filter.createdAt = { $lt: new Date(BASE_TIME + random.int(500) * 60_000) };
-      if (random.next() < 0.2) filter.tags = random.pick(['a', 'b', 'c', 'd']);
-      if (random.next() < 0.15) filter.owner = random.pick([null, 'o1', { $eq: 'o2' }]);
-      if (random.next() < 0.1) filter._id = { $in: seed.slice(0, 200).map((lead) => lead._id) };
-      if (random.next() < 0.1) filter.$and = [{ sourceId: { $in: ['s1', 's2', 's3'] } }];
+      for (let i = random.int(4); i > 0; i--) Object.assign(filter, randomCondition());
       return filter;
     };
 
-    for (let round = 0; round < 300; round++) {
+    for (let round = 0; round < 500; round++) {
       const filter = randomFilter();
       const sort = random.pick(SORTS);
       const options: FindOptions = sort
-        ? { sort, skip: random.int(30), ...(random.next() < 0.8 && { limit: 1 + random.int(25) }) }
+        ? {
+            sort,
+            skip: random.pick([0, random.int(30), random.int(700)]),
+            ...(random.next() < 0.8 && { limit: 1 + random.int(25) }),
+          }
         : {};
       const label = JSON.stringify({ round, filter, options });
       const expected = (await plain.find(filter, options)).map((lead) => lead._id);
@@ -119,6 +228,16 @@ describe('embedded store: queries through indexes', () => {
         );
         await both((collection) => collection.deleteMany({ sourceId: source, score: { $lt: 10 } }));
         await both((collection) => collection.updateMany({ owner: 'o3' }, { $unset: { owner: '' } }));
+        // Arrays come and go on indexed fields of scalars: the indexes must notice both ways.
+        if (round % 50 === 24) {
+          await both((collection) =>
+            collection.updateMany({ sourceId: source }, { $set: { owner: ['o1', null], mixed: [1, 'a'] } }),
+          );
+        } else {
+          await both((collection) =>
+            collection.updateMany({ owner: { $type: 'array' } }, { $set: { owner: 'o2', mixed: 7 } }),
+          );
+        }
         await both((collection) => collection.insertMany(structuredClone(fresh)));
       }
     }

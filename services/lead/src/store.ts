@@ -213,6 +213,9 @@ export async function createIndexes(collections: LeadCollections): Promise<void>
     leads.createIndex({ identityKeys: 1 }),
     leads.createIndex({ pipelineId: 1, stageId: 1 }),
     leads.createIndex({ tagIds: 1 }),
+    // The search: its patterns are tested on these indexes' keys, never on every lead.
+    leads.createIndex({ searchText: 1 }),
+    leads.createIndex({ phoneDigits: 1 }),
     timeline.createIndex({ leadId: 1, position: -1 }),
     timeline.createIndex({ causeId: 1, type: 1, leadId: 1 }, { unique: true }),
     tombstones.createIndex({ deletedAt: 1 }, { expireAfterSeconds: TOMBSTONE_DAYS * 24 * 3600 }),

@@ -1,3 +1,5 @@
+import { setOwn } from '../own-properties.js';
+
 /**
  * JSON for the log and the snapshot that keeps what plain JSON loses: Dates (as `{"$date": <ms>}`) and
  * non-finite numbers (as `{"$number": "NaN"}`), so a document reads back exactly as it was written.
@@ -18,7 +20,7 @@ function tagged(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(tagged);
   const object = value as Record<string, unknown>;
   const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(object)) copy[key] = tagged(object[key]);
+  for (const key of Object.keys(object)) setOwn(copy, key, tagged(object[key]));
   return copy;
 }
 
@@ -31,6 +33,7 @@ function untagInPlace(value: unknown): unknown {
   const object = value as Record<string, unknown>;
   if (typeof object.$date === 'number') return new Date(object.$date);
   if (typeof object.$number === 'string') return Number(object.$number);
+  // JSON.parse makes every key, `__proto__` too, an own property: assigning it sets that property.
   for (const key of Object.keys(object)) object[key] = untagInPlace(object[key]);
   return object;
 }

@@ -1,28 +1,13 @@
-import { Query } from 'mingo';
 import { resolve } from 'mingo/util';
 import type { Document, Filter, FindOptions, SortSpec } from '../types.js';
 import { CollectionIndexes, duplicateKeyError, type IndexDefinition } from './indexes.js';
-import { compareValues, indexKey, isIndexableScalar, isPlainObject, pathValues } from './values.js';
-
-/** Ids some documents must be among for the filter to match them, from one equality condition. */
-interface IdSet {
-  readonly size: number;
-  has(id: string): boolean;
-  ids(): Iterable<string>;
-}
-
-interface Plan {
-  /** A superset of the matching documents. */
-  candidates: Iterable<Document>;
-  /** How many candidates there are, at most. */
-  size: number;
-  matches(document: Document): boolean;
-}
+import { planQuery, type QueryPlan } from './query-plan.js';
+import { compareValues, pathValues } from './values.js';
 
 /**
  * One collection in memory: the stored documents (never modified in place: a write stores a new
  * object, so a reader or a snapshot holding the old one sees a consistent version) and their indexes.
- * Filters are mingo's; the indexes only narrow the documents mingo has to look at.
+ * Filters mean what they mean to mingo; the indexes answer what they can of them (see query-plan.ts).
  */
 export class CollectionState {
   readonly documents = new Map<string, Document>();
@@ -63,19 +48,22 @@ export class CollectionState {
   select(filter: Filter, { sort, skip = 0, limit }: Omit<FindOptions, 'projection'> = {}): Document[] {
     const plan = this.#plan(filter);
     const end = limit ? skip + limit : Number.POSITIVE_INFINITY;
-    if (!sort || Object.keys(sort).length === 0) return take(matching(plan), skip, end);
+    if (!sort || Object.keys(sort).length === 0) return take(this.#matching(plan), skip, end);
     const order = withTieBreak(sort);
     const walked = this.#walkSortedIndex(order, plan, skip, end);
     if (walked) return walked;
-    const matched = [...matching(plan)];
+    const matched = [...this.#matching(plan)];
     sortDocuments(matched, order);
     return matched.slice(skip, end);
   }
 
+  /** A filter the indexes answer entirely is counted without looking at a document. */
   count(filter: Filter): number {
-    if (Object.keys(filter).length === 0) return this.documents.size;
+    const plan = this.#plan(filter);
+    const [first, ...others] = plan.sets;
+    if (!plan.residual && others.length === 0) return first ? first.size : this.documents.size;
     let count = 0;
-    for (const _ of matching(this.#plan(filter))) count++;
+    for (const _ of this.#matching(plan)) count++;
     return count;
   }
 
@@ -95,68 +83,74 @@ export class CollectionState {
     return [...new Set(ids)];
   }
 
-  #plan(filter: Filter): Plan {
-    const query = Object.keys(filter).length > 0 ? new Query(filter) : undefined;
-    const sets = equalityConditions(filter).flatMap(({ path, values }) => {
-      const set = this.#idSet(path, values);
-      return set ? [set] : [];
-    });
-    const matches = (document: Document) =>
-      sets.every((set) => set.has(document._id)) && (query?.test(document) ?? true);
-    if (sets.length === 0) return { candidates: this.documents.values(), size: this.documents.size, matches };
-    const smallest = sets.reduce((best, set) => (set.size < best.size ? set : best));
-    return { candidates: this.#documentsById(smallest.ids()), size: smallest.size, matches };
+  #plan(filter: Filter): QueryPlan {
+    return planQuery(filter, this.documents, this.indexes);
   }
 
-  #idSet(path: string, values: unknown[]): IdSet | undefined {
-    if (path === '_id') {
-      const ids = new Set(
-        values.filter((id): id is string => typeof id === 'string' && this.documents.has(id)),
-      );
-      return { size: ids.size, has: (id) => ids.has(id), ids: () => ids };
+  /** The matching documents, from the smallest set (or all documents when no index helps). */
+  *#matching({ sets, residual }: QueryPlan): Generator<Document> {
+    const [smallest, ...others] = sets;
+    if (!smallest) {
+      for (const document of this.documents.values()) if (!residual || residual(document)) yield document;
+      return;
     }
-    const field = this.indexes.field(path);
-    if (!field) return undefined;
-    const buckets = [...new Set(values.map(indexKey))].flatMap((key) => field.buckets.get(key) ?? []);
-    return {
-      size: buckets.reduce((total, bucket) => total + bucket.size, 0),
-      has: (id) => buckets.some((bucket) => bucket.has(id)),
-      ids: () => (buckets.length === 1 ? buckets[0] : new Set(buckets.flatMap((bucket) => [...bucket]))),
-    };
+    for (const id of smallest.ids()) {
+      if (!others.every((set) => set.has(id))) continue;
+      const document = this.documents.get(id)!;
+      if (!residual || residual(document)) yield document;
+    }
   }
 
   /**
    * The page read off the sorted index of the order's field, when the order is one field (plus the
-   * _id tie-break) and that index holds no arrays (MongoDB sorts arrays by an element). It stops once
-   * the page is full, so a common filter costs about a page's worth of visits. A rare one could make
-   * it visit most of the index: past as many visits as the plan has candidates it gives up (null),
-   * and filtering and sorting the candidates is the cheaper way.
+   * _id tie-break) and that index holds no arrays (MongoDB sorts arrays by an element). A range or null
+   * condition on that field confines the walk to its run; when the indexes answer the whole filter,
+   * the page is a slice of the run, found by position however deep. Otherwise the walk checks each
+   * entry and stops once the page is full; when a small set makes that walk long (a rare match, or a
+   * deep page), visiting that set's documents and sorting the matches is the cheaper way (null). The
+   * estimate takes the conditions as independent; a walk that still runs past the other way's cost
+   * gives up.
    */
-  #walkSortedIndex(order: SortSpec, plan: Plan, skip: number, end: number): Document[] | null {
+  #walkSortedIndex(order: SortSpec, plan: QueryPlan, skip: number, end: number): Document[] | null {
     const [[path, direction], ...rest] = Object.entries(order);
     const tieBreakOnly = rest.length === 1 && rest[0][0] === '_id' && rest[0][1] === direction;
-    const sorted = this.indexes.field(path)?.sorted;
-    if (path === '_id' || !tieBreakOnly || !sorted?.walkable) return null;
+    const field = path === '_id' ? undefined : this.indexes.field(path);
+    if (!tieBreakOnly || !field?.sorted.walkable) return null;
+    const runSet = plan.sets.find((set) => set.run?.field === field);
+    const checks = plan.sets.filter((set) => set !== runSet);
+    const { start, end: stop } = runSet?.run?.span ?? { start: 0, end: field.sorted.size };
+    const byPosition = (ids: Iterable<string>) => Array.from(ids, (id) => this.documents.get(id)!);
+    if (checks.length === 0 && !plan.residual) {
+      return direction === 1
+        ? byPosition(field.sorted.ids(1, start + skip, Math.min(start + end, stop)))
+        : byPosition(field.sorted.ids(-1, Math.max(stop - end, start), stop - skip));
+    }
+    let visitsLeft = Number.POSITIVE_INFINITY;
+    const [smallest] = checks;
+    if (smallest && smallest.size < stop - start) {
+      // Matches expected on the way, taking the sets as independent, against the cost of the other way:
+      // visiting the smallest set's documents and sorting the matches.
+      const matches = checks.reduce(
+        (estimate, set) => (estimate * set.size) / this.documents.size,
+        stop - start,
+      );
+      const sortCost = smallest.size + matches * Math.log2(Math.max(matches, 2));
+      const expectedVisits = Math.min(stop - start, (end * (stop - start)) / Math.max(matches, 1));
+      if (expectedVisits > sortCost) return null;
+      visitsLeft = sortCost;
+    }
     const page: Document[] = [];
-    let visitsLeft = plan.size;
     let position = 0;
-    for (const id of sorted.ids(direction)) {
+    for (const id of field.sorted.ids(direction, start, stop)) {
       if (position >= end) break;
-      if (visitsLeft-- === 0) return null;
+      if (visitsLeft-- <= 0) return null;
+      if (!checks.every((set) => set.has(id))) continue;
       const document = this.documents.get(id)!;
-      if (!plan.matches(document)) continue;
+      if (plan.residual && !plan.residual(document)) continue;
       if (position++ >= skip) page.push(document);
     }
     return page;
   }
-
-  *#documentsById(ids: Iterable<string>): Generator<Document> {
-    for (const id of ids) yield this.documents.get(id)!;
-  }
-}
-
-function* matching(plan: Plan): Generator<Document> {
-  for (const document of plan.candidates) if (plan.matches(document)) yield document;
 }
 
 function take(documents: Iterable<Document>, skip: number, end: number): Document[] {
@@ -194,27 +188,4 @@ function sortDocuments(documents: Document[], order: SortSpec): void {
   rows.forEach((row, i) => {
     documents[i] = row.document;
   });
-}
-
-/**
- * The conditions of a filter that pin a field to one of a few values ({f: v}, {f: {$eq: v}},
- * {f: {$in: [...]}}, also inside a top-level $and), which an index can answer with a lookup.
- */
-function equalityConditions(filter: Filter): { path: string; values: unknown[] }[] {
-  return Object.entries(filter).flatMap(([path, condition]) => {
-    if (path === '$and' && Array.isArray(condition)) {
-      return condition.filter(isPlainObject).flatMap(equalityConditions);
-    }
-    if (path.startsWith('$')) return [];
-    const values = lookupValues(condition);
-    return values ? [{ path, values }] : [];
-  });
-}
-
-function lookupValues(condition: unknown): unknown[] | undefined {
-  if (isIndexableScalar(condition)) return [condition];
-  if (!isPlainObject(condition)) return undefined;
-  if (isIndexableScalar(condition.$eq)) return [condition.$eq];
-  if (Array.isArray(condition.$in) && condition.$in.every(isIndexableScalar)) return condition.$in;
-  return undefined;
 }

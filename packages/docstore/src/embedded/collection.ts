@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Aggregator, update as applyModifier, Query } from 'mingo';
 import { isEqual } from 'mingo/util';
+import { ownValue, setOwn } from '../own-properties.js';
 import type {
   Collection,
   DeleteResult,
@@ -200,13 +201,22 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
     const aggregator = new Aggregator(leadingMatch ? rest : pipeline, {
       collectionResolver: (name) => copies(this.#store.state(name).documents.values()),
     });
-    return aggregator.run(copies(source)) as TResult[];
+    const results = aggregator.run(copies(source));
+    if (results.some(hasForeignPrototype)) {
+      throw new Error(
+        'The aggregation turned a "__proto__" field into a prototype (mingo\'s $mergeObjects or $arrayToObject do); the embedded store refuses the altered result',
+      );
+    }
+    return results as TResult[];
   }
 
   async createIndex(keys: IndexKeys, options: IndexOptions = {}): Promise<string> {
     this.#store.assertUsable();
     const paths = Object.keys(keys);
     if (paths.length === 0) throw new Error('createIndex needs at least one key');
+    const throughProto = paths.find((path) => path.split('.').includes('__proto__'));
+    if (throughProto !== undefined)
+      throw new Error(`An index key cannot go through __proto__: '${throughProto}'`);
     // Every collection has its _id index.
     if (paths.length === 1 && paths[0] === '_id') return '_id_';
     const definition: IndexDefinition = {
@@ -253,13 +263,40 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
     return targets;
   }
 
-  #output(documents: Document[], projection?: Projection): TDoc[] {
-    const shaped =
-      projection && Object.keys(projection).length > 0
-        ? new Query({}).find(documents, projection).all()
-        : documents;
-    return copies(shaped) as TDoc[];
+  #output(documents: Document[], projection: Projection = {}): TDoc[] {
+    const paths = Object.keys(projection);
+    if (paths.length === 0) return copies(documents) as TDoc[];
+    // mingo leaves the other fields out by copying the kept ones key by key, which would turn a
+    // `__proto__` field into the copy's prototype: fields are left out of a copy instead.
+    if (paths.every((path) => projection[path] === 0)) {
+      return documents.map((document) => {
+        const copy = cloneValue(document);
+        for (const path of paths) leaveOut(copy, path.split('.'));
+        return copy;
+      }) as TDoc[];
+    }
+    return copies(new Query({}).find(documents, projection).all()) as TDoc[];
   }
+}
+
+/** Removes the field at the path, in every element of the arrays on the way (as MongoDB's projection). */
+function leaveOut(value: unknown, [first, ...rest]: string[]): void {
+  if (Array.isArray(value)) {
+    for (const item of value) leaveOut(item, [first, ...rest]);
+  } else if (isPlainObject(value)) {
+    if (rest.length === 0) delete value[first];
+    else leaveOut(ownValue(value, first), rest);
+  }
+}
+
+/** True when an object in the value has a prototype other than a plain object's (or an array's, a Date's). */
+function hasForeignPrototype(value: unknown): boolean {
+  if (value === null || typeof value !== 'object' || value instanceof Date || value instanceof RegExp) {
+    return false;
+  }
+  if (Array.isArray(value)) return value.some(hasForeignPrototype);
+  if (!isPlainObject(value)) return true;
+  return Object.values(value).some(hasForeignPrototype);
 }
 
 function copies(documents: Iterable<unknown>): PlainObject[] {
@@ -297,7 +334,7 @@ function updated(current: Document, update: UpdateSpec, filter: Filter): Documen
   const draft = cloneValue(current) as PlainObject;
   // The filter lets the positional operator ($) find the array element it matched. mingo refuses
   // paths under _id, as MongoDB does.
-  if (applyModifier(draft, modifier, undefined, filter).length === 0) return null;
+  if (modify(draft, modifier, filter).length === 0) return null;
   return toStored(draft);
 }
 
@@ -310,10 +347,28 @@ function upserted(filter: Filter, update: UpdateSpec): Document {
   const { _id: insertId, ...onInsert } = isPlainObject(update.$setOnInsert) ? update.$setOnInsert : {};
   const modifier = withoutSetOnInsert(update);
   const draft: PlainObject = {};
-  if (Object.keys(equalities).length > 0) applyModifier(draft, { $set: equalities });
-  if (Object.keys(modifier).length > 0) applyModifier(draft, modifier);
-  if (Object.keys(onInsert).length > 0) applyModifier(draft, { $set: onInsert });
+  if (Object.keys(equalities).length > 0) modify(draft, { $set: equalities });
+  if (Object.keys(modifier).length > 0) modify(draft, modifier);
+  if (Object.keys(onInsert).length > 0) modify(draft, { $set: onInsert });
   return toStored({ _id: filterId ?? insertId, ...draft });
+}
+
+/**
+ * mingo's update on a draft, given a copy of the update's objects to place as they are: mingo's own
+ * copies assign key by key, which turns a `__proto__` key of a value into the copy's prototype.
+ * Returns the fields it changed.
+ */
+function modify(draft: PlainObject, modifier: UpdateSpec, filter?: Filter): string[] {
+  return applyModifier(draft, ownCopy(modifier) as UpdateSpec, undefined, filter, { cloneMode: 'none' });
+}
+
+/** A copy of plain objects and arrays, own keys kept as data; other values (Dates, RegExps) as they are. */
+function ownCopy(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(ownCopy);
+  if (!isPlainObject(value)) return value;
+  const copy: PlainObject = {};
+  for (const [key, item] of Object.entries(value)) setOwn(copy, key, ownCopy(item));
+  return copy;
 }
 
 function sameKeys(a: IndexKeys, b: IndexKeys): boolean {

@@ -1,7 +1,7 @@
 import { resolve } from 'mingo/util';
 import { type Document, DuplicateKeyError, type IndexKeys } from '../types.js';
 import { SortedIndex } from './sorted-index.js';
-import { indexKey, pathValues } from './values.js';
+import { indexKey, isScalarAt, isStringKey, pathValues } from './values.js';
 
 export interface IndexDefinition {
   name: string;
@@ -19,10 +19,79 @@ export function defaultIndexName(keys: IndexKeys): string {
 }
 
 /** The structures kept for one field that some index covers; queries use them to skip most documents. */
-export interface FieldIndex {
+export class FieldIndex {
   /** Index key of each value (see indexKey) to the ids of the documents holding it. */
-  readonly buckets: Map<string, Set<string>>;
-  readonly sorted: SortedIndex;
+  readonly buckets = new Map<string, Set<string>>();
+  readonly sorted = new SortedIndex();
+  readonly parts: readonly string[];
+  /** Documents holding something other than one scalar at the path (see isScalarAt). */
+  #nonScalar = 0;
+
+  constructor(readonly path: string) {
+    this.parts = path.split('.');
+  }
+
+  /**
+   * True while every document holds at most one scalar at the path: the buckets and the sorted index
+   * then answer equality, `$in`, null and ranges exactly, with no need to look at the documents.
+   */
+  get scalar(): boolean {
+    return this.#nonScalar === 0;
+  }
+
+  /**
+   * Ids of the documents holding a string the pattern matches. The pattern is tested once per distinct
+   * value, on the bucket keys: compact strings, where reading the field of every document goes all over
+   * the heap (about three times slower at 100,000 documents). MongoDB scans an index's keys alike.
+   */
+  matchingStrings(regex: RegExp): ReadonlySet<string> {
+    const literal = literalOf(regex);
+    const ids = new Set<string>();
+    for (const [key, bucket] of this.buckets) {
+      if (!isStringKey(key)) continue;
+      // Position 1: past the type tag of the key. A literal needs no copy of the text (twice as fast).
+      const matches = literal !== undefined ? key.includes(literal, 1) : regex.test(key.slice(1));
+      if (matches) for (const id of bucket) ids.add(id);
+    }
+    return ids;
+  }
+
+  /** Builds the structures over the documents already stored, with one sort. */
+  load(documents: readonly Document[]): void {
+    const entries: { value: unknown; id: string }[] = [];
+    for (const document of documents) {
+      this.#addToBuckets(document);
+      entries.push({ value: resolve(document, this.path), id: document._id });
+    }
+    this.sorted.load(entries);
+  }
+
+  insert(document: Document): void {
+    this.#addToBuckets(document);
+    this.sorted.insert(resolve(document, this.path), document._id);
+  }
+
+  remove(document: Document): void {
+    for (const key of valueKeys(document, this.path)) {
+      const bucket = this.buckets.get(key);
+      bucket?.delete(document._id);
+      if (bucket?.size === 0) this.buckets.delete(key);
+    }
+    if (!isScalarAt(document, this.parts)) this.#nonScalar--;
+    this.sorted.remove(resolve(document, this.path), document._id);
+  }
+
+  #addToBuckets(document: Document): void {
+    for (const key of valueKeys(document, this.path)) {
+      let bucket = this.buckets.get(key);
+      if (!bucket) {
+        bucket = new Set();
+        this.buckets.set(key, bucket);
+      }
+      bucket.add(document._id);
+    }
+    if (!isScalarAt(document, this.parts)) this.#nonScalar++;
+  }
 }
 
 interface UniqueKey {
@@ -67,7 +136,10 @@ export class CollectionIndexes {
       this.#owners.set(definition.name, owners);
     }
     for (const path of Object.keys(definition.keys)) {
-      if (!this.#fields.has(path)) this.#fields.set(path, buildFieldIndex(path, documents));
+      if (this.#fields.has(path)) continue;
+      const field = new FieldIndex(path);
+      field.load(documents);
+      this.#fields.set(path, field);
     }
     this.#definitions.set(definition.name, definition);
   }
@@ -88,17 +160,7 @@ export class CollectionIndexes {
     for (const [name, owners] of this.#owners) {
       for (const { key } of uniqueKeys(this.#definitions.get(name)!, document)) owners.set(key, document._id);
     }
-    for (const [path, field] of this.#fields) {
-      for (const key of valueKeys(document, path)) {
-        let bucket = field.buckets.get(key);
-        if (!bucket) {
-          bucket = new Set();
-          field.buckets.set(key, bucket);
-        }
-        bucket.add(document._id);
-      }
-      field.sorted.insert(resolve(document, path), document._id);
-    }
+    for (const field of this.#fields.values()) field.insert(document);
   }
 
   remove(document: Document): void {
@@ -107,14 +169,7 @@ export class CollectionIndexes {
         if (owners.get(key) === document._id) owners.delete(key);
       }
     }
-    for (const [path, field] of this.#fields) {
-      for (const key of valueKeys(document, path)) {
-        const bucket = field.buckets.get(key);
-        bucket?.delete(document._id);
-        if (bucket?.size === 0) field.buckets.delete(key);
-      }
-      field.sorted.remove(resolve(document, path), document._id);
-    }
+    for (const field of this.#fields.values()) field.remove(document);
   }
 
   #duplicate(definition: IndexDefinition, values: unknown[]): DuplicateKeyError {
@@ -134,27 +189,17 @@ export function duplicateKeyError(
   );
 }
 
-function valueKeys(document: Document, path: string): Set<string> {
-  return new Set(pathValues(document, path).map(indexKey));
+/** Escaped syntax characters only, as an escaped search text is: what such a pattern matches is its text. */
+const LITERAL_PATTERN = /^(?:[^\\^$.*+?()[\]{}|]|\\[\\^$.*+?()[\]{}|/-])*$/;
+
+/** The text a pattern matches when it is a literal one (without the i flag), else undefined. */
+function literalOf(regex: RegExp): string | undefined {
+  if (regex.ignoreCase || !LITERAL_PATTERN.test(regex.source)) return undefined;
+  return regex.source.replace(/\\(.)/g, '$1');
 }
 
-function buildFieldIndex(path: string, documents: readonly Document[]): FieldIndex {
-  const buckets = new Map<string, Set<string>>();
-  const entries: { value: unknown; id: string }[] = [];
-  for (const document of documents) {
-    for (const key of valueKeys(document, path)) {
-      let bucket = buckets.get(key);
-      if (!bucket) {
-        bucket = new Set();
-        buckets.set(key, bucket);
-      }
-      bucket.add(document._id);
-    }
-    entries.push({ value: resolve(document, path), id: document._id });
-  }
-  const sorted = new SortedIndex();
-  sorted.load(entries);
-  return { buckets, sorted };
+function valueKeys(document: Document, path: string): Set<string> {
+  return new Set(pathValues(document, path).map(indexKey));
 }
 
 /**

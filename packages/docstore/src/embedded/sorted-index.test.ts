@@ -31,6 +31,41 @@ describe('SortedIndex', () => {
     expect([...index.ids(-1)]).toEqual([...expected].reverse());
   });
 
+  it('finds the positions of a run of values and walks any stretch of positions both ways', () => {
+    const index = new SortedIndex();
+    // More than two blocks, with duplicates: runs cross block boundaries.
+    const entries = Array.from({ length: 3000 }, (_, i) => ({ value: (i * 7919) % 1000, id: `id${i}` }));
+    index.load([...entries]);
+    const ordered = [...index.ids(1)];
+    const valueById = new Map(entries.map(({ value, id }) => [id, value]));
+    for (const [low, high] of [
+      [250, 260],
+      [0, 0],
+      [999, 2000],
+      [-5, -1],
+      [500, 499],
+    ]) {
+      const { start, end } = index.span((value) => {
+        const number = value as number;
+        return number < low ? -1 : number > high ? 1 : 0;
+      });
+      const inRun = ordered.filter(
+        (id) => (valueById.get(id) as number) >= low && (valueById.get(id) as number) <= high,
+      );
+      expect(ordered.slice(start, end)).toEqual(inRun);
+    }
+    for (const [start, end] of [
+      [0, 3000],
+      [511, 1537],
+      [1024, 1025],
+      [2990, 5000],
+      [7, 7],
+    ]) {
+      expect([...index.ids(1, start, end)]).toEqual(ordered.slice(start, end));
+      expect([...index.ids(-1, start, end)]).toEqual(ordered.slice(start, end).reverse());
+    }
+  });
+
   it('is walkable only while no entry holds an array', () => {
     const index = new SortedIndex();
     index.load([

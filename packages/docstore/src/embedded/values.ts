@@ -1,4 +1,5 @@
 import { compare } from 'mingo/util';
+import { ownValue, setOwn } from '../own-properties.js';
 import { encodeJson } from './codec.js';
 
 export type PlainObject = Record<string, unknown>;
@@ -29,8 +30,9 @@ export function normalizeValue(value: unknown, path: string): unknown {
   if (Array.isArray(value)) return value.map((item, index) => normalizeValue(item, `${path}.${index}`));
   if (isPlainObject(value)) {
     const copy: PlainObject = {};
-    for (const [key, item] of Object.entries(value))
-      copy[key] = normalizeValue(item, path ? `${path}.${key}` : key);
+    for (const [key, item] of Object.entries(value)) {
+      setOwn(copy, key, normalizeValue(item, path ? `${path}.${key}` : key));
+    }
     return copy;
   }
   const kind = typeof value === 'object' ? (value.constructor?.name ?? 'object') : typeof value;
@@ -43,7 +45,7 @@ export function cloneValue(value: unknown): unknown {
   if (value instanceof Date) return new Date(value.getTime());
   if (Array.isArray(value)) return value.map(cloneValue);
   const copy: PlainObject = {};
-  for (const [key, item] of Object.entries(value)) copy[key] = cloneValue(item);
+  for (const [key, item] of Object.entries(value)) setOwn(copy, key, cloneValue(item));
   return copy;
 }
 
@@ -72,7 +74,72 @@ function collectPathValues(value: unknown, parts: string[], depth: number, into:
     if (value !== undefined) into.push(value);
     return;
   }
-  if (isPlainObject(value)) collectPathValues(value[parts[depth]], parts, depth + 1, into);
+  if (isPlainObject(value)) collectPathValues(ownValue(value, parts[depth]), parts, depth + 1, into);
+}
+
+/**
+ * The value at a dotted path of a document that holds a scalar there (see isScalarAt): what mingo's
+ * resolve gives for such a document, read from own properties only.
+ */
+export function valueAt(document: PlainObject, parts: readonly string[]): unknown {
+  let value: unknown = document;
+  for (const part of parts) {
+    if (!isPlainObject(value)) return undefined;
+    value = ownValue(value, part);
+  }
+  return value;
+}
+
+/**
+ * Whether the document holds at most one scalar at the path: the field is missing, null, a string, a
+ * boolean, a number other than NaN or a Date, reached through plain objects only (no array on the way;
+ * a missing, null or scalar step makes the field missing). For such documents an index answers
+ * equality, `$in`, null and ranges exactly as mingo does.
+ */
+export function isScalarAt(document: PlainObject, parts: readonly string[]): boolean {
+  let value: unknown = document;
+  for (const part of parts) {
+    if (value === undefined || value === null || typeof value !== 'object') return true;
+    if (!isPlainObject(value)) return false;
+    value = ownValue(value, part);
+  }
+  return value === undefined || value === null || isRangeOperand(value);
+}
+
+/** A value a range condition ($gt, $lt, ...) on a scalar field can be answered for from an index. */
+export function isRangeOperand(value: unknown): value is string | number | boolean | Date {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return !Number.isNaN(value);
+  }
+  return value instanceof Date && !Number.isNaN(value.getTime());
+}
+
+/**
+ * The rank of a value's type in the sort order (mingo's, where a missing field sorts as null). Values
+ * of one type are contiguous in a sorted index, and a range condition only matches its operand's type.
+ */
+export function typeRank(value: unknown): number {
+  if (value === undefined || value === null) return 2;
+  switch (typeof value) {
+    case 'number':
+      return 3;
+    case 'string':
+      return 4;
+    case 'boolean':
+      return 9;
+  }
+  if (value instanceof Date) return 10;
+  if (Array.isArray(value)) return 7;
+  return isPlainObject(value) ? 6 : 11;
+}
+
+/** True for the index key (see indexKey) of a string: the string after one character of type tag. */
+export function isStringKey(key: string): boolean {
+  return key.charCodeAt(0) === 115 /* s */;
 }
 
 /** A string that is equal for two values exactly when MongoDB's index treats them as the same key. */
@@ -90,23 +157,17 @@ export function indexKey(value: unknown): string {
   return `o${encodeJson(value)}`;
 }
 
-/** True for the values an equality lookup through a hash index can answer. */
-export function isIndexableScalar(value: unknown): value is string | number | boolean | Date {
-  return (
-    typeof value === 'string' ||
-    typeof value === 'number' ||
-    typeof value === 'boolean' ||
-    value instanceof Date
-  );
-}
-
 /**
  * Sort order of two field values: mingo's (MongoDB's) order, with fast paths for the common types. A
- * missing field sorts as null, as in MongoDB (mingo puts it before null).
+ * missing field sorts as null, as in MongoDB (mingo puts it before null). NaN sorts before every
+ * other number, as in MongoDB (mingo calls it equal to all of them, which no sorted index survives).
  */
 export function compareValues(a: unknown, b: unknown): number {
-  if ((typeof a === 'string' && typeof b === 'string') || (typeof a === 'number' && typeof b === 'number')) {
-    return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'number' && typeof b === 'number') {
+    if (a < b) return -1;
+    if (a > b) return 1;
+    return a === b ? 0 : Number.isNaN(a) ? (Number.isNaN(b) ? 0 : -1) : 1;
   }
   if (a instanceof Date && b instanceof Date) {
     const difference = a.getTime() - b.getTime();
