@@ -92,4 +92,10 @@ export {
   type ShutdownPhase,
   type ShutdownResult,
 } from './shutdown.js';
+export {
+  derivedEventId,
+  type StageResultDoc,
+  StageResults,
+  type StageResultsOptions,
+} from './stage-results.js';
 export { parseTrustProxy, type TrustProxySetting, toFastifyTrustProxy, trustProxy } from './trust-proxy.js';

@@ -1,8 +1,6 @@
 import type { Subscription } from '@lead-capture/bus';
 import { assertConsumable, consumerGroup, type EventOf, type LeadEnriched } from '@lead-capture/contracts';
-import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
-import type { ServiceDeps } from '@lead-capture/kit';
-import { v5 as uuidV5 } from 'uuid';
+import { derivedEventId, type ServiceDeps, StageResults } from '@lead-capture/kit';
 import type { MailHostLookup } from './email/mail-dns.js';
 import { enrichLead, type LeadEnrichment } from './enrich.js';
 
@@ -14,42 +12,50 @@ const RESULT_RETENTION_DAYS = 30;
 /** UUID v5 namespace of `lead.enriched` event ids, each derived from its `lead.captured` event id. */
 const ENRICHED_EVENT_NAMESPACE = '35e7068a-354d-458c-83d7-0642fddfc805';
 
-/** The enrichment of one `lead.captured` event, kept so that a redelivery publishes the same result. */
-type ResultDoc = {
-  /** The `lead.captured` event id. */
-  _id: string;
+/** The enrichment of one `lead.captured` event (stored under its id), so that a redelivery publishes the same result. */
+type EnrichmentResult = {
   leadId: string;
   enrichedEventId: string;
   enrichment: LeadEnrichment;
-  published: boolean;
-  createdAt: Date;
 };
 
 /** The id `lead.enriched` gets for a given `lead.captured` event: the same on every delivery and replica. */
 export function enrichedEventId(capturedEventId: string): string {
-  return uuidV5(capturedEventId, ENRICHED_EVENT_NAMESPACE);
+  return derivedEventId(capturedEventId, ENRICHED_EVENT_NAMESPACE);
 }
 
 /**
- * lead.captured -> lead.enriched. Idempotent: the first delivery stores its result under the
- * captured event's id before publishing; a redelivery (or a second replica racing it) publishes
- * that stored result, under the same derived event id, and nothing once it is known to be out.
+ * lead.captured -> lead.enriched. Idempotent (kit's StageResults): the first delivery stores its
+ * result under the captured event's id before publishing; a redelivery (or a second replica racing
+ * it) publishes that stored result, under the same derived event id, and nothing once it is out.
  */
 export class EnrichmentWorker {
-  private readonly results: Collection<ResultDoc>;
+  private readonly stage: StageResults<EventOf<'lead.captured'>, EnrichmentResult, LeadEnriched>;
 
   constructor(
     private readonly deps: Pick<ServiceDeps, 'store' | 'bus'>,
-    private readonly mailHosts: MailHostLookup | null,
+    mailHosts: MailHostLookup | null,
   ) {
-    this.results = deps.store.collection<ResultDoc>(RESULTS_COLLECTION);
+    this.stage = new StageResults(deps, {
+      collection: RESULTS_COLLECTION,
+      retentionDays: RESULT_RETENTION_DAYS,
+      nextType: 'lead.enriched',
+      namespace: ENRICHED_EVENT_NAMESPACE,
+      compute: async (event) => ({
+        leadId: event.data.leadId,
+        enrichedEventId: enrichedEventId(event.id),
+        enrichment: await enrichLead(event.data.lead, mailHosts),
+      }),
+      next: (event, result) => ({
+        leadId: event.data.leadId,
+        lead: event.data.lead,
+        enrichment: result.enrichment,
+      }),
+    });
   }
 
-  async createIndexes(): Promise<void> {
-    await this.results.createIndex(
-      { createdAt: 1 },
-      { expireAfterSeconds: RESULT_RETENTION_DAYS * 24 * 3600 },
-    );
+  createIndexes(): Promise<void> {
+    return this.stage.createIndexes();
   }
 
   async subscribe(): Promise<Subscription> {
@@ -60,40 +66,7 @@ export class EnrichmentWorker {
     );
   }
 
-  async handle(event: EventOf<'lead.captured'>): Promise<void> {
-    const result = (await this.results.findOne({ _id: event.id })) ?? (await this.enrich(event));
-    if (result.published) return;
-    const enriched: LeadEnriched = {
-      leadId: event.data.leadId,
-      lead: event.data.lead,
-      enrichment: result.enrichment,
-    };
-    await this.deps.bus.publish('lead.enriched', enriched, {
-      id: result.enrichedEventId,
-      correlationId: event.correlationId,
-      causationId: event.id,
-    });
-    await this.results.updateOne({ _id: event.id }, { $set: { published: true } });
-  }
-
-  private async enrich(event: EventOf<'lead.captured'>): Promise<ResultDoc> {
-    const result: ResultDoc = {
-      _id: event.id,
-      leadId: event.data.leadId,
-      enrichedEventId: enrichedEventId(event.id),
-      enrichment: await enrichLead(event.data.lead, this.mailHosts),
-      published: false,
-      createdAt: new Date(),
-    };
-    try {
-      await this.results.insertOne(result);
-      return result;
-    } catch (error) {
-      if (!isDuplicateKeyError(error)) throw error;
-      // Another delivery of the same event stored its result first: that one is published.
-      const stored = await this.results.findOne({ _id: event.id });
-      if (!stored) throw error;
-      return stored;
-    }
+  handle(event: EventOf<'lead.captured'>): Promise<void> {
+    return this.stage.handle(event);
   }
 }

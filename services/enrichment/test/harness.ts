@@ -1,33 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
-import {
-  CONSUMER_GROUPS,
-  type EventEnvelope,
-  type LeadCaptured,
-  type LeadSnapshot,
-  validateEvent,
-} from '@lead-capture/contracts';
-import { type DocStore, openStore } from '@lead-capture/docstore';
-import { createLogger, type InternalClient, type ServiceModule } from '@lead-capture/kit';
+import type { MessageBus } from '@lead-capture/bus';
+import type { EventEnvelope, LeadCaptured, LeadSnapshot } from '@lead-capture/contracts';
+import type { DocStore } from '@lead-capture/docstore';
+import type { ServiceModule } from '@lead-capture/kit';
+import { inProcessTestBus, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
+
+export { waitFor } from '@lead-capture/kit/testing';
+
 import { loadEnrichmentConfig } from '../src/config.js';
 import type { MailDnsResolver } from '../src/email/mail-dns.js';
 import { createEnrichmentService } from '../src/service.js';
 
-export const logger = createLogger({ level: 'silent', name: 'enrichment-test' });
+export const logger = testLogger('enrichment');
 export const OBSERVER_GROUP = 'test.enrichment.observe';
 
-/** The worker calls no other service; any call is a test failure. */
-const noInternalCalls: InternalClient = {
-  request: async (service) => {
-    throw new Error(`Unexpected internal call to ${service}`);
-  },
-};
-
 export function inProcessBus(): MessageBus {
-  return createInProcessBus({ logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
+  return inProcessTestBus(logger);
 }
 
 export function leadSnapshot(overrides: Partial<LeadSnapshot> = {}): LeadSnapshot {
@@ -97,44 +85,19 @@ export interface EnrichmentHarness {
 export async function startEnrichmentHarness(
   options: { bus?: MessageBus; env?: Record<string, string>; cacheDns?: boolean } = {},
 ): Promise<EnrichmentHarness> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'enrichment-test-'));
-  const store = await openStore(undefined, { dataDir });
-  const bus = options.bus ?? inProcessBus();
   const dns = new ScriptedDns();
-  const enriched: EventEnvelope[] = [];
-  await bus.subscribe({ group: OBSERVER_GROUP, types: ['lead.enriched'], maxAttempts: 1 }, async (event) => {
-    enriched.push(event);
-  });
   const config = loadEnrichmentConfig({
     ENRICHMENT_DNS_CACHE_TTL_SECONDS: options.cacheDns ? '3600' : '0',
     ...options.env,
   });
-  const module = createEnrichmentService({ logger, store, bus, internal: noInternalCalls }, config, {
-    dnsResolver: dns,
+  const h = await startServiceHarness((deps) => createEnrichmentService(deps, config, { dnsResolver: dns }), {
+    label: 'enrichment',
+    logger,
+    bus: options.bus,
+    closeBus: true,
+    observe: { group: OBSERVER_GROUP, types: ['lead.enriched'], maxAttempts: 1 },
   });
-  await module.start?.();
-  return {
-    bus,
-    store,
-    module,
-    dns,
-    enriched,
-    async close() {
-      await module.stop?.();
-      await bus.close();
-      await store.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** Polls until `check` passes; fails naming `what` after the timeout. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  return { bus: h.bus, store: h.store, module: h.module, dns, enriched: h.events, close: h.close };
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

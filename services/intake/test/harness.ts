@@ -1,24 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInProcessBus, type EventEnvelope, type MessageBus, rabbitNames } from '@lead-capture/bus';
-import { CONSUMER_GROUPS, type FieldMappings, validateEvent } from '@lead-capture/contracts';
+import type { EventEnvelope, MessageBus } from '@lead-capture/bus';
+import type { FieldMappings } from '@lead-capture/contracts';
 import { type Collection, type DocStore, type Document, openStore } from '@lead-capture/docstore';
-import {
-  buildServiceApp,
-  createLogger,
-  type InternalClient,
-  type Logger,
-  loadConfig,
-  type ServiceModule,
-  signIdentity,
-} from '@lead-capture/kit';
-import { AMQP_URL } from '@lead-capture/testing';
-import { connect } from 'amqplib';
+import { createLogger, type Logger, loadConfig, type ServiceModule } from '@lead-capture/kit';
+import { inProcessTestBus, startServiceHarness } from '@lead-capture/kit/testing';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { INTAKE_CONFIG } from '../src/config.js';
 import { createIntakeService } from '../src/service.js';
+
+export { deleteRabbitTopology } from '@lead-capture/kit/testing';
 
 export const SECRET = 'intake-test-secret-at-least-32-bytes-long!';
 export const silentLogger: Logger = createLogger({
@@ -67,11 +60,7 @@ export interface HarnessOptions {
 }
 
 export function inProcessBus(): MessageBus {
-  return createInProcessBus({
-    logger: silentLogger,
-    validate: validateEvent,
-    declareGroups: CONSUMER_GROUPS,
-  });
+  return inProcessTestBus(silentLogger);
 }
 
 export async function freshStore(): Promise<{ store: DocStore; dataDir: string }> {
@@ -79,46 +68,31 @@ export async function freshStore(): Promise<{ store: DocStore; dataDir: string }
   return { store: await openStore(undefined, { dataDir }), dataDir };
 }
 
-/** An internal client that nothing in these tests should call. */
-const noInternalCalls: InternalClient = {
-  request: async (service, request) => {
-    throw new Error(`unexpected internal call to ${service} ${request.path}`);
-  },
-};
-
 /** The intake as its own process runs it (kit's buildServiceApp), on a fresh store, not listening. */
 export async function startIntake(options: HarnessOptions = {}): Promise<Harness> {
-  const fresh = options.store ? undefined : await freshStore();
-  const store = options.store ?? fresh!.store;
-  const bus = options.bus ?? inProcessBus();
   const config = loadConfig(INTAKE_CONFIG, { OUTBOX_RELAY_INTERVAL_MS: '50', ...options.env });
-  const module = createIntakeService({ logger: silentLogger, store, bus, internal: noInternalCalls }, config);
-  const app = await buildServiceApp(
-    module,
-    { logger: silentLogger, store, bus },
-    { internalSecret: SECRET, trustProxy: options.trustProxy },
-  );
-  await app.ready();
-  await module.start?.();
-  const received: EventEnvelope[] = [];
-  if (options.subscribeReceived !== false) {
-    await bus.subscribe({ group: RECEIVED_GROUP, types: ['lead.received'] }, async (event) => {
-      received.push(event);
-    });
-  }
-
-  const identity = async (method: 'service' | 'jwt', scope: 'read' | 'full') =>
-    signIdentity(
-      { method, userId: method === 'service' ? 'service:source' : randomUUID(), role: 'admin', scope },
-      SECRET,
-    );
+  const h = await startServiceHarness((deps) => createIntakeService(deps, config), {
+    label: 'intake',
+    logger: silentLogger,
+    secret: SECRET,
+    app: 'service',
+    bus: options.bus,
+    store: options.store,
+    trustProxy: options.trustProxy,
+    observe:
+      options.subscribeReceived === false ? undefined : { group: RECEIVED_GROUP, types: ['lead.received'] },
+    identity: { role: 'admin' },
+  });
+  const { app } = h;
+  const identity = (method: 'service' | 'jwt', scope: 'read' | 'full') =>
+    h.headers({ method, userId: method === 'service' ? 'service:source' : randomUUID(), scope });
 
   const harness: Harness = {
     app,
-    module,
-    store,
-    bus,
-    received,
+    module: h.module,
+    store: h.store,
+    bus: h.bus,
+    received: h.events,
     async addSource({ name = 'Website form', fieldMappings = {}, token = randomToken() } = {}) {
       const sourceId = randomUUID();
       const response = await harness.internal('PUT', `/internal/intake/sources/${sourceId}`, {
@@ -139,26 +113,15 @@ export async function startIntake(options: HarnessOptions = {}): Promise<Harness
         payload: typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : JSON.stringify(payload),
       }),
     asUser: async (method, url, scope = 'full') =>
-      app.inject({ method, url, headers: { 'x-internal-identity': await identity('jwt', scope) } }),
+      app.inject({ method, url, headers: await identity('jwt', scope) }),
     internal: async (method, url, body, identityMethod = 'service') =>
       app.inject({
         method,
         url,
-        headers: {
-          'x-internal-identity': await identity(identityMethod, 'full'),
-          'content-type': 'application/json',
-        },
+        headers: { ...(await identity(identityMethod, 'full')), 'content-type': 'application/json' },
         payload: JSON.stringify(body),
       }),
-    async close() {
-      await module.stop?.();
-      await app.close();
-      if (!options.bus) await bus.close();
-      if (fresh) {
-        await store.close();
-        await rm(fresh.dataDir, { recursive: true, force: true });
-      }
-    },
+    close: h.close,
   };
   return harness;
 }
@@ -180,30 +143,6 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('waitFor: timed out');
     await sleep(20);
-  }
-}
-
-/** Queues the RabbitMQ bus of a test declared under its prefix: every known group, retry and dead queues. */
-export async function deleteRabbitTopology(
-  namePrefix: string,
-  extraGroups: readonly string[] = [],
-): Promise<void> {
-  const names = rabbitNames({ namePrefix });
-  const groups = [...CONSUMER_GROUPS.map(({ group }) => group), ...extraGroups];
-  const connection = await connect(AMQP_URL);
-  try {
-    const channel = await connection.createChannel();
-    for (const group of groups) {
-      await channel.deleteQueue(names.queue(group));
-      await channel.deleteQueue(names.deadQueue(group));
-      for (const delayMs of [1000, 5000, 25_000, 120_000, 600_000]) {
-        await channel.deleteQueue(names.retryQueue(group, delayMs));
-      }
-    }
-    await channel.deleteExchange(names.exchange);
-    await channel.close();
-  } finally {
-    await connection.close();
   }
 }
 

@@ -1,32 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
-import {
-  CONSUMER_GROUPS,
-  type EventDataMap,
-  type EventEnvelope,
-  type EventType,
-  validateEvent,
-} from '@lead-capture/contracts';
+import type { MessageBus } from '@lead-capture/bus';
+import type { EventDataMap, EventEnvelope, EventType } from '@lead-capture/contracts';
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
-import { type DocStore, openStore } from '@lead-capture/docstore';
-import {
-  buildServiceApp,
-  createLogger,
-  type Identity,
-  INTERNAL_IDENTITY_HEADER,
-  type ServiceModule,
-  signIdentity,
-} from '@lead-capture/kit';
+import type { DocStore } from '@lead-capture/docstore';
+import type { Identity, ServiceModule } from '@lead-capture/kit';
+import { inProcessTestBus, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
 import type { FastifyInstance } from 'fastify';
 import { type LeadConfig, loadLeadConfig } from '../src/config.js';
 import { createLeadService } from '../src/service.js';
 
 export const SECRET = 'lead-service-test-secret-of-at-least-32-bytes';
 export const ADMIN_ID = '11111111-1111-4111-8111-111111111111';
-export const logger = createLogger({ level: 'silent', name: 'lead-test' });
+export const logger = testLogger('lead');
 
 /** Events the service publishes, as a consumer downstream receives them. */
 export const PUBLISHED_TYPES = ['lead.captured', 'lead.updated', 'lead.deleted', 'lead.merged'] as const;
@@ -46,7 +31,7 @@ export interface Harness {
 }
 
 export function unusedBus(): MessageBus {
-  return createInProcessBus({ logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
+  return inProcessTestBus(logger);
 }
 
 /**
@@ -56,52 +41,27 @@ export function unusedBus(): MessageBus {
 export async function startHarness(
   options: { config?: Partial<LeadConfig>; bus?: MessageBus; store?: DocStore } = {},
 ): Promise<Harness> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'lead-test-'));
-  const store = options.store ?? (await openStore(undefined, { dataDir }));
-  const bus = options.bus ?? unusedBus();
-  const published: EventEnvelope[] = [];
   const recorderGroup = `test.lead.recorder.${randomUUID().slice(0, 8)}`;
-  const recorder = await bus.subscribe(
-    { group: recorderGroup, types: [...PUBLISHED_TYPES] },
-    async (event) => {
-      published.push(event);
-    },
-  );
   const config: LeadConfig = { ...loadLeadConfig({}), ...options.config };
-  const module = createLeadService(
-    {
-      logger,
-      store,
-      bus,
-      internal: {
-        request: async () => {
-          throw new Error('The lead service makes no internal calls');
-        },
-      },
-    },
-    config,
-  );
-  const app = await buildServiceApp(module, { logger, store, bus }, { internalSecret: SECRET });
-  await module.start?.();
+  const h = await startServiceHarness((deps) => createLeadService(deps, config), {
+    label: 'lead',
+    logger,
+    secret: SECRET,
+    app: 'service',
+    bus: options.bus,
+    store: options.store,
+    observe: { group: recorderGroup, types: [...PUBLISHED_TYPES] },
+    identity: { userId: ADMIN_ID, role: 'admin' },
+  });
   return {
-    app,
-    store,
-    bus,
-    module,
-    published,
+    app: h.app,
+    store: h.store,
+    bus: h.bus,
+    module: h.module,
+    published: h.events,
     recorderGroup,
-    async auth(scope = 'full') {
-      const token = await signIdentity({ method: 'jwt', userId: ADMIN_ID, role: 'admin', scope }, SECRET);
-      return { [INTERNAL_IDENTITY_HEADER]: token };
-    },
-    async close() {
-      await recorder.cancel();
-      await module.stop?.();
-      await app.close();
-      if (!options.bus) await bus.close();
-      if (!options.store) await store.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
+    auth: (scope = 'full') => h.headers({ scope }),
+    close: h.close,
   };
 }
 

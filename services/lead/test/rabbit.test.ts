@@ -1,37 +1,16 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRabbitBus, type MessageBus, rabbitNames } from '@lead-capture/bus';
+import { createRabbitBus, type MessageBus } from '@lead-capture/bus';
 import { CONSUMER_GROUPS, createEnvelope, type EventDataMap, validateEvent } from '@lead-capture/contracts';
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import { type DocStore, openStore } from '@lead-capture/docstore';
+import { deleteRabbitTopology } from '@lead-capture/kit/testing';
 import { AMQP_URL, requireService, uniquePrefix } from '@lead-capture/testing';
-import { connect } from 'amqplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getLead, type Harness, logger, startHarness, submission, waitFor } from './harness.js';
 
 const rabbit = await requireService('RabbitMQ', AMQP_URL);
-
-/** The bus's default retry delays: a group that retried has one delay queue for each. */
-const RETRY_DELAYS_MS = [1000, 5000, 25_000, 125_000];
-
-/** Deletes what the test's buses declared under its prefix (deleting a missing queue is fine). */
-async function deleteTopology(namePrefix: string, extraGroups: string[]): Promise<void> {
-  const names = rabbitNames({ namePrefix });
-  const connection = await connect(AMQP_URL);
-  try {
-    const channel = await connection.createChannel();
-    for (const group of [...CONSUMER_GROUPS.map(({ group }) => group), ...extraGroups]) {
-      await channel.deleteQueue(names.queue(group));
-      await channel.deleteQueue(names.deadQueue(group));
-      for (const delay of RETRY_DELAYS_MS) await channel.deleteQueue(names.retryQueue(group, delay));
-    }
-    await channel.deleteExchange(names.exchange);
-    await channel.close();
-  } finally {
-    await connection.close();
-  }
-}
 
 describe.runIf(rabbit)('the lead service over RabbitMQ, two replicas', () => {
   const namePrefix = uniquePrefix('lead');
@@ -61,7 +40,7 @@ describe.runIf(rabbit)('the lead service over RabbitMQ, two replicas', () => {
     for (const replica of replicas) await replica.close();
     for (const bus of buses) await bus.close();
     await store?.close();
-    await deleteTopology(
+    await deleteRabbitTopology(
       namePrefix,
       replicas.map((replica) => replica.recorderGroup),
     );

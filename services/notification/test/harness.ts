@@ -1,42 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
-import {
-  CONSUMER_GROUPS,
-  type EventEnvelope,
-  type LeadScored,
-  type LeadSnapshot,
-  validateEvent,
-} from '@lead-capture/contracts';
-import { type DocStore, openStore } from '@lead-capture/docstore';
-import {
-  createHttpApp,
-  createLogger,
-  type Identity,
-  INTERNAL_IDENTITY_HEADER,
-  type InternalClient,
-  internalIdentity,
-  type ServiceModule,
-  signIdentity,
-} from '@lead-capture/kit';
+import type { MessageBus } from '@lead-capture/bus';
+import type { EventEnvelope, LeadScored, LeadSnapshot } from '@lead-capture/contracts';
+import type { DocStore } from '@lead-capture/docstore';
+import type { Identity, InternalClient, ServiceModule } from '@lead-capture/kit';
+import { type Reply, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
 import type { FastifyInstance } from 'fastify';
 import { createNotificationService, loadNotificationConfig } from '../src/index.js';
 
+export { type Reply, waitFor } from '@lead-capture/kit/testing';
+
 export const SECRET = 'notification-tests-internal-secret-0123456789';
-export const logger = createLogger({ level: 'silent', name: 'notification-test' });
+export const logger = testLogger('notification');
 
 export const noInternalCalls: InternalClient = {
   async request(service) {
     throw new Error(`The notification service is not expected to call ${service}`);
   },
 };
-
-export interface Reply {
-  status: number;
-  body: unknown;
-}
 
 export interface NotificationHarness {
   app: FastifyInstance;
@@ -65,73 +45,34 @@ export interface HarnessOptions {
  * consumer group of the contracts declared.
  */
 export async function startNotificationHarness(options: HarnessOptions = {}): Promise<NotificationHarness> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'notification-test-'));
-  const store = await openStore(undefined, { dataDir });
-  const bus = createInProcessBus({ logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
-  const notified: EventEnvelope[] = [];
-  await bus.subscribe({ group: 'test.notification.observe', types: ['lead.notified'] }, async (event) => {
-    notified.push(event);
-  });
   const clock = { now: new Date() };
   const config = loadNotificationConfig({
     SMTP_URL: options.smtpUrl,
     MAIL_FROM: 'Lead Capture <alerts@crm.example.com>',
     NOTIFICATION_SEND_LEASE_MS: String(options.leaseMs ?? 60_000),
   });
-  const module = createNotificationService(
-    { logger, store, bus, internal: noInternalCalls, publicBaseUrl: options.publicBaseUrl },
-    config,
-    { now: () => clock.now },
+  const h = await startServiceHarness(
+    (deps) => createNotificationService(deps, config, { now: () => clock.now }),
+    {
+      label: 'notification',
+      logger,
+      secret: SECRET,
+      internal: noInternalCalls,
+      publicBaseUrl: options.publicBaseUrl,
+      observe: { group: 'test.notification.observe', types: ['lead.notified'] },
+      identity: { role: 'admin' },
+    },
   );
-  const app = createHttpApp({ logger });
-  await app.register(internalIdentity, { secret: SECRET });
-  await module.registerRoutes?.(app);
-  await module.start?.();
-  await app.ready();
-
-  const userId = randomUUID();
   return {
-    app,
-    module,
-    bus,
-    store,
-    notified,
+    app: h.app,
+    module: h.module,
+    bus: h.bus,
+    store: h.store,
+    notified: h.events,
     clock,
-    async call(method, url, body, identity) {
-      const headers: Record<string, string> =
-        identity === null
-          ? {}
-          : {
-              [INTERNAL_IDENTITY_HEADER]: await signIdentity(
-                { method: 'jwt', userId, role: 'admin', scope: 'full', ...identity },
-                SECRET,
-              ),
-            };
-      const response = await app.inject({
-        method: method as 'GET',
-        url,
-        headers,
-        ...(body === undefined ? {} : { payload: body as object }),
-      });
-      return { status: response.statusCode, body: response.body === '' ? undefined : response.json() };
-    },
-    async close() {
-      await app.close();
-      await module.stop?.();
-      await bus.close();
-      await store.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
+    call: h.call,
+    close: h.close,
   };
-}
-
-/** Polls until `check` passes; fails naming `what` after the timeout. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 export const SOURCE_ID = '0b9e7d2c-5a41-4f6e-8c3d-1e2f3a4b5c6d';

@@ -1,25 +1,21 @@
-import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
-import { CONSUMER_GROUPS, type EventEnvelope, validateEvent } from '@lead-capture/contracts';
-import { type Collection, type DocStore, type Document, openStore } from '@lead-capture/docstore';
+import type { MessageBus } from '@lead-capture/bus';
+import type { EventEnvelope } from '@lead-capture/contracts';
+import type { Collection, DocStore, Document } from '@lead-capture/docstore';
+import type { Identity, InternalClient, ServiceModule } from '@lead-capture/kit';
 import {
-  createHttpApp,
-  createLogger,
-  type Identity,
-  INTERNAL_IDENTITY_HEADER,
-  type InternalClient,
-  internalIdentity,
-  type ServiceModule,
-  signIdentity,
-} from '@lead-capture/kit';
+  inProcessTestBus,
+  openTestStore,
+  type Reply,
+  startServiceHarness,
+  testLogger,
+} from '@lead-capture/kit/testing';
 import type { FastifyInstance } from 'fastify';
 import { createPipelineService, type PipelineServiceOptions } from '../src/index.js';
 
+export { type Reply, waitFor } from '@lead-capture/kit/testing';
+
 export const SECRET = 'pipeline-tests-internal-secret-0123456789';
-export const logger = createLogger({ level: 'silent', name: 'pipeline-test' });
+export const logger = testLogger('pipeline');
 
 /** The pipeline service calls no other service. */
 export const noInternalCalls: InternalClient = {
@@ -27,11 +23,6 @@ export const noInternalCalls: InternalClient = {
     throw new Error(`The pipeline service is not expected to call ${service}`);
   },
 };
-
-export interface Reply {
-  status: number;
-  body: unknown;
-}
 
 export interface PipelineHarness {
   app: FastifyInstance;
@@ -57,20 +48,12 @@ export interface HarnessOptions {
 }
 
 export function inProcessBus(): MessageBus {
-  return createInProcessBus({ logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
+  return inProcessTestBus(logger);
 }
 
 /** Opens a fresh embedded store in a temporary directory; `remove` closes it and deletes the directory. */
-export async function freshStore(): Promise<{ store: DocStore; remove(): Promise<void> }> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'pipeline-test-'));
-  const store = await openStore(undefined, { dataDir });
-  return {
-    store,
-    async remove() {
-      await store.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
+export function freshStore(): Promise<{ store: DocStore; remove(): Promise<void> }> {
+  return openTestStore('pipeline');
 }
 
 /**
@@ -78,70 +61,35 @@ export async function freshStore(): Promise<{ store: DocStore; remove(): Promise
  * the module's routes, then start().
  */
 export async function startPipelineHarness(options: HarnessOptions = {}): Promise<PipelineHarness> {
-  const owned = options.store ? undefined : await freshStore();
-  const store = options.store ?? owned!.store;
-  const bus = options.bus ?? inProcessBus();
-  const events: EventEnvelope[] = [];
-  const observer = await bus.subscribe(
-    { group: 'test.pipeline.observe', types: ['pipeline.*'], maxAttempts: 1 },
-    async (event) => {
-      events.push(event);
-    },
-  );
-  const deps = { logger, store, bus, internal: noInternalCalls };
   const serviceOptions: PipelineServiceOptions = { relayIntervalMs: options.relayIntervalMs };
-  const module = createPipelineService(deps, serviceOptions);
+  const h = await startServiceHarness((deps) => createPipelineService(deps, serviceOptions), {
+    label: 'pipeline',
+    logger,
+    secret: SECRET,
+    bus: options.bus,
+    store: options.store,
+    internal: noInternalCalls,
+    start: options.start,
+    observe: { group: 'test.pipeline.observe', types: ['pipeline.*'], maxAttempts: 1 },
+  });
   const replicas: ServiceModule[] = [];
-  const app = createHttpApp({ logger });
-  await app.register(internalIdentity, { secret: SECRET });
-  await module.registerRoutes?.(app);
-  if (options.start ?? true) await module.start?.();
-  await app.ready();
-
-  const userId = randomUUID();
   return {
-    app,
-    module,
-    bus,
-    store,
-    events,
-    async call(method, url, body, identity) {
-      const response = await app.inject({
-        method: method as 'GET',
-        url,
-        headers: {
-          [INTERNAL_IDENTITY_HEADER]: await signIdentity(
-            { method: 'jwt', userId, role: 'member', scope: 'full', ...identity },
-            SECRET,
-          ),
-        },
-        ...(body === undefined ? {} : { payload: body as object }),
-      });
-      return { status: response.statusCode, body: response.body === '' ? undefined : response.json() };
-    },
+    app: h.app,
+    module: h.module,
+    bus: h.bus,
+    store: h.store,
+    events: h.events,
+    call: h.call,
     replica() {
-      const replica = createPipelineService(deps, serviceOptions);
+      const replica = createPipelineService(h.deps, serviceOptions);
       replicas.push(replica);
       return replica;
     },
     async close() {
-      await app.close();
-      await module.stop?.();
       for (const replica of replicas) await replica.stop?.();
-      await observer.cancel();
-      if (!options.bus) await bus.close();
-      await owned?.remove();
+      await h.close();
     },
   };
-}
-
-/** Polls until `check` passes; fails naming `what` after the timeout. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -7,9 +7,7 @@ import {
   type Qualification,
   type ScoreReason,
 } from '@lead-capture/contracts';
-import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
-import type { ServiceDeps } from '@lead-capture/kit';
-import { v5 as uuidV5 } from 'uuid';
+import { derivedEventId, type ServiceDeps, StageResults } from '@lead-capture/kit';
 import { scoreLead } from './score.js';
 import type { ScoringSettings } from './settings.js';
 
@@ -21,45 +19,62 @@ const RESULT_RETENTION_DAYS = 30;
 /** UUID v5 namespace of `lead.scored` event ids, each derived from its `lead.enriched` event id. */
 const SCORED_EVENT_NAMESPACE = 'aee7804c-3b49-4828-b395-ac903562e6a7';
 
-/** The score given for one `lead.enriched` event, kept so that a redelivery publishes the same score. */
-type ResultDoc = {
-  /** The `lead.enriched` event id. */
-  _id: string;
+/** The score given for one `lead.enriched` event (stored under its id), so that a redelivery publishes the same score. */
+type ScoreResult = {
   leadId: string;
   scoredEventId: string;
   score: number;
   qualification: Qualification;
   reasons: ScoreReason[];
-  published: boolean;
-  createdAt: Date;
 };
 
 /** The id `lead.scored` gets for a given `lead.enriched` event: the same on every delivery and replica. */
 export function scoredEventId(enrichedEventId: string): string {
-  return uuidV5(enrichedEventId, SCORED_EVENT_NAMESPACE);
+  return derivedEventId(enrichedEventId, SCORED_EVENT_NAMESPACE);
 }
 
 /**
  * lead.enriched -> lead.scored, with the model in force when the event is first handled.
- * Idempotent: the score is stored under the enriched event's id before it is published; a
- * redelivery publishes the stored score under the same derived event id (even if the model changed
- * meanwhile), and nothing once it is known to be out.
+ * Idempotent (kit's StageResults): the score is stored under the enriched event's id before it is
+ * published; a redelivery publishes the stored score under the same derived event id (even if the
+ * model changed meanwhile), and nothing once it is known to be out.
  */
 export class ScoringWorker {
-  private readonly results: Collection<ResultDoc>;
+  private readonly stage: StageResults<EventOf<'lead.enriched'>, ScoreResult, LeadScored>;
 
   constructor(
     private readonly deps: Pick<ServiceDeps, 'store' | 'bus'>,
-    private readonly settings: ScoringSettings,
+    settings: ScoringSettings,
   ) {
-    this.results = deps.store.collection<ResultDoc>(RESULTS_COLLECTION);
+    this.stage = new StageResults(deps, {
+      collection: RESULTS_COLLECTION,
+      retentionDays: RESULT_RETENTION_DAYS,
+      nextType: 'lead.scored',
+      namespace: SCORED_EVENT_NAMESPACE,
+      compute: async (event) => {
+        const { leadId, lead, enrichment } = event.data;
+        return {
+          leadId,
+          scoredEventId: scoredEventId(event.id),
+          ...scoreLead(lead, enrichment, await settings.current()),
+        };
+      },
+      next: (event, result) => {
+        const { leadId, lead, enrichment } = event.data;
+        return {
+          leadId,
+          lead,
+          enrichment,
+          score: result.score,
+          qualification: result.qualification,
+          reasons: result.reasons,
+        };
+      },
+    });
   }
 
-  async createIndexes(): Promise<void> {
-    await this.results.createIndex(
-      { createdAt: 1 },
-      { expireAfterSeconds: RESULT_RETENTION_DAYS * 24 * 3600 },
-    );
+  createIndexes(): Promise<void> {
+    return this.stage.createIndexes();
   }
 
   async subscribe(): Promise<Subscription> {
@@ -70,45 +85,7 @@ export class ScoringWorker {
     );
   }
 
-  async handle(event: EventOf<'lead.enriched'>): Promise<void> {
-    const result = (await this.results.findOne({ _id: event.id })) ?? (await this.score(event));
-    if (result.published) return;
-    const { leadId, lead, enrichment } = event.data;
-    const scored: LeadScored = {
-      leadId,
-      lead,
-      enrichment,
-      score: result.score,
-      qualification: result.qualification,
-      reasons: result.reasons,
-    };
-    await this.deps.bus.publish('lead.scored', scored, {
-      id: result.scoredEventId,
-      correlationId: event.correlationId,
-      causationId: event.id,
-    });
-    await this.results.updateOne({ _id: event.id }, { $set: { published: true } });
-  }
-
-  private async score(event: EventOf<'lead.enriched'>): Promise<ResultDoc> {
-    const { leadId, lead, enrichment } = event.data;
-    const result: ResultDoc = {
-      _id: event.id,
-      leadId,
-      scoredEventId: scoredEventId(event.id),
-      ...scoreLead(lead, enrichment, await this.settings.current()),
-      published: false,
-      createdAt: new Date(),
-    };
-    try {
-      await this.results.insertOne(result);
-      return result;
-    } catch (error) {
-      if (!isDuplicateKeyError(error)) throw error;
-      // Another delivery of the same event stored its score first: that one is published.
-      const stored = await this.results.findOne({ _id: event.id });
-      if (!stored) throw error;
-      return stored;
-    }
+  handle(event: EventOf<'lead.enriched'>): Promise<void> {
+    return this.stage.handle(event);
   }
 }

@@ -1,43 +1,30 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
+import type { MessageBus } from '@lead-capture/bus';
+import type { EventEnvelope, LeadEnriched, LeadSnapshot } from '@lead-capture/contracts';
+import type { DocStore } from '@lead-capture/docstore';
+import type { Identity, InternalClient, ServiceModule } from '@lead-capture/kit';
 import {
-  CONSUMER_GROUPS,
-  type EventEnvelope,
-  type LeadEnriched,
-  type LeadSnapshot,
-  validateEvent,
-} from '@lead-capture/contracts';
-import { type DocStore, openStore } from '@lead-capture/docstore';
-import {
-  createHttpApp,
-  createLogger,
-  type Identity,
-  INTERNAL_IDENTITY_HEADER,
-  type InternalClient,
-  internalIdentity,
-  type ServiceModule,
-  signIdentity,
-} from '@lead-capture/kit';
+  inProcessTestBus,
+  type Reply,
+  startServiceHarness,
+  testLogger,
+  noInternalCalls as unexpectedCalls,
+} from '@lead-capture/kit/testing';
 import type { FastifyInstance } from 'fastify';
 import { createScoringService } from '../src/index.js';
 
+export { type Reply, waitFor } from '@lead-capture/kit/testing';
+
 export const SECRET = 'scoring-tests-internal-secret-0123456789';
-export const logger = createLogger({ level: 'silent', name: 'scoring-test' });
+export const logger = testLogger('scoring');
 export const OBSERVER_GROUP = 'test.scoring.observe';
 export const SOURCE_ID = '0b9e7d2c-5a41-4f6e-8c3d-1e2f3a4b5c6d';
 
 /** The scoring service calls no other service; any call is a test failure. */
-export const noInternalCalls: InternalClient = {
-  request: async (service) => {
-    throw new Error(`Unexpected internal call to ${service}`);
-  },
-};
+export const noInternalCalls: InternalClient = unexpectedCalls('scoring');
 
 export function inProcessBus(): MessageBus {
-  return createInProcessBus({ logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
+  return inProcessTestBus(logger);
 }
 
 export function leadSnapshot(overrides: Partial<LeadSnapshot> = {}): LeadSnapshot {
@@ -83,11 +70,6 @@ export function enriched(overrides: Partial<LeadEnriched> = {}): LeadEnriched {
   };
 }
 
-export interface Reply {
-  status: number;
-  body: unknown;
-}
-
 export interface ScoringHarness {
   app: FastifyInstance;
   module: ServiceModule;
@@ -111,67 +93,28 @@ export interface ScoringHarness {
 export async function startScoringHarness(
   options: { bus?: MessageBus; store?: DocStore; observe?: boolean } = {},
 ): Promise<ScoringHarness> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'scoring-test-'));
-  const store = options.store ?? (await openStore(undefined, { dataDir }));
-  const bus = options.bus ?? inProcessBus();
-  const scored: EventEnvelope[] = [];
-  if (options.observe ?? true) {
-    await bus.subscribe({ group: OBSERVER_GROUP, types: ['lead.scored'], maxAttempts: 1 }, async (event) => {
-      scored.push(event);
-    });
-  }
-  const module = createScoringService({ logger, store, bus, internal: noInternalCalls });
-  const app = createHttpApp({ logger });
-  await app.register(internalIdentity, {
+  const h = await startServiceHarness((deps) => createScoringService(deps), {
+    label: 'scoring',
+    logger,
     secret: SECRET,
-    publicRoutes: (method, path) => module.isPublicRoute?.(method, path) ?? false,
+    bus: options.bus,
+    closeBus: true,
+    store: options.store,
+    internal: noInternalCalls,
+    observe:
+      (options.observe ?? true)
+        ? { group: OBSERVER_GROUP, types: ['lead.scored'], maxAttempts: 1 }
+        : undefined,
   });
-  await module.registerRoutes?.(app);
-  await module.start?.();
-  await app.ready();
-
-  const userId = randomUUID();
   return {
-    app,
-    module,
-    bus,
-    store,
-    scored,
-    async call(method, url, body, identity = {}) {
-      const headers: Record<string, string> =
-        identity === null
-          ? {}
-          : {
-              [INTERNAL_IDENTITY_HEADER]: await signIdentity(
-                { method: 'jwt', userId, role: 'member', scope: 'full', ...identity },
-                SECRET,
-              ),
-            };
-      const response = await app.inject({
-        method,
-        url,
-        headers,
-        ...(body === undefined ? {} : { payload: body as object }),
-      });
-      return { status: response.statusCode, body: response.body === '' ? undefined : response.json() };
-    },
-    async close() {
-      await app.close();
-      await module.stop?.();
-      await bus.close();
-      if (!options.store) await store.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
+    app: h.app,
+    module: h.module,
+    bus: h.bus,
+    store: h.store,
+    scored: h.events,
+    call: h.call,
+    close: h.close,
   };
-}
-
-/** Polls until `check` passes; fails naming `what` after the timeout. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,9 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
-  createRabbitBus,
   type DeadLetter,
   type EventHandler,
   type MessageBus,
@@ -12,9 +8,10 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from '@lead-capture/bus';
-import { CONSUMER_GROUPS, type EventEnvelope, validateEvent } from '@lead-capture/contracts';
-import { type DocStore, openStore } from '@lead-capture/docstore';
-import { AMQP_URL, requireService, uniquePrefix } from '@lead-capture/testing';
+import type { EventEnvelope } from '@lead-capture/contracts';
+import type { DocStore } from '@lead-capture/docstore';
+import { openTestRabbitBus, openTestStore, type TestRabbitBus } from '@lead-capture/kit/testing';
+import { AMQP_URL, requireService } from '@lead-capture/testing';
 import { connect } from 'amqplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCORE_GROUP, scoredEventId } from '../src/index.js';
@@ -28,27 +25,6 @@ import {
 } from './harness.js';
 
 const rabbit = await requireService('RabbitMQ', AMQP_URL);
-
-/** The bus's default retry delays: a subscribed group has one delay queue for each. */
-const RETRY_DELAYS_MS = [1000, 5000, 25_000, 125_000];
-
-/** Deletes what the test's buses declared under its prefix (deleting a missing queue is fine). */
-async function deleteTopology(namePrefix: string): Promise<void> {
-  const names = rabbitNames({ namePrefix });
-  const connection = await connect(AMQP_URL);
-  try {
-    const channel = await connection.createChannel();
-    for (const group of [...CONSUMER_GROUPS.map(({ group }) => group), OBSERVER_GROUP]) {
-      await channel.deleteQueue(names.queue(group));
-      await channel.deleteQueue(names.deadQueue(group));
-      for (const delay of RETRY_DELAYS_MS) await channel.deleteQueue(names.retryQueue(group, delay));
-    }
-    await channel.deleteExchange(names.exchange);
-    await channel.close();
-  } finally {
-    await connection.close();
-  }
-}
 
 /** One replica's connection, counting the lead.scored events that replica published. */
 class CountingBus implements MessageBus {
@@ -83,41 +59,33 @@ class CountingBus implements MessageBus {
 }
 
 describe.runIf(rabbit)('the scoring worker over RabbitMQ', () => {
-  const namePrefix = uniquePrefix('scoring');
-  const openBus = () =>
-    createRabbitBus({
-      url: AMQP_URL,
-      namePrefix,
-      logger,
-      validate: validateEvent,
-      declareGroups: CONSUMER_GROUPS,
-    });
-  let dataDir: string;
+  let rabbitBus: TestRabbitBus;
+  let namePrefix: string;
+  let testStore: { store: DocStore; remove(): Promise<void> };
   let store: DocStore;
   let upstream: MessageBus;
   const replicas: Array<{ bus: CountingBus; harness: ScoringHarness }> = [];
   const scored: EventEnvelope[] = [];
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'scoring-rabbit-'));
     // Replicas share one store, as they share one MongoDB in production.
-    store = await openStore(undefined, { dataDir });
-    upstream = await openBus();
+    testStore = await openTestStore('scoring-rabbit');
+    store = testStore.store;
+    rabbitBus = await openTestRabbitBus('scoring', { logger, extraGroups: [OBSERVER_GROUP] });
+    ({ bus: upstream, namePrefix } = rabbitBus);
     await upstream.subscribe({ group: OBSERVER_GROUP, types: ['lead.scored'] }, async (event) => {
       scored.push(event);
     });
     for (let i = 0; i < 2; i++) {
-      const bus = new CountingBus(await openBus());
+      const bus = new CountingBus(await rabbitBus.connect());
       replicas.push({ bus, harness: await startScoringHarness({ bus, store, observe: false }) });
     }
   });
 
   afterAll(async () => {
     for (const { harness } of replicas) await harness.close();
-    await upstream?.close();
-    await store?.close();
-    await deleteTopology(namePrefix);
-    await rm(dataDir, { recursive: true, force: true });
+    await rabbitBus?.dispose();
+    await testStore?.remove();
   });
 
   it('shares the leads between two replicas of one group, each lead scored once', async () => {

@@ -1,16 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInProcessBus, createRabbitBus, type MessageBus, rabbitNames } from '@lead-capture/bus';
-import {
-  CONSUMER_GROUPS,
-  type EventEnvelope,
-  type LeadEnrolled,
-  type LeadNotified,
-  validateEvent,
-} from '@lead-capture/contracts';
-import { type DocStore, openStore } from '@lead-capture/docstore';
+import type { MessageBus } from '@lead-capture/bus';
+import type { EventEnvelope, LeadEnrolled, LeadNotified } from '@lead-capture/contracts';
 import {
   createHttpApp,
   INTERNAL_IDENTITY_HEADER,
@@ -18,10 +8,10 @@ import {
   type ServiceModule,
   signIdentity,
 } from '@lead-capture/kit';
+import { inProcessTestBus, openTestRabbitBus, openTestStore } from '@lead-capture/kit/testing';
 import { type SmtpSink, startSmtpSink } from '@lead-capture/mailer/testing';
 import { createNotificationService, loadNotificationConfig } from '@lead-capture/notification';
-import { AMQP_URL, requireService, uniquePrefix } from '@lead-capture/testing';
-import { connect } from 'amqplib';
+import { AMQP_URL, requireService } from '@lead-capture/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSequenceService, loadSequenceConfig } from '../src/index.js';
@@ -44,8 +34,7 @@ interface Chain {
 }
 
 async function startChain(bus: MessageBus, sink: SmtpSink): Promise<Chain> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'chain-test-'));
-  const store: DocStore = await openStore(undefined, { dataDir });
+  const { store, remove } = await openTestStore('chain');
   const events: EventEnvelope[] = [];
   const observer = await bus.subscribe(
     { group: OBSERVER_GROUP, types: ['lead.notified', ...OBSERVED] },
@@ -91,8 +80,7 @@ async function startChain(bus: MessageBus, sink: SmtpSink): Promise<Chain> {
       await app.close();
       for (const module of modules) await module.stop?.();
       await observer.cancel();
-      await store.close();
-      await rm(dataDir, { recursive: true, force: true });
+      await remove();
     },
   };
 }
@@ -215,7 +203,7 @@ afterEach(async () => {
 describe('the notification and sequence chain on the in-process bus', () => {
   it('mails the team, enrols the lead, sends its steps, and stops when the lead is contacted', async () => {
     sink = await startSmtpSink();
-    const bus = createInProcessBus({ logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
+    const bus = inProcessTestBus(logger);
     chain = await startChain(bus, sink);
     await runChain(chain, sink);
     await chain.close();
@@ -224,45 +212,17 @@ describe('the notification and sequence chain on the in-process bus', () => {
   });
 });
 
-/** The bus's default retry delays: a subscribed group has one delay queue for each. */
-const DEFAULT_RETRY_DELAYS_MS = [1000, 5000, 25_000, 125_000];
-
-async function deleteTopology(namePrefix: string): Promise<void> {
-  const names = rabbitNames({ namePrefix });
-  const connection = await connect(AMQP_URL);
-  try {
-    const channel = await connection.createChannel();
-    for (const group of [...CONSUMER_GROUPS.map(({ group }) => group), OBSERVER_GROUP]) {
-      await channel.deleteQueue(names.queue(group));
-      await channel.deleteQueue(names.deadQueue(group));
-      for (const delay of DEFAULT_RETRY_DELAYS_MS) await channel.deleteQueue(names.retryQueue(group, delay));
-    }
-    await channel.deleteExchange(names.exchange);
-    await channel.close();
-  } finally {
-    await connection.close();
-  }
-}
-
 describe.runIf(rabbit)('the notification and sequence chain over RabbitMQ', () => {
   it('runs the same way on a real broker', async () => {
-    const namePrefix = uniquePrefix('chain');
     sink = await startSmtpSink();
-    const bus = await createRabbitBus({
-      url: AMQP_URL,
-      namePrefix,
-      logger,
-      validate: validateEvent,
-      declareGroups: CONSUMER_GROUPS,
-    });
+    const { bus, dispose } = await openTestRabbitBus('chain', { logger, extraGroups: [OBSERVER_GROUP] });
     try {
       chain = await startChain(bus, sink);
       await runChain(chain, sink);
       await chain.close();
       chain = undefined;
     } finally {
-      await bus.close();
-      await deleteTopology(namePrefix);
+      await dispose();
     }
   });
 });

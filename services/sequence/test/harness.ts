@@ -1,31 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
-import {
-  CONSUMER_GROUPS,
-  type EventEnvelope,
-  type LeadNotified,
-  type LeadSnapshot,
-  validateEvent,
-} from '@lead-capture/contracts';
-import { type DocStore, openStore } from '@lead-capture/docstore';
-import {
-  createHttpApp,
-  createLogger,
-  type Identity,
-  INTERNAL_IDENTITY_HEADER,
-  type InternalClient,
-  internalIdentity,
-  type ServiceModule,
-  signIdentity,
-} from '@lead-capture/kit';
+import type { MessageBus } from '@lead-capture/bus';
+import type { EventEnvelope, LeadNotified, LeadSnapshot } from '@lead-capture/contracts';
+import type { DocStore } from '@lead-capture/docstore';
+import type { Identity, InternalClient, ServiceModule } from '@lead-capture/kit';
+import { type Reply, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
 import type { FastifyInstance } from 'fastify';
 import { createSequenceService, loadSequenceConfig } from '../src/index.js';
 
+export { type Reply, waitFor } from '@lead-capture/kit/testing';
+
 export const SECRET = 'sequence-tests-internal-secret-0123456789';
-export const logger = createLogger({ level: 'silent', name: 'sequence-test' });
+export const logger = testLogger('sequence');
 
 export const noInternalCalls: InternalClient = {
   async request(service) {
@@ -35,11 +20,6 @@ export const noInternalCalls: InternalClient = {
 
 /** The events the sequence service publishes, observed by the tests. */
 export const OBSERVED = ['lead.enrolled', 'lead.sequence_step_sent', 'lead.enrollment_stopped'];
-
-export interface Reply {
-  status: number;
-  body: unknown;
-}
 
 export interface SequenceHarness {
   app: FastifyInstance;
@@ -75,85 +55,46 @@ export interface HarnessOptions {
  * check, the module's routes, start(); a fresh embedded store.
  */
 export async function startSequenceHarness(options: HarnessOptions = {}): Promise<SequenceHarness> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'sequence-test-'));
-  const store = await openStore(undefined, { dataDir });
-  const bus =
-    options.bus ?? createInProcessBus({ logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
-  const events: EventEnvelope[] = [];
-  const observer = await bus.subscribe(
-    { group: 'test.sequence.observe', types: options.observe ?? OBSERVED },
-    async (event) => {
-      events.push(event);
-    },
-  );
   const clock = { now: new Date('2024-03-01T10:00:00.000Z') };
   const config = loadSequenceConfig({
     SMTP_URL: options.smtpUrl,
     MAIL_FROM: 'Ada at Analytical <ada@crm.example.com>',
     SEQUENCE_TICK_MS: String(options.tickMs ?? 50),
   });
-  const deps = { logger, store, bus, internal: noInternalCalls };
-  const create = () => createSequenceService(deps, config, { now: () => clock.now });
-  const module = create();
-  const replicas: ServiceModule[] = [];
-  const app = createHttpApp({ logger });
-  await app.register(internalIdentity, { secret: SECRET });
-  await module.registerRoutes?.(app);
-  if (options.start ?? true) await module.start?.();
-  await app.ready();
-
-  const userId = randomUUID();
-  return {
-    app,
-    module,
-    bus,
-    store,
-    events,
-    eventsOf: (type) => events.filter((event) => event.type === type),
-    clock,
-    async call(method, url, body, identity) {
-      const headers: Record<string, string> =
-        identity === null
-          ? {}
-          : {
-              [INTERNAL_IDENTITY_HEADER]: await signIdentity(
-                { method: 'jwt', userId, role: 'admin', scope: 'full', ...identity },
-                SECRET,
-              ),
-            };
-      const response = await app.inject({
-        method: method as 'GET',
-        url,
-        headers,
-        ...(body === undefined ? {} : { payload: body as object }),
-      });
-      return { status: response.statusCode, body: response.body === '' ? undefined : response.json() };
+  const h = await startServiceHarness(
+    (deps) => createSequenceService(deps, config, { now: () => clock.now }),
+    {
+      label: 'sequence',
+      logger,
+      secret: SECRET,
+      bus: options.bus,
+      internal: noInternalCalls,
+      start: options.start,
+      observe: { group: 'test.sequence.observe', types: options.observe ?? OBSERVED },
+      identity: { role: 'admin' },
     },
+  );
+  const replicas: ServiceModule[] = [];
+  return {
+    app: h.app,
+    module: h.module,
+    bus: h.bus,
+    store: h.store,
+    events: h.events,
+    eventsOf: (type) => h.events.filter((event) => event.type === type),
+    clock,
+    call: h.call,
     async startReplica() {
-      const replica = create();
+      const replica = createSequenceService(h.deps, config, { now: () => clock.now });
       replicas.push(replica);
       await replica.start?.();
       return replica;
     },
     async close() {
-      await app.close();
-      await module.stop?.();
       for (const replica of replicas) await replica.stop?.();
-      await observer.cancel();
-      if (!options.bus) await bus.close();
-      await store.close();
-      await rm(dataDir, { recursive: true, force: true });
+      await h.close();
     },
   };
-}
-
-/** Polls until `check` passes; fails naming `what` after the timeout. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** Lets scheduler ticks and stray deliveries happen: what a test asserts after it must still hold. */

@@ -1,27 +1,22 @@
-import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
-import { CONSUMER_GROUPS, type EventEnvelope, validateEvent } from '@lead-capture/contracts';
-import { type DocStore, openStore } from '@lead-capture/docstore';
-import {
-  createHttpApp,
-  createLogger,
-  type Identity,
-  INTERNAL_IDENTITY_HEADER,
-  type InternalClient,
-  type InternalRequest,
-  type InternalResponse,
-  internalIdentity,
-  type ServiceModule,
-  signIdentity,
+import type { MessageBus } from '@lead-capture/bus';
+import type { EventEnvelope } from '@lead-capture/contracts';
+import type { DocStore } from '@lead-capture/docstore';
+import type {
+  Identity,
+  InternalClient,
+  InternalRequest,
+  InternalResponse,
+  ServiceModule,
 } from '@lead-capture/kit';
+import { inProcessTestBus, type Reply, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
 import type { FastifyInstance } from 'fastify';
 import { createSourceService } from '../src/index.js';
 
+export { type Reply, waitFor } from '@lead-capture/kit/testing';
+
 export const SECRET = 'source-tests-internal-secret-0123456789';
-export const logger = createLogger({ level: 'silent', name: 'source-test' });
+export const logger = testLogger('source');
+export const OBSERVER_GROUP = 'test.source.observe';
 
 /** The intake's internal API as the source service sees it: records each call, answers as told. */
 export class FakeIntake implements InternalClient {
@@ -32,11 +27,6 @@ export class FakeIntake implements InternalClient {
     this.calls.push({ service, ...request });
     return this.answer(request);
   }
-}
-
-export interface Reply {
-  status: number;
-  body: unknown;
 }
 
 export interface SourceHarness {
@@ -65,7 +55,7 @@ export interface HarnessOptions {
 }
 
 export function inProcessBus(): MessageBus {
-  return createInProcessBus({ logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
+  return inProcessTestBus(logger);
 }
 
 /**
@@ -73,74 +63,36 @@ export function inProcessBus(): MessageBus {
  * the module's routes, then start(); a fresh embedded store per harness.
  */
 export async function startSourceHarness(options: HarnessOptions = {}): Promise<SourceHarness> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'source-test-'));
-  const store = await openStore(undefined, { dataDir });
-  const bus = options.bus ?? inProcessBus();
   const intake = new FakeIntake();
-  const events: EventEnvelope[] = [];
-  if (options.observe ?? true) {
-    await bus.subscribe(
-      { group: 'test.source.observe', types: ['source.*'], maxAttempts: 1 },
-      async (event) => {
-        events.push(event);
-      },
-    );
-  }
-  const module = createSourceService(
-    { logger, store, bus, internal: intake, publicBaseUrl: options.publicBaseUrl },
-    { relayIntervalMs: options.relayIntervalMs },
+  const h = await startServiceHarness(
+    (deps) => createSourceService(deps, { relayIntervalMs: options.relayIntervalMs }),
+    {
+      label: 'source',
+      logger,
+      secret: SECRET,
+      bus: options.bus,
+      closeBus: true,
+      internal: intake,
+      publicBaseUrl: options.publicBaseUrl,
+      trustProxy: options.trustProxy,
+      observe:
+        (options.observe ?? true)
+          ? { group: OBSERVER_GROUP, types: ['source.*'], maxAttempts: 1 }
+          : undefined,
+    },
   );
-  const app = createHttpApp({ logger, trustProxy: options.trustProxy });
-  await app.register(internalIdentity, {
-    secret: SECRET,
-    publicRoutes: (method, path) => module.isPublicRoute?.(method, path) ?? false,
-  });
-  await module.registerRoutes?.(app);
-  await module.start?.();
-  await app.ready();
-
-  const userId = randomUUID();
-  const identityHeaders = async (identity?: Partial<Identity>) => ({
-    [INTERNAL_IDENTITY_HEADER]: await signIdentity(
-      { method: 'jwt', userId, role: 'member', scope: 'full', ...identity },
-      SECRET,
-    ),
-  });
   return {
-    app,
-    module,
-    bus,
-    store,
+    app: h.app,
+    module: h.module,
+    bus: h.bus,
+    store: h.store,
     intake,
-    events,
-    userId,
-    identityHeaders,
-    async call(method, url, body, identity) {
-      const response = await app.inject({
-        method: method as 'GET',
-        url,
-        headers: await identityHeaders(identity),
-        ...(body === undefined ? {} : { payload: body as object }),
-      });
-      return { status: response.statusCode, body: response.body === '' ? undefined : response.json() };
-    },
-    async close() {
-      await app.close();
-      await module.stop?.();
-      await bus.close();
-      await store.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
+    events: h.events,
+    userId: h.userId,
+    identityHeaders: (identity) => h.headers(identity),
+    call: (method, url, body, identity) => h.call(method, url, body, identity),
+    close: h.close,
   };
-}
-
-/** Polls until `check` passes; fails naming `what` after the timeout. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

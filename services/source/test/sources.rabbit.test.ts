@@ -1,54 +1,25 @@
-import { createRabbitBus, type MessageBus, rabbitNames } from '@lead-capture/bus';
-import { CONSUMER_GROUPS, validateEvent } from '@lead-capture/contracts';
-import { AMQP_URL, requireService, uniquePrefix } from '@lead-capture/testing';
-import { connect } from 'amqplib';
+import type { MessageBus } from '@lead-capture/bus';
+import { openTestRabbitBus, type TestRabbitBus } from '@lead-capture/kit/testing';
+import { AMQP_URL, requireService } from '@lead-capture/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { logger, type SourceHarness, startSourceHarness, waitFor } from './harness.js';
+import { logger, OBSERVER_GROUP, type SourceHarness, startSourceHarness, waitFor } from './harness.js';
 
 const rabbit = await requireService('RabbitMQ', AMQP_URL);
 
-const OBSERVER_GROUP = 'test.source.observe';
-/** The bus's default retry delays (1 s, 5 s, 25 s, 125 s): a subscribed group has one delay queue each. */
-const DEFAULT_RETRY_DELAYS_MS = [1000, 5000, 25_000, 125_000];
-
-/** Deletes what the test's buses declared under its prefix (deleting a queue that does not exist is fine). */
-async function deleteTopology(namePrefix: string): Promise<void> {
-  const names = rabbitNames({ namePrefix });
-  const groups = [...CONSUMER_GROUPS.map(({ group }) => group), OBSERVER_GROUP];
-  const connection = await connect(AMQP_URL);
-  try {
-    const channel = await connection.createChannel();
-    for (const group of groups) {
-      await channel.deleteQueue(names.queue(group));
-      await channel.deleteQueue(names.deadQueue(group));
-      for (const delay of DEFAULT_RETRY_DELAYS_MS) await channel.deleteQueue(names.retryQueue(group, delay));
-    }
-    await channel.deleteExchange(names.exchange);
-    await channel.close();
-  } finally {
-    await connection.close();
-  }
-}
-
 describe.runIf(rabbit)('the source flow over RabbitMQ', () => {
-  const namePrefix = uniquePrefix('source');
+  let rabbitBus: TestRabbitBus;
   let bus: MessageBus;
   let h: SourceHarness;
 
   beforeAll(async () => {
-    bus = await createRabbitBus({
-      url: AMQP_URL,
-      namePrefix,
-      logger,
-      validate: validateEvent,
-      declareGroups: CONSUMER_GROUPS,
-    });
+    rabbitBus = await openTestRabbitBus('source', { logger, extraGroups: [OBSERVER_GROUP] });
+    ({ bus } = rabbitBus);
     h = await startSourceHarness({ bus });
   });
 
   afterAll(async () => {
     await h?.close();
-    await deleteTopology(namePrefix);
+    await rabbitBus?.dispose();
   });
 
   it('consumes user events and publishes every source change with its revision', async () => {

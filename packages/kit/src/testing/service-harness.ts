@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createInProcessBus,
+  type EventEnvelope,
+  type MessageBus,
+  type Subscription,
+} from '@lead-capture/bus';
+import { CONSUMER_GROUPS, validateEvent } from '@lead-capture/contracts';
+import { type DocStore, openStore } from '@lead-capture/docstore';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { createHttpApp } from '../http.js';
+import { type Identity, INTERNAL_IDENTITY_HEADER, signIdentity } from '../identity.js';
+import { internalIdentity } from '../internal-identity.js';
+import { createLogger } from '../logger.js';
+import { buildServiceApp } from '../run-service.js';
+import type { InternalClient, ServiceDeps, ServiceModule } from '../service.js';
+import { type TrustProxySetting, toFastifyTrustProxy } from '../trust-proxy.js';
+
+/** A silent logger named `<label>-test`. */
+export function testLogger(label: string): Logger {
+  return createLogger({ level: 'silent', name: `${label}-test` });
+}
+
+/** An in-process bus with every consumer group of the contracts declared and payloads validated. */
+export function inProcessTestBus(logger: Logger): MessageBus {
+  return createInProcessBus({ logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
+}
+
+/** A fresh embedded store in a temporary directory; `remove` closes it and deletes the directory. */
+export async function openTestStore(label: string): Promise<{ store: DocStore; remove(): Promise<void> }> {
+  const dataDir = await mkdtemp(join(tmpdir(), `${label}-test-`));
+  const store = await openStore(undefined, { dataDir });
+  return {
+    store,
+    async remove() {
+      await store.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An internal client for services that call no other service: any call fails the test. */
+export function noInternalCalls(service: string): InternalClient {
+  return {
+    async request(target, request) {
+      throw new Error(`The ${service} service is not expected to call ${target} ${request.path}`);
+    },
+  };
+}
+
+export interface ServiceHarnessOptions {
+  /** Names the temporary directory, the logger and the default internal secret. */
+  label: string;
+  logger?: Logger;
+  /** Default: a fresh in-process bus, closed by close(). */
+  bus?: MessageBus;
+  /** Close a given bus too (default: only a bus the harness made). */
+  closeBus?: boolean;
+  /** Default: a fresh embedded store, closed and removed by close(); a given store is left open. */
+  store?: DocStore;
+  /** Default: a client that fails on any call. */
+  internal?: InternalClient;
+  publicBaseUrl?: string;
+  /** INTERNAL_SECRET of the app; default derived from the label. */
+  secret?: string;
+  /**
+   * 'plain' (default): kit's createHttpApp with the internal-identity check (the module's public
+   * routes excepted) and the module's routes. 'service': buildServiceApp, as the service process.
+   */
+  app?: 'plain' | 'service';
+  /** `true` trusts every proxy (plain app only); otherwise as TRUST_PROXY. */
+  trustProxy?: true | TrustProxySetting;
+  /** Run module.start() (default true). */
+  start?: boolean;
+  /** A test consumer subscribed before the module is made; what it receives lands in `events`. */
+  observe?: { group: string; types: string[]; maxAttempts?: number };
+  /** The identity `headers()` signs unless told otherwise (a member with full scope, a random user). */
+  identity?: Partial<Identity>;
+}
+
+export interface Reply {
+  status: number;
+  body: unknown;
+}
+
+export interface ServiceHarness {
+  app: FastifyInstance;
+  module: ServiceModule;
+  store: DocStore;
+  bus: MessageBus;
+  logger: Logger;
+  secret: string;
+  /** The deps the module was made with: for replicas on the same store and bus. */
+  deps: ServiceDeps;
+  /** The user of the default identity. */
+  userId: string;
+  /** What the `observe` consumer received, in order (empty without `observe`). */
+  events: EventEnvelope[];
+  /** The signed identity header: the default identity with `identity` over it; `null`: no header. */
+  headers(identity?: Partial<Identity> | null): Promise<Record<string, string>>;
+  /** app.inject with headers(identity); the body parsed as JSON unless empty. */
+  call(method: string, url: string, body?: unknown, identity?: Partial<Identity> | null): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+/**
+ * A service as its own process mounts it, not listening: a fresh embedded store, an in-process bus
+ * (unless given), the module from `factory`, kit's HTTP app with the internal-identity check, the
+ * module started. `close()` undoes it all in order.
+ */
+export async function startServiceHarness(
+  factory: (deps: ServiceDeps) => ServiceModule,
+  options: ServiceHarnessOptions,
+): Promise<ServiceHarness> {
+  const logger = options.logger ?? testLogger(options.label);
+  const secret = options.secret ?? `${options.label}-tests-internal-secret-0123456789`;
+  const owned = options.store ? undefined : await openTestStore(options.label);
+  const store = options.store ?? owned!.store;
+  const bus = options.bus ?? inProcessTestBus(logger);
+  const closeBus = options.closeBus ?? !options.bus;
+  const events: EventEnvelope[] = [];
+  let observer: Subscription | undefined;
+  if (options.observe) {
+    const { group, types, maxAttempts } = options.observe;
+    observer = await bus.subscribe({ group, types, maxAttempts }, async (event) => {
+      events.push(event);
+    });
+  }
+  const deps: ServiceDeps = {
+    logger,
+    store,
+    bus,
+    internal: options.internal ?? noInternalCalls(options.label),
+    publicBaseUrl: options.publicBaseUrl,
+  };
+  const module = factory(deps);
+  let app: FastifyInstance;
+  const { trustProxy } = options;
+  if (options.app === 'service') {
+    if (trustProxy === true) throw new Error('buildServiceApp takes a TRUST_PROXY setting, not true');
+    app = await buildServiceApp(
+      module,
+      { logger, store, bus },
+      {
+        internalSecret: secret,
+        trustProxy,
+      },
+    );
+  } else {
+    app = createHttpApp({
+      logger,
+      trustProxy:
+        trustProxy === undefined || trustProxy === true ? trustProxy : toFastifyTrustProxy(trustProxy),
+    });
+    await app.register(internalIdentity, {
+      secret,
+      publicRoutes: (method, path) => module.isPublicRoute?.(method, path) ?? false,
+    });
+    await module.registerRoutes?.(app);
+  }
+  if (options.start ?? true) await module.start?.();
+  await app.ready();
+
+  const userId = randomUUID();
+  const headers = async (identity?: Partial<Identity> | null): Promise<Record<string, string>> =>
+    identity === null
+      ? {}
+      : {
+          [INTERNAL_IDENTITY_HEADER]: await signIdentity(
+            { method: 'jwt', userId, role: 'member', scope: 'full', ...options.identity, ...identity },
+            secret,
+          ),
+        };
+  return {
+    app,
+    module,
+    store,
+    bus,
+    logger,
+    secret,
+    deps,
+    userId,
+    events,
+    headers,
+    async call(method, url, body, identity) {
+      const response = await app.inject({
+        method: method as 'GET',
+        url,
+        headers: await headers(identity),
+        ...(body === undefined ? {} : { payload: body as object }),
+      });
+      return { status: response.statusCode, body: response.body === '' ? undefined : response.json() };
+    },
+    async close() {
+      await app.close();
+      await module.stop?.();
+      await observer?.cancel();
+      if (closeBus) await bus.close();
+      await owned?.remove();
+    },
+  };
+}
+
+/** Polls until `check` passes; fails naming `what` after the timeout. */
+export async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 5000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
