@@ -1,2 +1,2 @@
 export { LEAD_CONFIG, type LeadConfig, loadLeadConfig } from './config.js';
-export { createLeadService } from './service.js';
+export { createLeadService, type LeadServiceOptions } from './service.js';

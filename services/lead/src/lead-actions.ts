@@ -6,6 +6,7 @@ import type { LeadContext } from './context.js';
 import { handOverOriginal, releaseKeys } from './duplicates.js';
 import { isUuid } from './list-query.js';
 import { derivedFields } from './normalize.js';
+import type { LeadOutbox } from './outbox.js';
 import type { LeadDoc, TagDoc, TimelineActor } from './store.js';
 import { moveTimeline, recordTimeline } from './timeline.js';
 
@@ -35,8 +36,12 @@ function eventActor({ identity }: Requester): Actor {
 
 const now = () => new Date().toISOString();
 
-/** The changes made through the API: each one stored, written to the timeline, then published. */
-export function createLeadActions({ collections, bus }: LeadContext) {
+/**
+ * The changes made through the API: each one stored with its event in the outbox, written to the
+ * timeline, then published. A failed publish does not fail the change: the outbox relay publishes
+ * the event later, under the same id.
+ */
+export function createLeadActions({ collections }: LeadContext, outbox: LeadOutbox) {
   const { leads, timeline, tags, users, pipelines, tombstones, claims } = collections;
 
   async function findLead(id: string): Promise<LeadDoc | null> {
@@ -61,12 +66,9 @@ export function createLeadActions({ collections, bus }: LeadContext) {
     return { before, after: { ...before, ...changes, updatedAt } };
   }
 
-  async function publishUpdated(leadId: string, changes: JsonObject, by: Requester): Promise<void> {
-    await bus.publish(
-      'lead.updated',
-      { leadId, changes, actor: eventActor(by) },
-      { correlationId: by.requestId },
-    );
+  /** Stores lead.updated for a change just made; `outbox.publish` sends it once the rest is written. */
+  async function storeUpdated(leadId: string, changes: JsonObject, by: Requester): Promise<void> {
+    await outbox.add(leadId, 'lead.updated', { leadId, changes, actor: eventActor(by) }, by.requestId);
   }
 
   async function setStatus(id: string, status: LeadStatus, by: Requester): Promise<LeadDoc> {
@@ -74,13 +76,14 @@ export function createLeadActions({ collections, bus }: LeadContext) {
     if (lead.status === status) return lead;
     const { before, after } = await update(lead._id, { status });
     if (before.status !== status) {
+      await storeUpdated(lead._id, { status }, by);
       await recordTimeline(timeline, {
         leadId: lead._id,
         type: 'status_changed',
         actor: timelineActor(by),
         data: { from: before.status, to: status },
       });
-      await publishUpdated(lead._id, { status }, by);
+      await outbox.publish(lead._id);
     }
     return after;
   }
@@ -90,13 +93,14 @@ export function createLeadActions({ collections, bus }: LeadContext) {
     const notes = text === '' ? null : text;
     if (lead.notes === notes) return lead;
     const { after } = await update(lead._id, { notes });
+    await storeUpdated(lead._id, { notes }, by);
     await recordTimeline(timeline, {
       leadId: lead._id,
       type: 'note_changed',
       actor: timelineActor(by),
       data: { notes },
     });
-    await publishUpdated(lead._id, { notes }, by);
+    await outbox.publish(lead._id);
     return after;
   }
 
@@ -143,13 +147,14 @@ export function createLeadActions({ collections, bus }: LeadContext) {
       await requireLead(lead._id);
       return { tag: view, added: false };
     }
+    await storeUpdated(lead._id, { tags: await tagNamesOf(updated.tagIds) }, by);
     await recordTimeline(timeline, {
       leadId: lead._id,
       type: 'tag_added',
       actor: timelineActor(by),
       data: { tagId: tag._id, name: tag.name },
     });
-    await publishUpdated(lead._id, { tags: await tagNamesOf(updated.tagIds) }, by);
+    await outbox.publish(lead._id);
     return { tag: view, added: true };
   }
 
@@ -163,6 +168,7 @@ export function createLeadActions({ collections, bus }: LeadContext) {
         )
       : null;
     if (!updated) throw notFound('Tag not found on this lead');
+    await storeUpdated(lead._id, { tags: await tagNamesOf(updated.tagIds) }, by);
     const tag = await tags.findOne({ _id: normalizedTagId });
     await recordTimeline(timeline, {
       leadId: lead._id,
@@ -170,7 +176,7 @@ export function createLeadActions({ collections, bus }: LeadContext) {
       actor: timelineActor(by),
       data: { tagId: normalizedTagId, name: tag?.name ?? null },
     });
-    await publishUpdated(lead._id, { tags: await tagNamesOf(updated.tagIds) }, by);
+    await outbox.publish(lead._id);
   }
 
   async function assign(id: string, userId: string | null, by: Requester): Promise<LeadDoc> {
@@ -184,13 +190,14 @@ export function createLeadActions({ collections, bus }: LeadContext) {
     }
     if (lead.assignedTo === assignee) return lead;
     const { before, after } = await update(lead._id, { assignedTo: assignee });
+    await storeUpdated(lead._id, { assignedTo: assignee }, by);
     await recordTimeline(timeline, {
       leadId: lead._id,
       type: 'assigned',
       actor: timelineActor(by),
       data: { from: before.assignedTo, to: assignee },
     });
-    await publishUpdated(lead._id, { assignedTo: assignee }, by);
+    await outbox.publish(lead._id);
     return after;
   }
 
@@ -204,6 +211,7 @@ export function createLeadActions({ collections, bus }: LeadContext) {
       pipelineId: pipeline._id,
       stageId: normalizedStageId,
     });
+    await storeUpdated(lead._id, { pipelineId: pipeline._id, stageId: normalizedStageId }, by);
     await recordTimeline(timeline, {
       leadId: lead._id,
       type: 'stage_changed',
@@ -213,7 +221,7 @@ export function createLeadActions({ collections, bus }: LeadContext) {
         to: { pipelineId: pipeline._id, stageId: normalizedStageId },
       },
     });
-    await publishUpdated(lead._id, { pipelineId: pipeline._id, stageId: normalizedStageId }, by);
+    await outbox.publish(lead._id);
     return after;
   }
 
@@ -290,6 +298,12 @@ export function createLeadActions({ collections, bus }: LeadContext) {
       { upsert: true },
     );
     await leads.deleteOne({ _id: duplicate._id });
+    await outbox.add(
+      primary._id,
+      'lead.merged',
+      { primaryId: primary._id, duplicateId: duplicate._id },
+      by.requestId,
+    );
     await releaseKeys(collections, duplicate._id, duplicate.identityKeys);
     for (const key of derived.identityKeys) {
       try {
@@ -313,11 +327,9 @@ export function createLeadActions({ collections, bus }: LeadContext) {
         },
       },
     });
-    await bus.publish(
-      'lead.merged',
-      { primaryId: primary._id, duplicateId: duplicate._id },
-      { correlationId: by.requestId },
-    );
+    // The duplicate's own events still waiting go out before the merge that ends it.
+    await outbox.publish(duplicate._id);
+    await outbox.publish(primary._id);
     return requireLead(primary._id);
   }
 
@@ -332,10 +344,11 @@ export function createLeadActions({ collections, bus }: LeadContext) {
     );
     const { deletedCount } = await leads.deleteOne({ _id: lead._id });
     if (deletedCount === 0) throw notFound('Lead not found');
+    await outbox.add(lead._id, 'lead.deleted', { leadId: lead._id }, by.requestId);
     await timeline.deleteMany({ leadId: lead._id });
     if (!lead.isDuplicate) await handOverOriginal(collections, lead._id);
     await releaseKeys(collections, lead._id, lead.identityKeys);
-    await bus.publish('lead.deleted', { leadId: lead._id }, { correlationId: by.requestId });
+    await outbox.publish(lead._id);
   }
 
   return {

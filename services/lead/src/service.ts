@@ -5,13 +5,19 @@ import {
   type EventEnvelope,
   type KnownEvent,
 } from '@lead-capture/contracts';
-import type { ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import {
+  type PeriodicTask,
+  type ServiceDeps,
+  type ServiceModule,
+  startPeriodicTask,
+} from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { createCaptureHandler } from './capture.js';
 import { type LeadConfig, loadLeadConfig } from './config.js';
 import type { LeadContext } from './context.js';
 import { createDirectoryHandler, isDirectoryEvent } from './directory.js';
 import { createLeadActions } from './lead-actions.js';
+import { LeadOutbox } from './outbox.js';
 import { createProgressHandler } from './progress.js';
 import { leadsRoutes } from './routes/leads/index.js';
 import { createIndexes, leadCollections } from './store.js';
@@ -25,22 +31,34 @@ function asKnown(event: EventEnvelope): KnownEvent {
   return event as KnownEvent;
 }
 
+export interface LeadServiceOptions {
+  /** How often the outbox relay looks for events a request could not publish, and how old they must be. Default 5 s. */
+  relayIntervalMs?: number;
+}
+
 /**
  * The lead service: the Leads API under /api/leads, the capture of every submission
  * (lead.received -> lead.captured), the workers' results on each lead, and the read models of
  * sources, pipelines and users. `config` defaults to the environment (see LEAD_CONFIG).
  */
-export function createLeadService(deps: ServiceDeps, config: LeadConfig = loadLeadConfig()): ServiceModule {
+export function createLeadService(
+  deps: ServiceDeps,
+  config: LeadConfig = loadLeadConfig(),
+  options: LeadServiceOptions = {},
+): ServiceModule {
+  const relayIntervalMs = options.relayIntervalMs ?? 5000;
   const context: LeadContext = {
     collections: leadCollections(deps.store),
     bus: deps.bus,
     config,
   };
-  const actions = createLeadActions(context);
+  const outbox = new LeadOutbox(context.collections.outbox, deps.bus, deps.logger);
+  const actions = createLeadActions(context, outbox);
   const captureLead = createCaptureHandler(context);
   const recordProgress = createProgressHandler(context);
   const syncDirectory = createDirectoryHandler(context);
   const subscriptions: Subscription[] = [];
+  let relay: PeriodicTask | undefined;
 
   return {
     name: 'lead',
@@ -85,9 +103,17 @@ export function createLeadService(deps: ServiceDeps, config: LeadConfig = loadLe
           },
         ),
       );
+      relay = startPeriodicTask({
+        name: 'lead outbox relay',
+        intervalMs: relayIntervalMs,
+        logger: deps.logger,
+        pass: () => outbox.relay(new Date(Date.now() - relayIntervalMs)),
+      });
     },
 
     async stop() {
+      await relay?.stop();
+      relay = undefined;
       await Promise.all(subscriptions.splice(0).map((subscription) => subscription.cancel()));
     },
   };

@@ -11,6 +11,7 @@ import type {
   SubmissionOrigin,
 } from '@lead-capture/contracts';
 import type { Collection, DocStore } from '@lead-capture/docstore';
+import type { OutboxDoc } from './outbox.js';
 
 /** Who caused a timeline entry: a user (possibly through an API key), a service, or nobody known. */
 export type TimelineActor = { userId?: string; apiKeyId?: string; service?: string };
@@ -179,6 +180,8 @@ export interface LeadCollections {
   pipelines: Collection<PipelineDoc>;
   users: Collection<UserDoc>;
   imports: Collection<ImportDoc>;
+  /** Events of API changes not yet confirmed by the bus (see outbox.ts). */
+  outbox: Collection<OutboxDoc>;
 }
 
 const TOMBSTONE_DAYS = 30;
@@ -194,12 +197,13 @@ export function leadCollections(store: DocStore): LeadCollections {
     pipelines: store.collection<PipelineDoc>('lead_pipelines'),
     users: store.collection<UserDoc>('lead_users'),
     imports: store.collection<ImportDoc>('lead_imports'),
+    outbox: store.collection<OutboxDoc>('lead_outbox'),
   };
 }
 
 /** Every index a query of this service relies on; idempotent, run at start. */
 export async function createIndexes(collections: LeadCollections): Promise<void> {
-  const { leads, timeline, tombstones, tags, pipelines } = collections;
+  const { leads, timeline, tombstones, tags, pipelines, outbox } = collections;
   await Promise.all([
     leads.createIndex({ submissionId: 1 }, { unique: true }),
     // The list: newest first by default, each filter with the default order for MongoDB.
@@ -221,5 +225,7 @@ export async function createIndexes(collections: LeadCollections): Promise<void>
     tombstones.createIndex({ deletedAt: 1 }, { expireAfterSeconds: TOMBSTONE_DAYS * 24 * 3600 }),
     tags.createIndex({ nameKey: 1 }, { unique: true }),
     pipelines.createIndex({ isDefault: 1 }),
+    outbox.createIndex({ position: 1 }),
+    outbox.createIndex({ leadId: 1, position: 1 }),
   ]);
 }

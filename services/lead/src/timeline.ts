@@ -17,7 +17,7 @@ let lastMillisecond = 0;
 let sequence = 0;
 
 /** Increasing within the process, so entries written in one millisecond keep their order. */
-function nextPosition(now: number): number {
+export function nextPosition(now: number): number {
   if (now === lastMillisecond) {
     sequence++;
   } else {

@@ -39,20 +39,28 @@ export function unusedBus(): MessageBus {
  * consumers), over a fresh embedded store and, unless given, an in-process bus.
  */
 export async function startHarness(
-  options: { config?: Partial<LeadConfig>; bus?: MessageBus; store?: DocStore } = {},
+  options: {
+    config?: Partial<LeadConfig>;
+    bus?: MessageBus;
+    store?: DocStore;
+    relayIntervalMs?: number;
+  } = {},
 ): Promise<Harness> {
   const recorderGroup = `test.lead.recorder.${randomUUID().slice(0, 8)}`;
   const config: LeadConfig = { ...loadLeadConfig({}), ...options.config };
-  const h = await startServiceHarness((deps) => createLeadService(deps, config), {
-    label: 'lead',
-    logger,
-    secret: SECRET,
-    app: 'service',
-    bus: options.bus,
-    store: options.store,
-    observe: { group: recorderGroup, types: [...PUBLISHED_TYPES] },
-    identity: { userId: ADMIN_ID, role: 'admin' },
-  });
+  const h = await startServiceHarness(
+    (deps) => createLeadService(deps, config, { relayIntervalMs: options.relayIntervalMs }),
+    {
+      label: 'lead',
+      logger,
+      secret: SECRET,
+      app: 'service',
+      bus: options.bus,
+      store: options.store,
+      observe: { group: recorderGroup, types: [...PUBLISHED_TYPES] },
+      identity: { userId: ADMIN_ID, role: 'admin' },
+    },
+  );
   return {
     app: h.app,
     store: h.store,

@@ -1,0 +1,159 @@
+import type { MessageBus, Subscription } from '@lead-capture/bus';
+import type { EventEnvelope } from '@lead-capture/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { captureLead, client, type Harness, startHarness, unusedBus, waitFor } from './harness.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The in-process bus, except that publishing fails while `failing` is set (a broker that is down). */
+function flakyBus(inner: MessageBus) {
+  const state = { failing: false };
+  const refuse = () => Promise.reject(new Error('broker unreachable (test)'));
+  const bus: MessageBus = {
+    kind: inner.kind,
+    publish: (type, data, options) => (state.failing ? refuse() : inner.publish(type, data, options)),
+    publishEnvelope: (envelope) => (state.failing ? refuse() : inner.publishEnvelope(envelope)),
+    subscribe: (options, handler) => inner.subscribe(options, handler),
+    listDeadLetters: (group, limit) => inner.listDeadLetters(group, limit),
+    replayDeadLetters: (group, ids) => inner.replayDeadLetters(group, ids),
+    ping: () => inner.ping(),
+    close: () => inner.close(),
+  };
+  return { bus, state };
+}
+
+/** A harness over a flaky bus, with the sequence service's lead-change consumer recording deliveries. */
+async function startFlaky(relayIntervalMs: number) {
+  const inner = unusedBus();
+  const { bus, state } = flakyBus(inner);
+  const harness = await startHarness({ bus, relayIntervalMs });
+  const received: EventEnvelope[] = [];
+  const consumer: Subscription = await inner.subscribe(
+    { group: 'sequence.lead.changes', types: ['lead.updated', 'lead.deleted', 'lead.merged'] },
+    async (event) => {
+      received.push(event);
+    },
+  );
+  return {
+    harness,
+    state,
+    received,
+    /** lead.updated events the consumer received for the lead. */
+    updatesOf: (leadId: string) =>
+      received.filter(
+        (event) => event.type === 'lead.updated' && (event.data as { leadId: string }).leadId === leadId,
+      ),
+    pending: () => harness.store.collection('lead_outbox').find({}),
+    async close() {
+      await consumer.cancel();
+      await harness.close();
+      await inner.close();
+    },
+  };
+}
+
+describe('the outbox: API changes survive a failed publish', () => {
+  const RELAY_MS = 100;
+  let flaky: Awaited<ReturnType<typeof startFlaky>>;
+  let harness: Harness;
+
+  beforeAll(async () => {
+    flaky = await startFlaky(RELAY_MS);
+    harness = flaky.harness;
+  });
+  afterAll(async () => flaky.close());
+
+  it('answers 200 while the bus is down, and the relay delivers the event once it is back', async () => {
+    const api = client(harness);
+    const lead = await captureLead(harness, { email: 'down@example.com' });
+
+    flaky.state.failing = true;
+    const response = await api.put(`/api/leads/${lead.id}/status`, { status: 'contacted' });
+    expect(response.status).toBe(200);
+    expect((response.body as { status: string }).status).toBe('contacted');
+    expect((await api.get(`/api/leads/${lead.id}`)).body).toMatchObject({ status: 'contacted' });
+
+    // Relay passes run and fail meanwhile: nothing delivered, the event waits in the outbox.
+    await sleep(RELAY_MS * 4);
+    expect(flaky.updatesOf(lead.id)).toEqual([]);
+    const [waiting, ...more] = await flaky.pending();
+    expect(more).toEqual([]);
+    expect(waiting).toMatchObject({ leadId: lead.id, envelope: { type: 'lead.updated' } });
+
+    flaky.state.failing = false;
+    const [delivered] = await waitFor(() => {
+      const updates = flaky.updatesOf(lead.id);
+      return updates.length > 0 && updates;
+    }, 'the relayed lead.updated');
+    expect(delivered!.id).toBe((waiting as { _id: string })._id);
+    expect(delivered!.data).toMatchObject({ leadId: lead.id, changes: { status: 'contacted' } });
+
+    await sleep(RELAY_MS * 4);
+    expect(flaky.updatesOf(lead.id)).toHaveLength(1);
+    expect(await flaky.pending()).toEqual([]);
+  });
+
+  it('publishes a normal write exactly once (the relay adds no duplicate)', async () => {
+    const api = client(harness);
+    const lead = await captureLead(harness, { email: 'up@example.com' });
+
+    const response = await api.put(`/api/leads/${lead.id}/status`, { status: 'contacted' });
+    expect(response.status).toBe(200);
+    await waitFor(() => flaky.updatesOf(lead.id).length > 0, 'the lead.updated');
+    expect(await flaky.pending()).toEqual([]);
+
+    await sleep(RELAY_MS * 4);
+    expect(flaky.updatesOf(lead.id).map((event) => event.data)).toEqual([
+      expect.objectContaining({ leadId: lead.id, changes: { status: 'contacted' } }),
+    ]);
+    const recorded = harness.published.filter(
+      (event) => event.type === 'lead.updated' && (event.data as { leadId: string }).leadId === lead.id,
+    );
+    expect(recorded).toHaveLength(1);
+  });
+
+  it('keeps delete durable too: 204 while the bus is down, lead.deleted delivered later', async () => {
+    const api = client(harness);
+    const lead = await captureLead(harness, { email: 'gone@example.com' });
+
+    flaky.state.failing = true;
+    expect((await api.delete(`/api/leads/${lead.id}`)).status).toBe(204);
+    expect((await api.get(`/api/leads/${lead.id}`)).status).toBe(404);
+    flaky.state.failing = false;
+
+    await waitFor(
+      () =>
+        flaky.received.some(
+          (event) => event.type === 'lead.deleted' && (event.data as { leadId: string }).leadId === lead.id,
+        ),
+      'the relayed lead.deleted',
+    );
+  });
+});
+
+describe('the outbox: order per lead', () => {
+  it('publishes events still waiting before the next change of the same lead, oldest first', async () => {
+    // A relay that never runs during the test: only the next request publishes what waits.
+    const flaky = await startFlaky(60_000);
+    try {
+      const api = client(flaky.harness);
+      const lead = await captureLead(flaky.harness, { email: 'order@example.com' });
+
+      flaky.state.failing = true;
+      expect((await api.put(`/api/leads/${lead.id}/status`, { status: 'contacted' })).status).toBe(200);
+      expect((await api.put(`/api/leads/${lead.id}/notes`, { notes: 'called' })).status).toBe(200);
+      flaky.state.failing = false;
+      expect((await api.put(`/api/leads/${lead.id}/status`, { status: 'qualified' })).status).toBe(200);
+
+      await waitFor(() => flaky.updatesOf(lead.id).length === 3, 'three lead.updated');
+      expect(flaky.updatesOf(lead.id).map((event) => (event.data as { changes: unknown }).changes)).toEqual([
+        { status: 'contacted' },
+        { notes: 'called' },
+        { status: 'qualified' },
+      ]);
+      expect(await flaky.pending()).toEqual([]);
+    } finally {
+      await flaky.close();
+    }
+  });
+});
