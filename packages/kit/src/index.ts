@@ -66,6 +66,7 @@ export {
   SERVICE_OPENAPI_PATH,
   serveOpenApiDocument,
 } from './openapi.js';
+export { PAGINATION_SCHEMA } from './pagination.js';
 export { type PeriodicTask, startPeriodicTask } from './periodic.js';
 export {
   buildServiceApp,

@@ -1,5 +1,5 @@
 import { QUALIFICATIONS } from '@lead-capture/contracts';
-import { ERROR_RESPONSE_SCHEMA } from '@lead-capture/kit';
+import { ERROR_RESPONSE_SCHEMA, PAGINATION_SCHEMA } from '@lead-capture/kit';
 import { MAIL_STATUSES } from './mails.js';
 import { MAX_RECIPIENTS, MAX_SOURCE_IDS } from './settings.js';
 
@@ -85,16 +85,6 @@ export const MAIL_LIST = {
         properties: mailProperties,
       },
     },
-    pagination: {
-      type: 'object',
-      required: ['page', 'limit', 'total', 'pages'],
-      additionalProperties: false,
-      properties: {
-        page: { type: 'integer' },
-        limit: { type: 'integer' },
-        total: { type: 'integer' },
-        pages: { type: 'integer' },
-      },
-    },
+    pagination: PAGINATION_SCHEMA,
   },
 } as const;

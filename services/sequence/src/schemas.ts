@@ -1,5 +1,5 @@
 import { QUALIFICATIONS } from '@lead-capture/contracts';
-import { ERROR_RESPONSE_SCHEMA } from '@lead-capture/kit';
+import { ERROR_RESPONSE_SCHEMA, PAGINATION_SCHEMA } from '@lead-capture/kit';
 import { ENROLLMENT_STATUSES } from './enrollments.js';
 import { MAX_DELAY_MINUTES } from './schedule.js';
 import {
@@ -139,16 +139,6 @@ export const ENROLLMENT_LIST = {
         },
       },
     },
-    pagination: {
-      type: 'object',
-      required: ['page', 'limit', 'total', 'pages'],
-      additionalProperties: false,
-      properties: {
-        page: { type: 'integer' },
-        limit: { type: 'integer' },
-        total: { type: 'integer' },
-        pages: { type: 'integer' },
-      },
-    },
+    pagination: PAGINATION_SCHEMA,
   },
 } as const;

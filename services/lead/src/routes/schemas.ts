@@ -1,5 +1,5 @@
 import { LEAD_STATUSES, QUALIFICATIONS } from '@lead-capture/contracts';
-import { ERROR_RESPONSE_SCHEMA } from '@lead-capture/kit';
+import { ERROR_RESPONSE_SCHEMA, PAGINATION_SCHEMA } from '@lead-capture/kit';
 
 /** JSON schemas of the Leads API responses (what fastify serialises, and what the OpenAPI document shows). */
 
@@ -98,17 +98,7 @@ export const LEAD_LIST_RESPONSE_SCHEMA = {
   additionalProperties: false,
   properties: {
     data: { type: 'array', items: LEAD_LIST_ITEM_SCHEMA },
-    pagination: {
-      type: 'object',
-      required: ['page', 'limit', 'total', 'pages'],
-      additionalProperties: false,
-      properties: {
-        page: { type: 'integer' },
-        limit: { type: 'integer' },
-        total: { type: 'integer' },
-        pages: { type: 'integer' },
-      },
-    },
+    pagination: PAGINATION_SCHEMA,
   },
 } as const;
 

@@ -1,4 +1,4 @@
-import { ERROR_RESPONSE_SCHEMA, requireScope } from '@lead-capture/kit';
+import { ERROR_RESPONSE_SCHEMA, PAGINATION_SCHEMA, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { SUBMISSION_OUTCOMES, type SubmissionOutcome } from '../../../collections.js';
 import type { SubmissionIntake } from '../../../submissions/intake.js';
@@ -46,16 +46,7 @@ const listSchema = {
       required: ['data', 'pagination'],
       properties: {
         data: { type: 'array', items: submissionSchema },
-        pagination: {
-          type: 'object',
-          required: ['page', 'limit', 'total', 'pages'],
-          properties: {
-            page: { type: 'integer' },
-            limit: { type: 'integer' },
-            total: { type: 'integer' },
-            pages: { type: 'integer' },
-          },
-        },
+        pagination: PAGINATION_SCHEMA,
       },
     },
     401: ERROR_RESPONSE_SCHEMA,
