@@ -456,6 +456,18 @@ export function runDocStoreContract(name: string, open: () => Promise<StoreUnder
         ]);
       });
 
+      it('sets several fields of the one element the positional operator matched, as MongoDB does', async () => {
+        const leads = await seeded();
+        await leads.updateOne(
+          { _id: 'l1', 'items.sku': 'b' },
+          { $set: { 'items.$.qty': 7, 'items.$.sku': 'b2', 'items.$.note': 'repriced' } },
+        );
+        expect((await leads.findOne({ _id: 'l1' }))?.items).toEqual([
+          { sku: 'a', qty: 1 },
+          { sku: 'b2', qty: 7, note: 'repriced' },
+        ]);
+      });
+
       it('refuses a document without operators and a change of _id', async () => {
         const leads = await seeded();
         await expect(leads.updateOne({ _id: 'l1' }, { name: 'No operators' })).rejects.toThrow();

@@ -23,10 +23,7 @@ interface ProgressChange {
   update: Record<string, unknown>;
   type: TimelineType;
   data: Record<string, unknown>;
-  /**
-   * Where the event concerns one of the lead's enrolments: one field of that entry to set. One
-   * field, because the embedded store (mingo) refuses two positional `$` paths in one update.
-   */
+  /** Where the event concerns one of the lead's enrolments: the field of that entry it sets. */
   enrollment?: { enrollmentId: string; field: 'lastStep' | 'stopped'; value: Record<string, unknown> };
 }
 

@@ -359,7 +359,66 @@ function upserted(filter: Filter, update: UpdateSpec): Document {
  * Returns the fields it changed.
  */
 function modify(draft: PlainObject, modifier: UpdateSpec, filter?: Filter): string[] {
-  return applyModifier(draft, ownCopy(modifier) as UpdateSpec, undefined, filter, { cloneMode: 'none' });
+  const resolved = filter ? resolveSharedPositionals(draft, modifier, filter) : modifier;
+  return applyModifier(draft, ownCopy(resolved) as UpdateSpec, undefined, filter, { cloneMode: 'none' });
+}
+
+/** A key no stored document uses: it marks the element the positional operator matched. */
+const POSITIONAL_PROBE = '\u0000positional-probe';
+
+/**
+ * MongoDB lets one update set several fields of the element `$` matched (`{'items.$.qty': 1,
+ * 'items.$.note': 'x'}`); mingo refuses two `$` paths into one array as a conflict. For those
+ * arrays only, let mingo find the matched element once (a probe update on a copy) and write its
+ * index into every such path, which mingo accepts. Anything else is left to mingo as it is.
+ */
+function resolveSharedPositionals(draft: PlainObject, modifier: UpdateSpec, filter: Filter): UpdateSpec {
+  const pathsPerArray = new Map<string, number>();
+  for (const fields of Object.values(modifier)) {
+    if (!isPlainObject(fields)) continue;
+    for (const path of Object.keys(fields)) {
+      const at = path.indexOf('.$');
+      if (at > 0 && (path.length === at + 2 || path[at + 2] === '.')) {
+        const array = path.slice(0, at);
+        pathsPerArray.set(array, (pathsPerArray.get(array) ?? 0) + 1);
+      }
+    }
+  }
+  const shared = [...pathsPerArray].filter(([, count]) => count > 1).map(([array]) => array);
+  if (shared.length === 0) return modifier;
+  const indexOf = new Map<string, number>();
+  for (const array of shared) {
+    const probe = cloneValue(draft) as PlainObject;
+    try {
+      applyModifier(probe, { $set: { [`${array}.$.${POSITIONAL_PROBE}`]: true } }, undefined, filter, {
+        cloneMode: 'none',
+      });
+    } catch {
+      continue;
+    }
+    const elements = array.split('.').reduce<unknown>((value, key) => (value as PlainObject)?.[key], probe);
+    const index = Array.isArray(elements)
+      ? elements.findIndex((element) => isPlainObject(element) && POSITIONAL_PROBE in element)
+      : -1;
+    if (index >= 0) indexOf.set(array, index);
+  }
+  if (indexOf.size === 0) return modifier;
+  const rewritten: UpdateSpec = {};
+  for (const [operator, fields] of Object.entries(modifier)) {
+    if (!isPlainObject(fields)) {
+      rewritten[operator] = fields;
+      continue;
+    }
+    const renamed: PlainObject = {};
+    for (const [path, value] of Object.entries(fields)) {
+      const array = [...indexOf.keys()].find((candidate) => path.startsWith(`${candidate}.$`));
+      const target =
+        array === undefined ? path : `${array}.${indexOf.get(array)}${path.slice(array.length + 2)}`;
+      setOwn(renamed, target, value);
+    }
+    rewritten[operator] = renamed;
+  }
+  return rewritten;
 }
 
 /** A copy of plain objects and arrays, own keys kept as data; other values (Dates, RegExps) as they are. */
