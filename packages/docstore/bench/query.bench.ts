@@ -14,6 +14,8 @@ const SOURCES = 20;
 const RUNS = 200;
 const WRITERS = 64;
 const INSERTS = 20_000;
+/** Tags a lead may carry (its `tagIds`, a multikey field): each one is on about 0.5% of the leads. */
+const TAGS = 200;
 
 const STATUSES = ['new', 'new', 'new', 'new', 'contacted', 'contacted', 'qualified', 'won', 'lost', 'lost'];
 const FIRST_NAMES = ['Ada', 'Grace', 'Alan', 'Linus', 'Margaret', 'Ken', 'Barbara', 'Dennis', 'Radia', 'Tim'];
@@ -74,6 +76,15 @@ function lead(i: number): Document {
       companyDomain: `company${company}.example`,
     },
     duplicateOf: null,
+    searchText:
+      `${first} ${last} ${first}.${last}.${i}@company${company}.example company ${company}`.toLowerCase(),
+    phoneDigits: `1555${String(i).padStart(7, '0')}`,
+    // As the lead service keeps them: the keys duplicates are found by, and the lead's tags (arrays).
+    identityKeys: [
+      `email:${first}.${last}.${i}@company${company}.example`.toLowerCase(),
+      `phone:+1555${String(i).padStart(7, '0')}`,
+    ],
+    tagIds: random() < 0.5 ? [] : [`tag-${Math.floor(random() * TAGS)}`, `tag-${Math.floor(random() * TAGS)}`],
     createdAt,
     updatedAt: createdAt,
   };
@@ -89,10 +100,13 @@ function percentile95(samples: number[]): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))];
 }
 
-async function timeRuns(run: (i: number) => Promise<unknown>): Promise<{ medianMs: number; p95Ms: number }> {
-  for (let i = 0; i < 20; i++) await run(i);
+async function timeRuns(
+  run: (i: number) => Promise<unknown>,
+  runs = RUNS,
+): Promise<{ medianMs: number; p95Ms: number }> {
+  for (let i = 0; i < Math.min(20, runs / 10); i++) await run(i);
   const samples: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
+  for (let i = 0; i < runs; i++) {
     const started = performance.now();
     await run(i);
     samples.push(performance.now() - started);
@@ -111,15 +125,26 @@ try {
   await leads.createIndex({ assignedTo: 1 });
   await leads.createIndex({ score: -1 });
   await leads.createIndex({ phone: 1 });
+  // Multikey (array) fields, as the lead service's duplicate keys and tags.
+  await leads.createIndex({ identityKeys: 1 });
+  await leads.createIndex({ tagIds: 1 });
+  // As the lead service's list search: folded text and phone digits, with trigram (substring) indexes.
+  await leads.createIndex({ searchText: 1 }, { substring: true });
+  await leads.createIndex({ phoneDigits: 1 }, { substring: true });
 
   const emails: string[] = [];
+  const ids: string[] = [];
   const loadStarted = performance.now();
   for (let start = 0; start < DOCUMENTS; start += 1000) {
     const batch = Array.from({ length: 1000 }, (_, offset) => lead(start + offset));
-    for (const document of batch) emails.push(String(document.email));
+    for (const document of batch) {
+      emails.push(String(document.email));
+      ids.push(document._id);
+    }
     await leads.insertMany(batch);
   }
   const loadSeconds = (performance.now() - loadStarted) / 1000;
+  const rssAfterLoadMegabytes = process.memoryUsage().rss / 2 ** 20;
 
   const filterFor = (i: number) => ({ status: 'new', sourceId: `source-${i % SOURCES}` });
   let pageLength = 0;
@@ -138,7 +163,15 @@ try {
 
   // What the query planner answers from the indexes: each scenario's count and first page.
   const lastMonth = { $gte: new Date(NOW - 30 * 24 * 3600 * 1000) };
-  const planned: Record<string, { run: () => Promise<unknown>; total: () => Promise<number> }> = {
+  // The lead service's releaseKeys: is the key still held by another lead? (Here: no, so no early stop.)
+  const keyOf = (i: number) => {
+    const n = (i * 7_919) % DOCUMENTS;
+    return { key: `email:${emails[n]}`, id: ids[n] };
+  };
+  const planned: Record<
+    string,
+    { run: (i: number) => Promise<unknown>; total: () => Promise<number>; runs?: number }
+  > = {
     'count {status}': {
       run: () => leads.countDocuments({ status: 'qualified' }),
       total: () => leads.countDocuments({ status: 'qualified' }),
@@ -178,10 +211,48 @@ try {
           $or: [{ email: { $regex: 'hopper\\.1' } }, { phone: { $regex: '5550001' } }],
         }),
     },
+    'list search by name fragment {$or: [{searchText: /lovela/}]} sort createdAt -1, limit 20': {
+      run: () =>
+        leads.find({ $or: [{ searchText: { $regex: 'lovela' } }] }, { sort: { createdAt: -1 }, limit: 20 }),
+      total: () => leads.countDocuments({ $or: [{ searchText: { $regex: 'lovela' } }] }),
+    },
+    'list search by phone digits {$or: [searchText, phoneDigits: /5550042/]} sort createdAt -1, limit 20': {
+      run: () =>
+        leads.find(
+          { $or: [{ searchText: { $regex: '5550042' } }, { phoneDigits: { $regex: '5550042' } }] },
+          { sort: { createdAt: -1 }, limit: 20 },
+        ),
+      total: () =>
+        leads.countDocuments({
+          $or: [{ searchText: { $regex: '5550042' } }, { phoneDigits: { $regex: '5550042' } }],
+        }),
+    },
+    'list search, rare e-mail fragment {searchText: /hopper.1234@/} + status, sort createdAt -1': {
+      run: () =>
+        leads.find(
+          { status: 'new', $or: [{ searchText: { $regex: 'hopper\\.1234@' } }] },
+          { sort: { createdAt: -1 }, limit: 20 },
+        ),
+      total: () =>
+        leads.countDocuments({ status: 'new', $or: [{ searchText: { $regex: 'hopper\\.1234@' } }] }),
+    },
+    'findOne {identityKeys: key, _id: {$ne: id}} (multikey, releaseKeys)': {
+      run: async (i) => {
+        const { key, id } = keyOf(i);
+        if (await leads.findOne({ identityKeys: key, _id: { $ne: id } })) throw new Error('unexpected holder');
+      },
+      total: () => leads.countDocuments({ identityKeys: keyOf(0).key }),
+      runs: 40,
+    },
+    'find {tagIds: x} (multikey)': {
+      run: (i) => leads.find({ tagIds: `tag-${i % TAGS}` }),
+      total: () => leads.countDocuments({ tagIds: 'tag-0' }),
+      runs: 40,
+    },
   };
   const plannedResults: Record<string, { medianMs: number; p95Ms: number; matching: number }> = {};
-  for (const [name, { run, total }] of Object.entries(planned)) {
-    const timing = await timeRuns(run);
+  for (const [name, { run, total, runs }] of Object.entries(planned)) {
+    const timing = await timeRuns(run, runs);
     plannedResults[name] = {
       medianMs: round(timing.medianMs),
       p95Ms: round(timing.p95Ms),
@@ -207,6 +278,8 @@ try {
   );
   const insertsPerSecond = INSERTS / ((performance.now() - insertStarted) / 1000);
   const heapMegabytes = process.memoryUsage().heapUsed / 2 ** 20;
+  global.gc?.();
+  const rssIdleMegabytes = process.memoryUsage().rss / 2 ** 20;
   await store.close();
 
   const reopenStarted = performance.now();
@@ -219,6 +292,8 @@ try {
     loadSeconds: round(loadSeconds),
     reopenSeconds: round(reopenSeconds),
     heapMegabytes: Math.round(heapMegabytes),
+    rssAfterLoadMegabytes: Math.round(rssAfterLoadMegabytes),
+    rssIdleMegabytes: Math.round(rssIdleMegabytes),
     pagedFindMedianMs: round(pagedFind.medianMs),
     pagedFindP95Ms: round(pagedFind.p95Ms),
     countMedianMs: round(count.medianMs),
@@ -230,7 +305,8 @@ try {
   };
   console.log(
     `embedded docstore, ${DOCUMENTS} leads: loaded in ${results.loadSeconds} s, reopened in ` +
-      `${results.reopenSeconds} s, heap ${results.heapMegabytes} MB; ${RUNS} runs each`,
+      `${results.reopenSeconds} s, heap ${results.heapMegabytes} MB, RSS ${results.rssAfterLoadMegabytes} MB ` +
+      `after loading, ${results.rssIdleMegabytes} MB at the end; ${RUNS} runs each`,
   );
   console.table({
     [`find {status, sourceId} sort createdAt -1, skip 40 limit 20 (${pageLength} returned)`]: {

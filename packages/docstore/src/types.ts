@@ -44,6 +44,12 @@ export interface IndexOptions {
   /** TTL: documents whose indexed date field is older than this are removed. */
   expireAfterSeconds?: number;
   sparse?: boolean;
+  /**
+   * Embedded store only (stripped for MongoDB): keep a trigram index of the field's text, so that a
+   * literal substring regex of 3 or more characters (an escaped search text) is answered from it
+   * instead of by reading every document. Single-field indexes only.
+   */
+  substring?: boolean;
 }
 
 export type IndexKeys = Record<string, 1 | -1>;
@@ -80,6 +86,20 @@ export interface DocStore {
   ping(): Promise<void>;
   /** Flushes and closes; further calls reject. */
   close(): Promise<void>;
+  /** True where `transaction` is atomic: the embedded store, and MongoDB replica sets / sharded clusters. */
+  readonly transactional: boolean;
+  /**
+   * Runs `work`; every write it makes through `tx.collection(...)` commits together or none does
+   * (work throws → rolled back, the error rethrown). Reads through `tx` see the transaction's own writes;
+   * reads elsewhere never see them before the commit. Keep `work` short: no network I/O inside.
+   * Embedded: other writes wait while it is open, so `work` must not write through the store itself.
+   */
+  transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
+}
+
+/** The collections of an open transaction (see DocStore.transaction). */
+export interface Transaction {
+  collection<TDoc extends Document = Document>(name: string): Collection<TDoc>;
 }
 
 /** Thrown by both implementations when a unique index is violated; `code` is MongoDB's 11000. */

@@ -827,6 +827,87 @@ export function runDocStoreContract(name: string, open: () => Promise<StoreUnder
       });
     });
 
+    describe('transactions', () => {
+      // A standalone MongoDB has none (transactional false): these tests need the atomic kind.
+      const atomic = () => store.transactional;
+
+      it('commits the writes to two collections together', async () => {
+        const leads = await seeded();
+        const result = await store.transaction(async (tx) => {
+          await tx.collection<Lead>('leads').updateOne({ _id: 'l1' }, { $set: { status: 'won' } });
+          await tx.collection('outbox').insertOne({ _id: 'o1', event: 'lead.won', leadId: 'l1' });
+          return 'done';
+        });
+        expect(result).toBe('done');
+        expect((await leads.findOne({ _id: 'l1' }))?.status).toBe('won');
+        expect(await store.collection('outbox').findOne({ _id: 'o1' })).toEqual({
+          _id: 'o1',
+          event: 'lead.won',
+          leadId: 'l1',
+        });
+      });
+
+      it('rolls everything back when work throws, also on a duplicate key inside', async () => {
+        if (!atomic()) return;
+        const leads = await seeded();
+        const outbox = store.collection('outbox');
+        await outbox.insertOne({ _id: 'taken' });
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.collection<Lead>('leads').updateOne({ _id: 'l1' }, { $set: { status: 'won' } });
+            await tx.collection('outbox').insertOne({ _id: 'o1' });
+            throw new Error('changed my mind');
+          }),
+        ).rejects.toThrow('changed my mind');
+        const duplicate = await store
+          .transaction(async (tx) => {
+            await tx.collection<Lead>('leads').deleteOne({ _id: 'l2' });
+            await tx.collection('outbox').insertOne({ _id: 'taken' });
+          })
+          .catch((error: unknown) => error);
+        expect(isDuplicateKeyError(duplicate)).toBe(true);
+        expect((await leads.findOne({ _id: 'l1' }))?.status).toBe('new');
+        expect(await leads.findOne({ _id: 'l2' })).not.toBeNull();
+        expect(await outbox.countDocuments()).toBe(1);
+      });
+
+      it('reads its own writes inside; a read outside does not see them before the commit', async () => {
+        if (!atomic()) return;
+        const leads = await seeded();
+        let seenOutside: Lead | null | undefined;
+        await store.transaction(async (tx) => {
+          const inside = tx.collection<Lead>('leads');
+          await inside.updateOne({ _id: 'l1' }, { $set: { status: 'won' } });
+          await inside.insertOne({ ...seedLeads()[0], _id: 'l9', status: 'won' as Lead['status'] });
+          expect((await inside.findOne({ _id: 'l1' }))?.status).toBe('won');
+          expect(await inside.countDocuments({ status: 'won' })).toBe(2);
+          seenOutside = await leads.findOne({ _id: 'l1' });
+          expect(await leads.findOne({ _id: 'l9' })).toBeNull();
+        });
+        expect(seenOutside?.status).toBe('new');
+        expect(await leads.countDocuments({ status: 'won' })).toBe(2);
+      });
+
+      it('lets plain writes made meanwhile wait, then succeed', async () => {
+        const leads = await seeded();
+        let writeDuring: Promise<unknown> | undefined;
+        await store.transaction(async (tx) => {
+          await tx.collection<Lead>('leads').updateOne({ _id: 'l1' }, { $inc: { score: 1 } });
+          writeDuring = leads.updateOne({ _id: 'l1' }, { $inc: { score: 10 } });
+          // Something quick awaited inside work does not deadlock.
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          await tx.collection<Lead>('leads').updateOne({ _id: 'l1' }, { $inc: { score: 100 } });
+        });
+        await writeDuring;
+        expect((await leads.findOne({ _id: 'l1' }))?.score).toBe(80 + 111);
+      });
+
+      it('rejects once the store is closed', async () => {
+        await store.close();
+        await expect(store.transaction(async () => 'never')).rejects.toThrow(/closed/);
+      });
+    });
+
     describe('the store', () => {
       it('answers ping, and rejects every call once closed', async () => {
         const leads = await seeded();

@@ -1,7 +1,8 @@
 /**
  * Run by crash.test.ts in a child process: opens the embedded store in the given data directory and
  * writes from several concurrent writers until it is killed, printing each write once acknowledged.
- * Writers 0-5 insert then update each document; writers 6-7 insert then delete it.
+ * Writers 0-5 insert then update each document; writers 6-7 insert then delete it; writers 8-9 insert
+ * one document into each of two collections in one transaction.
  */
 import { openEmbeddedStore } from '../src/index.js';
 
@@ -10,7 +11,7 @@ const dataDir = process.argv[2];
 setTimeout(() => process.exit(2), 30_000).unref();
 process.stdout.on('error', () => process.exit(3));
 
-const store = await openEmbeddedStore({ dataDir, compactAfterBytes: 64 * 1024 });
+const store = await openEmbeddedStore({ dataDir });
 const leads = store.collection('leads');
 await leads.createIndex({ email: 1 }, { unique: true });
 process.stdout.write('ready\n');
@@ -18,6 +19,14 @@ process.stdout.write('ready\n');
 async function write(writer: number): Promise<never> {
   for (let i = 0; ; i++) {
     const _id = `w${writer}-${i}`;
+    if (writer >= 8) {
+      await store.transaction(async (tx) => {
+        await tx.collection('orders').insertOne({ _id, total: i });
+        await tx.collection('order_events').insertOne({ _id, type: 'order.placed', at: new Date() });
+      });
+      process.stdout.write(`committed ${_id}\n`);
+      continue;
+    }
     await leads.insertOne({
       _id,
       email: `${_id}@example.com`,
@@ -36,4 +45,4 @@ async function write(writer: number): Promise<never> {
   }
 }
 
-await Promise.all(Array.from({ length: 8 }, (_, writer) => write(writer)));
+await Promise.all(Array.from({ length: 10 }, (_, writer) => write(writer)));

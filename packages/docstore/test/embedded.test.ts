@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { appendFile, readdir, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -14,7 +14,6 @@ import { tempDir } from './temp-dir.js';
 let dataDir: Awaited<ReturnType<typeof tempDir>>;
 const open = (options: Partial<EmbeddedStoreOptions> = {}) =>
   openEmbeddedStore({ dataDir: dataDir.path, ...options });
-const walFiles = async () => (await readdir(dataDir.path)).filter((name) => name.startsWith('wal-')).sort();
 
 beforeEach(async () => {
   dataDir = await tempDir('embedded');
@@ -75,82 +74,6 @@ describe('embedded store: persistence', () => {
     expect(await store.collection('events').countDocuments()).toBe(200);
     await store.close();
   });
-
-  it('compacts the log into a snapshot and loses nothing', async () => {
-    let store = await open({ compactAfterBytes: 16 * 1024 });
-    const leads = store.collection('leads');
-    await leads.createIndex({ status: 1 });
-    for (let i = 0; i < 300; i++) {
-      await leads.insertOne({
-        _id: `l${i}`,
-        status: 'new',
-        at: new Date(1_700_000_000_000 + i),
-        note: 'x'.repeat(100),
-      });
-      if (i % 3 === 0) await leads.updateOne({ _id: `l${i}` }, { $set: { status: 'contacted' } });
-      if (i % 10 === 0) await leads.deleteOne({ _id: `l${i}` });
-    }
-    await store.close();
-
-    const files = await readdir(dataDir.path);
-    expect(files).toContain('snapshot.jsonl');
-    const segments = await walFiles();
-    expect(segments.length).toBe(1);
-    expect(segments[0]).not.toBe('wal-00000001.log');
-
-    store = await open();
-    const reopened = store.collection('leads');
-    expect(await reopened.countDocuments()).toBe(270);
-    expect(await reopened.countDocuments({ status: 'contacted' })).toBe(90);
-    expect(await reopened.findOne({ _id: 'l299' })).toEqual({
-      _id: 'l299',
-      status: 'new',
-      at: new Date(1_700_000_000_299),
-      note: 'x'.repeat(100),
-    });
-    await reopened.insertOne({ _id: 'after', status: 'new' });
-    await store.compact();
-    await reopened.deleteOne({ _id: 'l1' });
-    await store.close();
-
-    store = await open();
-    expect(await store.collection('leads').countDocuments()).toBe(270);
-    expect(await store.collection('leads').findOne({ _id: 'after' })).not.toBeNull();
-    await store.close();
-  });
-
-  it('drops a last log line cut short by a crash, and appends after it cleanly', async () => {
-    let store = await open();
-    await store.collection('leads').insertMany([{ _id: 'a' }, { _id: 'b' }]);
-    await store.close();
-    const [segment] = await walFiles();
-    await appendFile(join(dataDir.path, segment), '[{"collection":"leads","put":[{"_id":"torn"');
-
-    store = await open();
-    const leads = store.collection('leads');
-    expect((await leads.find({})).map((lead) => lead._id)).toEqual(['a', 'b']);
-    await leads.insertOne({ _id: 'c' });
-    await store.close();
-
-    store = await open();
-    expect((await store.collection('leads').find({})).map((lead) => lead._id)).toEqual(['a', 'b', 'c']);
-    await store.close();
-  });
-
-  it('refuses to open a log damaged before its end', async () => {
-    const store = await open();
-    await store.collection('leads').insertOne({ _id: 'a' });
-    await store.close();
-    const [segment] = await walFiles();
-    await appendFile(join(dataDir.path, segment), 'garbage\n[{"collection":"leads","put":[{"_id":"b"}]}]\n');
-
-    await expect(open()).rejects.toThrow(/damaged at line 2/);
-    // The failed open released the lock: fixing the file is enough.
-    await writeFile(join(dataDir.path, segment), '[{"collection":"leads","put":[{"_id":"a"}]}]\n');
-    const repaired = await open();
-    expect(await repaired.collection('leads').countDocuments()).toBe(1);
-    await repaired.close();
-  });
 });
 
 describe('embedded store: lock', () => {
@@ -200,7 +123,7 @@ describe('embedded store: TTL indexes', () => {
 });
 
 describe('embedded store: values', () => {
-  it('keeps a field named __proto__ as data through the log and the snapshot', async () => {
+  it('keeps a field named __proto__ as data through SQLite', async () => {
     const payload = () =>
       JSON.parse('{"_id":"p","custom":{"__proto__":{"isAdmin":true},"plan":"pro"}}') as Document;
     const expectData = (document: Document | null) => {
@@ -215,9 +138,7 @@ describe('embedded store: values', () => {
     await store.close();
     store = await open();
     expectData(await store.collection('documents').findOne({ _id: 'p' }));
-    await store.compact();
     await store.close();
-    expect(await walFiles()).toEqual(['wal-00000002.log']);
     store = await open();
     const documents = store.collection('documents');
     expectData(await documents.findOne({ _id: 'p' }));
@@ -257,5 +178,186 @@ describe('openStore', () => {
     expect(store.kind).toBe('embedded');
     await store.close();
     await expect(openStore('postgres://db/leads', { dataDir: dataDir.path })).rejects.toThrow(/mongodb:\/\//);
+  });
+});
+
+describe('embedded store: values in SQL', () => {
+  it('keeps Dates, NaN and strings that look like tagged values apart, and sorts dates in SQL', async () => {
+    const store = await open();
+    const things = store.collection('things');
+    await things.createIndex({ at: 1 });
+    await things.createIndex({ label: 1 });
+    const tricky = ['\u0001d00000000000000000', '\u0001s', '\u0001', '{"$date":0}'];
+    await things.insertMany([
+      { _id: 'a', at: new Date('2024-01-02T00:00:00Z'), label: tricky[0], n: Number.NaN },
+      { _id: 'b', at: new Date('1969-12-31T23:59:59Z'), label: tricky[1], n: Number.POSITIVE_INFINITY },
+      { _id: 'c', at: new Date('2024-01-01T00:00:00Z'), label: tricky[2], n: -0 },
+      { _id: 'd', at: null, label: tricky[3] },
+    ]);
+    await store.close();
+    const reopened = await open();
+    const again = reopened.collection('things');
+    expect((await again.find({}, { sort: { at: -1 } })).map((thing) => thing._id)).toEqual([
+      'a',
+      'c',
+      'b',
+      'd',
+    ]);
+    expect(
+      (await again.find({ at: { $gte: new Date('1970-01-01T00:00:00Z') } }, { sort: { at: 1 } })).map(
+        (t) => t._id,
+      ),
+    ).toEqual(['c', 'a']);
+    expect((await again.findOne({ _id: 'a' }))?.n).toBeNaN();
+    expect((await again.findOne({ _id: 'b' }))?.n).toBe(Number.POSITIVE_INFINITY);
+    for (const [i, label] of tricky.entries()) {
+      const found = await again.find({ label });
+      expect(found.map((thing) => thing.label)).toEqual([label]);
+      expect(found[0]._id).toBe('abcd'[i]);
+    }
+    expect(await again.countDocuments({ label: { $gte: '\u0001', $lt: '\u0002' } })).toBe(3);
+    await reopened.close();
+  });
+
+  it('answers literal substring regexes from a substring index, exactly as a scan', async () => {
+    const store = await open();
+    const plain = store.collection('plain');
+    const indexed = store.collection('indexed');
+    await indexed.createIndex({ text: 1 }, { substring: true });
+    const texts = [
+      'Ada Lovelace',
+      'ada.b (x)',
+      'grace hopper',
+      'GRACE+1@x.io',
+      'Straße',
+      'ÉCOLE école',
+      '',
+      'abc\ndef',
+    ];
+    const documents = texts.map((text, i) => ({ _id: `t${i}`, text }));
+    documents.push(
+      { _id: 'arr', text: ['zzz', 'hopper'] as unknown as string },
+      { _id: 'num', text: 42 as unknown as string },
+    );
+    await plain.insertMany(structuredClone(documents));
+    await indexed.insertMany(structuredClone(documents));
+    await indexed.updateOne({ _id: 't0' }, { $set: { text: 'Ada King, Countess of Lovelace' } });
+    await plain.updateOne({ _id: 't0' }, { $set: { text: 'Ada King, Countess of Lovelace' } });
+    await indexed.deleteOne({ _id: 't1' });
+    await plain.deleteOne({ _id: 't1' });
+    const patterns: unknown[] = [
+      { $regex: 'ada' },
+      { $regex: 'ADA', $options: 'i' },
+      { $regex: 'hopper' },
+      { $regex: 'Hopper', $options: 'i' },
+      { $regex: '\\+1@' },
+      { $regex: 'ße' },
+      { $regex: 'école' },
+      { $regex: 'ÉCOLE', $options: 'i' },
+      { $regex: 'c\ndef' },
+      { $regex: 'ab' },
+      /lovelace$/i,
+      { $regex: 'count' },
+      { $regex: 'Countess' },
+    ];
+    for (const pattern of patterns) {
+      for (const filter of [{ text: pattern }, { $or: [{ text: pattern }, { _id: 'num' }] }]) {
+        const expected = (await plain.find(filter, { sort: { _id: 1 } })).map((d) => d._id);
+        expect(
+          (await indexed.find(filter, { sort: { _id: 1 } })).map((d) => d._id),
+          JSON.stringify(filter),
+        ).toEqual(expected);
+        expect(await indexed.countDocuments(filter)).toBe(expected.length);
+      }
+    }
+    await store.close();
+  });
+});
+
+describe('embedded store: migration of the old store files', () => {
+  const tag = (value: unknown) => JSON.stringify(value, (_key, item) => item);
+  async function writeOldStore(directory: string) {
+    // The old format: snapshot (H, C, D, E lines) then log segments of JSON arrays of changes.
+    const date = { $date: Date.parse('2024-03-01T00:00:00Z') };
+    await writeFile(
+      join(directory, 'snapshot.jsonl'),
+      [
+        `H${tag({ format: 'lead-capture-docstore-snapshot', version: 1, walSequence: 2 })}`,
+        `C${tag({ name: 'leads', indexes: [{ name: 'email_1', keys: { email: 1 }, unique: true, sparse: false }] })}`,
+        `D${tag({ _id: 'a', email: 'a@example.com', createdAt: date, n: { $number: 'NaN' } })}`,
+        `D${tag({ _id: 'b', email: 'b@example.com', createdAt: date })}`,
+        `C${tag({ name: 'empty', indexes: [] })}`,
+        `E${tag({ documents: 2 })}`,
+        '',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(directory, 'wal-00000002.log'),
+      [
+        tag([{ collection: 'leads', put: [{ _id: 'c', email: 'c@example.com', createdAt: date }] }]),
+        tag([
+          { collection: 'leads', delete: ['b'] },
+          { collection: 'notes', put: [{ _id: 'n1', text: 'hi' }] },
+        ]),
+        '',
+      ].join('\n'),
+    );
+    // A last line cut short by a crash: never acknowledged, skipped.
+    await appendFile(join(directory, 'wal-00000002.log'), '[{"collection":"leads","put":[{"_id":"torn"');
+  }
+
+  it('moves every collection, index and document into SQLite, then the old files aside', async () => {
+    await writeOldStore(dataDir.path);
+    const store = await open();
+    const leads = store.collection('leads');
+    expect((await leads.find({}, { sort: { _id: 1 } })).map((lead) => lead._id)).toEqual(['a', 'c']);
+    const a = await leads.findOne({ _id: 'a' });
+    expect(a?.createdAt).toEqual(new Date('2024-03-01T00:00:00Z'));
+    expect(a?.n).toBeNaN();
+    expect(await store.collection('notes').findOne({ _id: 'n1' })).toEqual({ _id: 'n1', text: 'hi' });
+    await expect(leads.insertOne({ _id: 'd', email: 'a@example.com' })).rejects.toMatchObject({
+      code: 11000,
+    });
+    expect(await leads.createIndex({ email: 1 }, { unique: true })).toBe('email_1');
+    await store.close();
+    const files = await readdir(dataDir.path);
+    expect(files).not.toContain('snapshot.jsonl');
+    const legacy = files.filter((name) => name.startsWith('legacy-store-'));
+    expect(legacy).toHaveLength(1);
+    expect((await readdir(join(dataDir.path, legacy[0]))).sort()).toEqual([
+      'snapshot.jsonl',
+      'wal-00000002.log',
+    ]);
+    const reopened = await open();
+    expect(await reopened.collection('leads').countDocuments()).toBe(2);
+    await reopened.close();
+  });
+
+  it('does it again after a crash before its commit, and only moves files after one after it', async () => {
+    await writeOldStore(dataDir.path);
+    // A crash mid-migration leaves the old files and nothing committed: the open simply migrates.
+    await writeFile(join(dataDir.path, 'store.sqlite'), '');
+    const store = await open();
+    expect(await store.collection('leads').countDocuments()).toBe(2);
+    await store.close();
+    // A crash after the commit, before the files moved: they are moved, nothing is inserted twice.
+    await writeOldStore(dataDir.path);
+    const again = await open();
+    expect(await again.collection('leads').countDocuments()).toBe(2);
+    expect((await readdir(dataDir.path)).filter((name) => name.startsWith('wal-'))).toEqual([]);
+    await again.close();
+  });
+
+  it('refuses a log damaged before its end, and opens once it is repaired', async () => {
+    await mkdir(dataDir.path, { recursive: true });
+    await writeFile(
+      join(dataDir.path, 'wal-00000001.log'),
+      'garbage\n[{"collection":"leads","put":[{"_id":"b"}]}]\n',
+    );
+    await expect(open()).rejects.toThrow(/damaged at line 1/);
+    await writeFile(join(dataDir.path, 'wal-00000001.log'), '[{"collection":"leads","put":[{"_id":"a"}]}]\n');
+    const repaired = await open();
+    expect(await repaired.collection('leads').countDocuments()).toBe(1);
+    await repaired.close();
   });
 });

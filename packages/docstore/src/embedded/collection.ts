@@ -17,40 +17,52 @@ import type {
   UpdateSpec,
 } from '../types.js';
 import { upsertEqualities } from '../upsert.js';
-import type { CollectionState } from './collection-state.js';
 import { defaultIndexName, type IndexDefinition } from './indexes.js';
+import type { EmbeddedDocStore } from './store.js';
+import type { Db, Row, Table } from './table.js';
 import { cloneValue, isPlainObject, normalizeValue, type PlainObject } from './values.js';
 
-/** A change to one collection as the write-ahead log and the replay see it. */
-export type Change =
-  | { collection: string; put: Document[] }
-  | { collection: string; delete: string[] }
-  | { collection: string; index: IndexDefinition };
-
-/** What a collection needs from the store that holds it. */
-export interface StoreContext {
-  /** Throws when the store is closed or has failed. */
-  assertUsable(): void;
-  /** Resolves once the change (already applied in memory) is in the log on disk. */
-  commit(change: Change): Promise<void>;
-  state(collection: string): CollectionState;
+/** The transaction a collection writes in: writes run at once, and only while it is open. */
+export interface TransactionScope {
+  readonly open: boolean;
 }
 
 /**
- * The Collection API over a CollectionState. Every write applies to memory at once (so the next read
- * sees it) and resolves when the write-ahead log holds it; readers get copies, never stored objects.
+ * The Collection API over a table of the SQLite store. Outside a transaction, reads see committed
+ * data (the read connection) and a write resolves once committed; inside one (`scope`), reads and
+ * writes run on the writer connection, in the transaction.
  */
 export class EmbeddedCollection<TDoc extends Document> implements Collection<TDoc> {
-  readonly #state: CollectionState;
-  readonly #store: StoreContext;
+  readonly name: string;
+  readonly #store: EmbeddedDocStore;
+  readonly #scope: TransactionScope | null;
 
-  constructor(state: CollectionState, store: StoreContext) {
-    this.#state = state;
+  constructor(name: string, store: EmbeddedDocStore, scope: TransactionScope | null) {
+    this.name = name;
     this.#store = store;
+    this.#scope = scope;
   }
 
-  get name(): string {
-    return this.#state.name;
+  get #table(): Table {
+    return this.#store.table(this.name);
+  }
+
+  /** The connection reads use: committed data, or the transaction's own view. */
+  #readDb(): Db {
+    this.#store.assertUsable();
+    if (this.#scope && !this.#scope.open)
+      throw new Error('The transaction is over: read through the store instead');
+    return this.#scope ? this.#store.writer : this.#store.reader;
+  }
+
+  #write<T>(work: () => T): Promise<T> {
+    return this.#store.write(work, this.#scope);
+  }
+
+  /** The first matching row, read on the writer (inside the write that uses it). */
+  #first(filter: Filter, sort?: FindOneAndUpdateOptions['sort']): Row | undefined {
+    for (const row of this.#table.select(this.#store.writer, filter, { sort, limit: 1 })) return row;
+    return undefined;
   }
 
   async insertOne(document: TDoc): Promise<void> {
@@ -61,74 +73,103 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
   async insertMany(documents: TDoc[]): Promise<void> {
     this.#store.assertUsable();
     const prepared = documents.map(toStored);
-    const inserted: Document[] = [];
-    try {
+    if (prepared.length === 0) return;
+    const failure = await this.#write(() => {
+      const table = this.#table;
       for (const document of prepared) {
-        this.#state.checkWrite(document, true);
-        this.#state.put(document);
-        inserted.push(document);
+        try {
+          table.insert(document);
+        } catch (error) {
+          return { error };
+        }
       }
-    } finally {
-      if (inserted.length > 0) await this.#store.commit({ collection: this.name, put: inserted });
-    }
+      return null;
+    });
+    if (failure) throw failure.error;
   }
 
   async findOne(filter: Filter, options: Omit<FindOptions, 'limit'> = {}): Promise<TDoc | null> {
-    this.#store.assertUsable();
-    const [document] = this.#state.select(filter, { ...options, limit: 1 });
-    return document ? this.#output([document], options.projection)[0] : null;
+    const db = this.#readDb();
+    for (const row of this.#table.select(db, filter, { ...options, limit: 1 })) {
+      return this.#output([row.doc], options.projection)[0];
+    }
+    return null;
   }
 
   async find(filter: Filter, options: FindOptions = {}): Promise<TDoc[]> {
-    this.#store.assertUsable();
-    return this.#output(this.#state.select(filter, options), options.projection);
+    const db = this.#readDb();
+    return this.#output(
+      Array.from(this.#table.select(db, filter, options), (row) => row.doc),
+      options.projection,
+    );
   }
 
+  /**
+   * Outside a transaction, on a read connection of its own: the statement stays open across the
+   * consumer's awaits without blocking anyone, and only the current row is in memory (unless the
+   * sort is one SQL cannot do exactly: then the matches are sorted in memory first).
+   */
   async *stream(filter: Filter, options: FindOptions = {}): AsyncGenerator<TDoc> {
-    this.#store.assertUsable();
-    // The stored documents are never modified in place, so this list is a consistent snapshot.
-    for (const document of this.#state.select(filter, options)) {
-      yield this.#output([document], options.projection)[0];
+    this.#readDb();
+    if (this.#scope) {
+      for (const document of await this.find(filter, options)) yield document;
+      return;
+    }
+    const db = this.#store.openReadConnection();
+    try {
+      for (const row of this.#table.select(db, filter, options)) {
+        yield this.#output([row.doc], options.projection)[0];
+        this.#store.assertUsable();
+      }
+    } finally {
+      this.#store.forget(db);
+      db.close();
     }
   }
 
   async countDocuments(filter: Filter = {}): Promise<number> {
-    this.#store.assertUsable();
-    return this.#state.count(filter);
+    return this.#table.count(this.#readDb(), filter);
   }
 
   async updateOne(filter: Filter, update: UpdateSpec, options: UpdateOptions = {}): Promise<UpdateResult> {
     this.#store.assertUsable();
     assertOperators(update);
-    const [target] = this.#state.select(filter, { limit: 1 });
-    if (target) {
-      const next = updated(target, update, filter);
-      if (next) await this.#replace(next);
-      return { matchedCount: 1, modifiedCount: next ? 1 : 0, upsertedId: null };
-    }
-    if (!options.upsert) return { matchedCount: 0, modifiedCount: 0, upsertedId: null };
-    const inserted = await this.#insertUpsert(upserted(filter, update));
-    return { matchedCount: 0, modifiedCount: 0, upsertedId: inserted._id };
+    return this.#write(() => {
+      const target = this.#first(filter);
+      if (target) {
+        const next = updated(target.doc, update, filter);
+        if (next) this.#table.replace(target, next);
+        return { matchedCount: 1, modifiedCount: next ? 1 : 0, upsertedId: null };
+      }
+      if (!options.upsert) return { matchedCount: 0, modifiedCount: 0, upsertedId: null };
+      const inserted = upserted(filter, update);
+      this.#table.insert(inserted);
+      return { matchedCount: 0, modifiedCount: 0, upsertedId: inserted._id };
+    });
   }
 
   /** Not atomic, like MongoDB's: on a duplicate key the documents updated before it stay updated. */
   async updateMany(filter: Filter, update: UpdateSpec): Promise<UpdateResult> {
     this.#store.assertUsable();
     assertOperators(update);
-    const targets = this.#state.select(filter);
-    const changed: Document[] = [];
-    try {
+    const { result, error } = await this.#write(() => {
+      const table = this.#table;
+      const targets = [...table.select(this.#store.writer, filter)];
+      let modifiedCount = 0;
       for (const target of targets) {
-        const next = updated(target, update, filter);
+        const next = updated(target.doc, update, filter);
         if (!next) continue;
-        this.#state.checkWrite(next, false);
-        this.#state.put(next);
-        changed.push(next);
+        try {
+          table.replace(target, next);
+        } catch (error) {
+          return { result: null, error };
+        }
+        modifiedCount++;
       }
-    } finally {
-      if (changed.length > 0) await this.#store.commit({ collection: this.name, put: changed });
-    }
-    return { matchedCount: targets.length, modifiedCount: changed.length, upsertedId: null };
+      return { result: { matchedCount: targets.length, modifiedCount, upsertedId: null }, error: null };
+    });
+    if (!result) throw error;
+    return result;
   }
 
   async findOneAndUpdate(
@@ -139,15 +180,19 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
     this.#store.assertUsable();
     assertOperators(update);
     const returnAfter = (options.returnDocument ?? 'after') === 'after';
-    const [target] = this.#state.select(filter, { sort: options.sort, limit: 1 });
-    if (target) {
-      const next = updated(target, update, filter);
-      if (next) await this.#replace(next);
-      return this.#output([returnAfter ? (next ?? target) : target], options.projection)[0];
-    }
-    if (!options.upsert) return null;
-    const inserted = await this.#insertUpsert(upserted(filter, update));
-    return returnAfter ? this.#output([inserted], options.projection)[0] : null;
+    const document = await this.#write(() => {
+      const target = this.#first(filter, options.sort);
+      if (target) {
+        const next = updated(target.doc, update, filter);
+        if (next) this.#table.replace(target, next);
+        return returnAfter ? (next ?? target.doc) : target.doc;
+      }
+      if (!options.upsert) return null;
+      const inserted = upserted(filter, update);
+      this.#table.insert(inserted);
+      return returnAfter ? inserted : null;
+    });
+    return document ? this.#output([cloneValue(document) as Document], options.projection)[0] : null;
   }
 
   async replaceOne(filter: Filter, replacement: TDoc, options: UpdateOptions = {}): Promise<UpdateResult> {
@@ -156,52 +201,70 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
       throw new Error('Replacement document must not contain update operators');
     }
     const { _id, ...fields } = replacement;
-    const [target] = this.#state.select(filter, { limit: 1 });
-    if (target) {
-      if (_id !== undefined && _id !== target._id) throw immutableIdError();
-      const next = toStored({ _id: target._id, ...fields });
-      const modified = !isEqual(next, target);
-      if (modified) await this.#replace(next);
-      return { matchedCount: 1, modifiedCount: modified ? 1 : 0, upsertedId: null };
-    }
-    if (!options.upsert) return { matchedCount: 0, modifiedCount: 0, upsertedId: null };
-    const inserted = await this.#insertUpsert(
-      toStored({ _id: _id ?? upsertEqualities(filter)._id, ...fields }),
-    );
-    return { matchedCount: 0, modifiedCount: 0, upsertedId: inserted._id };
+    return this.#write(() => {
+      const target = this.#first(filter);
+      if (target) {
+        if (_id !== undefined && _id !== target.doc._id) throw immutableIdError();
+        const next = toStored({ _id: target.doc._id, ...fields });
+        const modified = !isEqual(next, target.doc);
+        if (modified) this.#table.replace(target, next);
+        return { matchedCount: 1, modifiedCount: modified ? 1 : 0, upsertedId: null };
+      }
+      if (!options.upsert) return { matchedCount: 0, modifiedCount: 0, upsertedId: null };
+      const inserted = toStored({ _id: _id ?? upsertEqualities(filter)._id, ...fields });
+      this.#table.insert(inserted);
+      return { matchedCount: 0, modifiedCount: 0, upsertedId: inserted._id };
+    });
   }
 
   async deleteOne(filter: Filter): Promise<DeleteResult> {
     this.#store.assertUsable();
-    return { deletedCount: (await this.#delete(this.#state.select(filter, { limit: 1 }))).length };
+    return this.#write(() => {
+      const target = this.#first(filter);
+      if (target) this.#table.remove(target);
+      return { deletedCount: target ? 1 : 0 };
+    });
   }
 
   async deleteMany(filter: Filter): Promise<DeleteResult> {
     this.#store.assertUsable();
-    return { deletedCount: (await this.#delete(this.#state.select(filter))).length };
+    return this.#write(() => {
+      const table = this.#table;
+      const targets = [...table.select(this.#store.writer, filter)];
+      for (const target of targets) table.remove(target);
+      return { deletedCount: targets.length };
+    });
   }
 
   async findOneAndDelete(filter: Filter): Promise<TDoc | null> {
     this.#store.assertUsable();
-    const [deleted] = await this.#delete(this.#state.select(filter, { limit: 1 }));
+    const deleted = await this.#write(() => {
+      const target = this.#first(filter);
+      if (target) this.#table.remove(target);
+      return target?.doc ?? null;
+    });
     return deleted ? this.#output([deleted])[0] : null;
   }
 
-  /** A leading $match uses the indexes, as in MongoDB; mingo runs the pipeline on copies it may modify. */
+  /**
+   * A leading $match is answered like find (SQL where it can); mingo runs the rest of the pipeline
+   * on the documents, which are fresh copies it may modify.
+   */
   async aggregate<TResult = Document>(pipeline: Record<string, unknown>[]): Promise<TResult[]> {
-    this.#store.assertUsable();
+    const db = this.#readDb();
     if (pipeline.some((stage) => '$out' in stage || '$merge' in stage)) {
       throw new Error('$out and $merge are not supported by the embedded store');
     }
     const [first, ...rest] = pipeline;
     const leadingMatch = first && Object.keys(first).length === 1 && isPlainObject(first.$match);
+    const table = this.#table;
     const source = leadingMatch
-      ? this.#state.select(first.$match as Filter)
-      : [...this.#state.documents.values()];
+      ? Array.from(table.select(db, first.$match as Filter), (row) => row.doc)
+      : [...table.all(db)];
     const aggregator = new Aggregator(leadingMatch ? rest : pipeline, {
-      collectionResolver: (name) => copies(this.#store.state(name).documents.values()),
+      collectionResolver: (name) => [...this.#store.table(name).all(db)],
     });
-    const results = aggregator.run(copies(source));
+    const results = aggregator.run(source);
     if (results.some(hasForeignPrototype)) {
       throw new Error(
         'The aggregation turned a "__proto__" field into a prototype (mingo\'s $mergeObjects or $arrayToObject do); the embedded store refuses the altered result',
@@ -212,6 +275,7 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
 
   async createIndex(keys: IndexKeys, options: IndexOptions = {}): Promise<string> {
     this.#store.assertUsable();
+    if (this.#scope) throw new Error('createIndex cannot run inside a transaction');
     const paths = Object.keys(keys);
     if (paths.length === 0) throw new Error('createIndex needs at least one key');
     const throughProto = paths.find((path) => path.split('.').includes('__proto__'));
@@ -225,57 +289,42 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
       unique: options.unique ?? false,
       sparse: options.sparse ?? false,
       ...(options.expireAfterSeconds !== undefined && { expireAfterSeconds: options.expireAfterSeconds }),
+      ...(options.substring && { substring: true as const }),
     };
     if (definition.expireAfterSeconds !== undefined && paths.length > 1) {
       throw new Error('A TTL index (expireAfterSeconds) must be on a single field');
     }
-    const existing = this.#state.indexes.definitions.find(
-      (index) => index.name === definition.name || sameKeys(index.keys, keys),
-    );
-    if (existing) {
-      if (isEqual(existing, definition)) return existing.name;
-      throw new Error(
-        `Index ${existing.name} on ${JSON.stringify(existing.keys)} already exists with other options or another name`,
+    if (definition.substring && paths.length > 1)
+      throw new Error('A substring index must be on a single field');
+    return this.#write(() => {
+      const table = this.#table;
+      const existing = table.indexes.find(
+        (index) => index.name === definition.name || sameKeys(index.keys, keys),
       );
-    }
-    this.#state.addIndex(definition);
-    await this.#store.commit({ collection: this.name, index: definition });
-    return definition.name;
-  }
-
-  async #replace(next: Document): Promise<void> {
-    this.#state.checkWrite(next, false);
-    this.#state.put(next);
-    await this.#store.commit({ collection: this.name, put: [next] });
-  }
-
-  async #insertUpsert(document: Document): Promise<Document> {
-    this.#state.checkWrite(document, true);
-    this.#state.put(document);
-    await this.#store.commit({ collection: this.name, put: [document] });
-    return document;
-  }
-
-  async #delete(targets: Document[]): Promise<Document[]> {
-    if (targets.length === 0) return targets;
-    for (const target of targets) this.#state.delete(target._id);
-    await this.#store.commit({ collection: this.name, delete: targets.map((target) => target._id) });
-    return targets;
+      if (existing) {
+        if (isEqual(existing, definition)) return existing.name;
+        throw new Error(
+          `Index ${existing.name} on ${JSON.stringify(existing.keys)} already exists with other options or another name`,
+        );
+      }
+      table.addIndex(definition);
+      return definition.name;
+    });
   }
 
   #output(documents: Document[], projection: Projection = {}): TDoc[] {
     const paths = Object.keys(projection);
-    if (paths.length === 0) return copies(documents) as TDoc[];
+    if (paths.length === 0) return documents as TDoc[];
     // mingo leaves the other fields out by copying the kept ones key by key, which would turn a
-    // `__proto__` field into the copy's prototype: fields are left out of a copy instead.
+    // `__proto__` field into the copy's prototype: fields are left out of the document instead.
     if (paths.every((path) => projection[path] === 0)) {
-      return documents.map((document) => {
-        const copy = cloneValue(document);
-        for (const path of paths) leaveOut(copy, path.split('.'));
-        return copy;
-      }) as TDoc[];
+      for (const document of documents) for (const path of paths) leaveOut(document, path.split('.'));
+      return documents as TDoc[];
     }
-    return copies(new Query({}).find(documents, projection).all()) as TDoc[];
+    return new Query({})
+      .find(documents, projection)
+      .all()
+      .map((document) => cloneValue(document)) as TDoc[];
   }
 }
 
@@ -297,10 +346,6 @@ function hasForeignPrototype(value: unknown): boolean {
   if (Array.isArray(value)) return value.some(hasForeignPrototype);
   if (!isPlainObject(value)) return true;
   return Object.values(value).some(hasForeignPrototype);
-}
-
-function copies(documents: Iterable<unknown>): PlainObject[] {
-  return Array.from(documents, (document) => cloneValue(document) as PlainObject);
 }
 
 /** A stored copy of a document given by a caller: a string _id (generated when absent), values normalized. */

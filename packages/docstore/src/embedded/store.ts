@@ -1,121 +1,221 @@
-import { mkdir, open } from 'node:fs/promises';
-import { resolve as resolvePath } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { join, resolve as resolvePath } from 'node:path';
+import Database from 'libsql';
 import type { StoreLogger } from '../logger.js';
-import type { Collection, DocStore, Document } from '../types.js';
-import { decodeJson, encodeJson } from './codec.js';
-import { type Change, EmbeddedCollection, type StoreContext } from './collection.js';
-import { CollectionState } from './collection-state.js';
-import { readLines } from './files.js';
-import type { IndexDefinition } from './indexes.js';
+import type { Collection, DocStore, Document, Transaction } from '../types.js';
+import { EmbeddedCollection } from './collection.js';
+import { migrateLegacyStore } from './legacy/migrate.js';
 import { type DirectoryLock, lockDirectory } from './lock.js';
-import { readSnapshot, writeSnapshot } from './snapshot.js';
-import { listSegments, removeSegmentsBefore, segmentPath, WriteAheadLog } from './wal.js';
+import { type CatalogEntry, type Db, type Statement, Table, type TableHost } from './table.js';
 
 export interface EmbeddedStoreOptions {
-  /** Where the data lives: a lock file, the snapshot and the write-ahead log segments. */
+  /** Where the data lives: `store.sqlite` (and its `-wal`, `-shm`) and the `LOCK` file. */
   dataDir: string;
   logger?: StoreLogger;
-  /** Log size (bytes) at which the store writes a new snapshot and starts a new log. Default 64 MiB. */
-  compactAfterBytes?: number;
   /** How often documents past a TTL index's expiry are removed. Default 60 s, as MongoDB's TTL monitor. */
   ttlSweepIntervalMs?: number;
+  /** SQLite page cache per connection, in KiB. Default 16 MiB. */
+  cacheKiB?: number;
 }
 
-/** Opens (or creates) the embedded store in `dataDir`: snapshot plus log replayed into memory. */
+export const STORE_FILE = 'store.sqlite';
+/** Writes committed together at most; a batch this large commits before the end of its turn. */
+const MAX_BATCH = 2000;
+
+function openConnection(path: string, cacheKiB: number, readonly: boolean): Db {
+  const db = new Database(path, readonly ? { readonly: true } : {});
+  if (!readonly) {
+    db.pragma('journal_mode = WAL');
+  }
+  db.pragma('synchronous = FULL');
+  db.pragma(`cache_size = -${cacheKiB}`);
+  db.pragma('busy_timeout = 10000');
+  db.pragma('temp_store = MEMORY');
+  return db;
+}
+
+/** Opens (or creates) the embedded store in `dataDir`, migrating a data directory of the old store. */
 export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<EmbeddedDocStore> {
   const started = Date.now();
   const dataDir = resolvePath(options.dataDir);
   await mkdir(dataDir, { recursive: true });
   const lock = await lockDirectory(dataDir);
+  const connections: Db[] = [];
   try {
-    const loaded = new Map<string, LoadedCollection>();
-    const snapshot = await readSnapshot(dataDir);
-    for (const { name, indexes, documents } of snapshot?.collections ?? []) {
-      loaded.set(name, {
-        documents: new Map(documents.map((document) => [document._id, document])),
-        indexes,
-      });
+    const path = join(dataDir, STORE_FILE);
+    const cacheKiB = options.cacheKiB ?? 16 * 1024;
+    const writer = openConnection(path, cacheKiB, false);
+    connections.push(writer);
+    writer.exec(
+      'CREATE TABLE IF NOT EXISTS catalog (name TEXT PRIMARY KEY, indexes TEXT NOT NULL, types TEXT NOT NULL, ' +
+        "elements TEXT NOT NULL DEFAULT '[]');" +
+        'CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)',
+    );
+    // A catalog written before element tables existed gets their column (and the tables, below).
+    const columns = writer.prepare('SELECT name FROM pragma_table_info(?)').raw().all('catalog') as string[][];
+    if (!columns.some(([column]) => column === 'elements')) {
+      writer.exec("ALTER TABLE catalog ADD COLUMN elements TEXT NOT NULL DEFAULT '[]'");
     }
-    const walSequence = await replayLog(dataDir, snapshot?.walSequence ?? 1, loaded, options.logger);
-    // Indexes are built once everything is loaded: one sort per field instead of one insert per write.
-    const collections = new Map<string, CollectionState>();
-    for (const [name, { documents, indexes }] of loaded) {
-      const state = new CollectionState(name);
-      for (const document of documents.values()) state.documents.set(document._id, document);
-      for (const index of indexes) state.addIndex(index);
-      collections.set(name, state);
-    }
-    const wal = await WriteAheadLog.open(dataDir, walSequence);
-    const documents = [...collections.values()].reduce((total, state) => total + state.documents.size, 0);
-    options.logger?.info({ dataDir, documents, ms: Date.now() - started }, 'docstore opened (embedded)');
-    return new EmbeddedDocStore(dataDir, collections, wal, lock, options);
+    await migrateLegacyStore(dataDir, writer, options.logger);
+    const reader = openConnection(path, cacheKiB, true);
+    connections.push(reader);
+    const catalog = (
+      writer.prepare('SELECT name, indexes, types, elements FROM catalog').raw().all() as string[][]
+    ).map(
+      ([name, indexes, types, elements]): CatalogEntry => ({
+        name,
+        indexes: JSON.parse(indexes),
+        types: JSON.parse(types),
+        elements: JSON.parse(elements),
+      }),
+    );
+    const store = new EmbeddedDocStore(dataDir, path, writer, reader, catalog, lock, options);
+    options.logger?.info(
+      { dataDir, collections: catalog.length, ms: Date.now() - started },
+      'docstore opened (embedded, SQLite)',
+    );
+    return store;
   } catch (error) {
+    for (const db of connections) db.close();
     await lock.release();
     throw error;
   }
 }
 
+interface Batch {
+  promise: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
+  writes: number;
+}
+
 /**
- * The embedded implementation of DocStore: every collection in memory, every acknowledged write in the
- * write-ahead log on disk (fsynced), compacted now and then into a snapshot.
+ * The embedded implementation of DocStore on SQLite. Writes run at once, synchronously, on the writer
+ * connection, inside a batch transaction that commits once per event-loop turn (group commit); each
+ * write is a savepoint of it, so a failing write undoes only itself. A write's promise resolves once
+ * its batch is committed (WAL, synchronous=FULL). Reads outside a transaction run on a read-only
+ * connection and see committed data only.
  */
-export class EmbeddedDocStore implements DocStore {
+export class EmbeddedDocStore implements DocStore, TableHost {
   readonly kind = 'embedded' as const;
+  readonly transactional = true;
+  readonly writer: Db;
+  readonly #reader: Db;
+  readonly #path: string;
   readonly #dataDir: string;
-  readonly #collections: Map<string, CollectionState>;
-  readonly #wal: WriteAheadLog;
   readonly #lock: DirectoryLock;
   readonly #logger: StoreLogger | undefined;
-  readonly #compactAfterBytes: number;
+
+  readonly #tables = new Map<string, Table>();
+  readonly #statements = new Map<Db, Map<string, Statement>>();
   readonly #ttlTimer: NodeJS.Timeout;
-  readonly #context: StoreContext;
-  #nextCompactionAt: number;
-  #compaction: Promise<void> | null = null;
+  #batch: Batch | null = null;
+  #commitScheduled = false;
+  /** What waits for the batch's commit (a new table becoming visible to the reader). */
+  readonly #commitHooks: (() => void)[] = [];
+  #depth = 0;
+  #undo: (() => void)[] = [];
+  /** The write mutex: held by an open transaction (and handed from one waiter to the next). */
+  #locked = false;
+  readonly #waiters: (() => void)[] = [];
+  #transactionOpen = false;
   #closing: Promise<void> | null = null;
+  #failure: Error | null = null;
 
   constructor(
     dataDir: string,
-    collections: Map<string, CollectionState>,
-    wal: WriteAheadLog,
+    path: string,
+    writer: Db,
+    reader: Db,
+    catalog: CatalogEntry[],
     lock: DirectoryLock,
     options: EmbeddedStoreOptions,
   ) {
     this.#dataDir = dataDir;
-    this.#collections = collections;
-    this.#wal = wal;
+    this.#path = path;
+    this.writer = writer;
+    this.#reader = reader;
     this.#lock = lock;
     this.#logger = options.logger;
-    this.#compactAfterBytes = options.compactAfterBytes ?? 64 * 1024 * 1024;
-    this.#nextCompactionAt = this.#compactAfterBytes;
+
+    for (const entry of catalog) this.#tables.set(entry.name, new Table(this, entry, entry.name));
+    this.#upgrade();
     this.#ttlTimer = setInterval(() => this.#removeExpired(), options.ttlSweepIntervalMs ?? 60_000).unref();
-    this.#context = {
-      assertUsable: () => this.#assertUsable(),
-      commit: (change) => this.#commit(change),
-      state: (name) => this.#state(name),
-    };
-  }
-
-  collection<TDoc extends Document = Document>(name: string): Collection<TDoc> {
-    return new EmbeddedCollection<TDoc>(this.#state(name), this.#context);
-  }
-
-  async ping(): Promise<void> {
-    this.#assertUsable();
   }
 
   /**
-   * Writes a snapshot of everything and drops the log segments it covers. Runs by itself when the
-   * log passes compactAfterBytes; a call while one runs joins it.
+   * Builds what a catalog written by an older version lacks (element tables of fields that already
+   * held arrays), committed before the store serves anything.
    */
-  async compact(): Promise<void> {
-    this.#assertUsable();
-    this.#compaction ??= this.#writeSnapshot().finally(() => {
-      this.#compaction = null;
-    });
-    return this.#compaction;
+  #upgrade(): void {
+    const tables = [...this.#tables.values()].filter((table) => table.needsUpgrade);
+    if (tables.length === 0) return;
+    this.#openBatch();
+    for (const table of tables) table.upgrade();
+    this.#commit();
+    if (this.#failure) throw this.#failure;
+    this.#logger?.info(
+      { dataDir: this.#dataDir, collections: tables.map((table) => table.name) },
+      'docstore built the element tables of multikey indexes',
+    );
   }
 
-  /** Writes what is queued, releases the lock; later calls on the store reject. */
+  collection<TDoc extends Document = Document>(name: string): Collection<TDoc> {
+    this.table(name);
+    return new EmbeddedCollection<TDoc>(name, this, null);
+  }
+
+  async ping(): Promise<void> {
+    this.assertUsable();
+    this.#reader.prepare('SELECT 1').get();
+  }
+
+  /**
+   * Runs `work` with collections whose writes commit together or not at all. Other writes wait
+   * while it is open; reads elsewhere do not see its writes before the commit. A write through the
+   * store itself (not `tx`) inside `work` would wait for the transaction: do not.
+   */
+  async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+    this.assertUsable();
+    if (!this.#tryLock()) await this.#lockWhenFree();
+    let batch: Batch;
+    let result: T;
+    try {
+      this.assertUsable();
+      batch = this.#openBatch();
+      const mark = this.#begin();
+      this.#transactionOpen = true;
+      let finished = false;
+      const tx: Transaction = {
+        collection: <TDoc extends Document = Document>(name: string) => {
+          this.table(name);
+          return new EmbeddedCollection<TDoc>(name, this, {
+            get open() {
+              return !finished;
+            },
+          });
+        },
+      };
+      try {
+        result = await work(tx);
+      } catch (error) {
+        finished = true;
+        this.#end(mark, false);
+        throw error;
+      } finally {
+        finished = true;
+        this.#transactionOpen = false;
+      }
+      this.#end(mark, true);
+      batch.writes++;
+    } finally {
+      this.#unlock();
+      if (this.#batch) this.#scheduleCommit();
+    }
+    await batch.promise;
+    return result;
+  }
+
   close(): Promise<void> {
     this.#closing ??= this.#close();
     return this.#closing;
@@ -124,168 +224,211 @@ export class EmbeddedDocStore implements DocStore {
   async #close(): Promise<void> {
     clearInterval(this.#ttlTimer);
     try {
-      // A failed compaction was logged already; the log still holds everything.
-      await this.#compaction?.catch(() => undefined);
-      await this.#wal.close();
+      // An open transaction finishes first (its work may still write).
+      if (!this.#tryLock()) await this.#lockWhenFree();
+      if (this.#batch && !this.#failure) this.#commit();
+      this.#reader.close();
+      this.writer.close();
     } finally {
       await this.#lock.release();
     }
     this.#logger?.info({ dataDir: this.#dataDir }, 'docstore closed');
   }
 
-  #assertUsable(): void {
+  assertUsable(): void {
     if (this.#closing) throw new Error('The docstore is closed');
-    const failure = this.#wal.failure;
-    if (failure) {
+    if (this.#failure) {
       throw new Error(
-        `The docstore stopped accepting work (${failure.message}); restart the process to recover`,
+        `The docstore stopped accepting work (${this.#failure.message}); restart the process to recover`,
         {
-          cause: failure,
+          cause: this.#failure,
         },
       );
     }
   }
 
-  #state(name: string): CollectionState {
-    if (!name || name.includes('$') || name.includes('\0'))
-      throw new Error(`Invalid collection name: "${name}"`);
-    let state = this.#collections.get(name);
-    if (!state) {
-      state = new CollectionState(name);
-      this.#collections.set(name, state);
+  table(name: string): Table {
+    let table = this.#tables.get(name);
+    if (!table) {
+      if (!name || name.includes('$') || name.includes('\0'))
+        throw new Error(`Invalid collection name: "${name}"`);
+      table = new Table(this, null, name);
+      this.#tables.set(name, table);
     }
-    return state;
+    return table;
   }
 
-  async #commit(change: Change): Promise<void> {
+  get reader(): Db {
+    return this.#reader;
+  }
+
+  /** A read-only connection of its own, for a stream that stays open across awaits. */
+  openReadConnection(): Db {
+    return openConnection(this.#path, 2048, true);
+  }
+
+  statement(db: Db, sql: string): Statement {
+    let cache = this.#statements.get(db);
+    if (!cache) {
+      cache = new Map();
+      this.#statements.set(db, cache);
+    }
+    let statement = cache.get(sql);
+    if (!statement) {
+      if (cache.size >= 500) cache.clear();
+      statement = db.prepare(sql) as Statement;
+      // Rows as arrays (without the binding's _metadata); only statements that return data have rows.
+      if (statement.reader) statement.raw();
+      cache.set(sql, statement);
+    }
+    return statement;
+  }
+
+  forget(db: Db): void {
+    this.#statements.delete(db);
+  }
+
+  atomically<T>(work: () => T): T {
+    const mark = this.#begin();
     try {
-      await this.#wal.append(encodeJson(change));
+      const result = work();
+      this.#end(mark, true);
+      return result;
     } catch (error) {
-      this.#logger?.error({ err: error, dataDir: this.#dataDir }, 'docstore write-ahead log failed');
+      this.#end(mark, false);
       throw error;
     }
-    if (this.#wal.size >= this.#nextCompactionAt && !this.#compaction && !this.#closing) {
-      this.compact().then(
-        () => {
-          this.#nextCompactionAt = this.#compactAfterBytes;
-        },
-        (error: unknown) => {
-          this.#nextCompactionAt = this.#wal.size + this.#compactAfterBytes;
-          this.#logger?.error({ err: error, dataDir: this.#dataDir }, 'docstore compaction failed');
-        },
-      );
-    }
   }
 
-  async #writeSnapshot(): Promise<void> {
-    const started = Date.now();
-    // Stored documents are replaced, never modified, so these lists stay the state as of this moment,
-    // which is what the log holds up to the rotation below (same tick: no write can come between).
-    const collections = [...this.#collections.values()].map((state) => ({
-      name: state.name,
-      indexes: state.indexes.definitions,
-      documents: [...state.documents.values()],
-    }));
-    const walSequence = await this.#wal.rotate();
-    await writeSnapshot(this.#dataDir, { walSequence, collections });
-    await removeSegmentsBefore(this.#dataDir, walSequence);
-    const documents = collections.reduce((total, collection) => total + collection.documents.length, 0);
-    this.#logger?.info({ dataDir: this.#dataDir, documents, ms: Date.now() - started }, 'docstore compacted');
+  onRollback(undo: () => void): void {
+    this.#undo.push(undo);
+  }
+
+  onCommit(done: () => void): void {
+    this.#commitHooks.push(done);
+  }
+
+  #begin(): number {
+    this.writer.exec(`SAVEPOINT s${this.#depth++}`);
+    return this.#undo.length;
+  }
+
+  #end(mark: number, keep: boolean): void {
+    const name = `s${--this.#depth}`;
+    if (keep) {
+      this.writer.exec(`RELEASE ${name}`);
+      if (this.#depth === 0) this.#undo.length = 0;
+      return;
+    }
+    this.writer.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
+    while (this.#undo.length > mark) this.#undo.pop()?.();
+  }
+
+  /**
+   * Runs one write now (when no transaction holds the store), in a savepoint of the current batch,
+   * and resolves with its result once the batch is committed. `inTransaction`: the write belongs to
+   * the open transaction, runs at once and resolves at once.
+   */
+  async write<T>(work: () => T, inTransaction: { readonly open: boolean } | null): Promise<T> {
+    this.assertUsable();
+    if (inTransaction) {
+      if (!inTransaction.open) throw new Error('The transaction is over: write through the store instead');
+      return this.atomically(work);
+    }
+    const waited = !this.#tryLock();
+    if (waited) await this.#lockWhenFree();
+    let batch: Batch;
+    let result: T;
+    try {
+      this.assertUsable();
+      batch = this.#openBatch();
+      result = this.atomically(work);
+      batch.writes++;
+    } finally {
+      this.#unlock();
+    }
+    if (batch.writes >= MAX_BATCH) this.#commit();
+    else this.#scheduleCommit();
+    await batch.promise;
+    return result;
+  }
+
+  #tryLock(): boolean {
+    if (this.#locked || this.#waiters.length > 0) return false;
+    this.#locked = true;
+    return true;
+  }
+
+  #lockWhenFree(): Promise<void> {
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  #unlock(): void {
+    const next = this.#waiters.shift();
+    if (next) next();
+    else this.#locked = false;
+  }
+
+  #openBatch(): Batch {
+    if (this.#batch) return this.#batch;
+    this.writer.exec('BEGIN IMMEDIATE');
+    let resolve!: () => void;
+    let reject!: (error: unknown) => void;
+    const promise = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    // A failed commit rejects every waiting write; nobody may be waiting yet.
+    promise.catch(() => undefined);
+    this.#batch = { promise, resolve, reject, writes: 0 };
+    return this.#batch;
+  }
+
+  #scheduleCommit(): void {
+    if (this.#commitScheduled) return;
+    this.#commitScheduled = true;
+    setImmediate(() => {
+      this.#commitScheduled = false;
+      // An open transaction keeps the batch open; it schedules the commit when it ends.
+      if (!this.#transactionOpen && this.#batch) this.#commit();
+    });
+  }
+
+  #commit(): void {
+    const batch = this.#batch;
+    if (!batch) return;
+    this.#batch = null;
+    try {
+      this.writer.exec('COMMIT');
+    } catch (error) {
+      this.#failure = new Error(`The docstore could not commit: ${String(error)}`, { cause: error });
+      this.#logger?.error({ err: error, dataDir: this.#dataDir }, 'docstore commit failed');
+      try {
+        this.writer.exec('ROLLBACK');
+      } catch {
+        // Already rolled back.
+      }
+      batch.reject(this.#failure);
+      return;
+    }
+    for (const done of this.#commitHooks.splice(0)) done();
+    batch.resolve();
   }
 
   #removeExpired(): void {
-    if (this.#closing || this.#wal.failure) return;
+    if (this.#closing || this.#failure || this.#locked) return;
     const now = Date.now();
-    for (const state of this.#collections.values()) {
-      const ids = state.expired(now);
-      if (ids.length === 0) continue;
-      for (const id of ids) state.delete(id);
-      this.#commit({ collection: state.name, delete: ids }).catch(() => {
-        // #commit logged it; the store now rejects further work.
-      });
-    }
-  }
-}
-
-/**
- * Applies the log segments from `fromSequence` on, in order, and returns the segment to append to.
- * Only the very last line may be damaged (a write cut short by a crash, never acknowledged): it is
- * cut off the file. Damage anywhere else means the files were altered, and opening fails.
- */
-async function replayLog(
-  dataDir: string,
-  fromSequence: number,
-  collections: Map<string, LoadedCollection>,
-  logger: StoreLogger | undefined,
-): Promise<number> {
-  // Segments before the snapshot's are left over from a compaction interrupted before its cleanup.
-  await removeSegmentsBefore(dataDir, fromSequence);
-  const sequences = await listSegments(dataDir);
-  const missing = sequences.findIndex((sequence, position) => sequence !== fromSequence + position);
-  if (missing !== -1) {
-    throw new Error(`The write-ahead log segment ${segmentPath(dataDir, fromSequence + missing)} is missing`);
-  }
-  for (const [position, sequence] of sequences.entries()) {
-    const path = segmentPath(dataDir, sequence);
-    let intactBytes = 0;
-    let damagedLine: number | null = null;
-    let lineNumber = 0;
-    for await (const line of readLines(path)) {
-      lineNumber++;
-      if (damagedLine !== null) {
-        throw new Error(`The write-ahead log ${path} is damaged at line ${damagedLine}, before its end`);
+    for (const table of this.#tables.values()) {
+      for (const index of table.indexes) {
+        if (index.expireAfterSeconds === undefined) continue;
+        const rows = [...table.expired(this.writer, index, now)];
+        if (rows.length === 0) continue;
+        this.write(() => {
+          for (const row of rows) table.remove(row);
+        }, null).catch((error: unknown) => {
+          this.#logger?.error({ err: error, collection: table.name }, 'docstore TTL sweep failed');
+        });
       }
-      const changes = line.complete ? parseChanges(line.text) : null;
-      if (!changes) {
-        damagedLine = lineNumber;
-        continue;
-      }
-      for (const change of changes) applyChange(collections, change);
-      intactBytes = line.end;
-    }
-    if (damagedLine === null) continue;
-    if (position !== sequences.length - 1) {
-      throw new Error(
-        `The write-ahead log ${path} is damaged at line ${damagedLine}, and later segments exist`,
-      );
-    }
-    logger?.warn(
-      { path, line: damagedLine },
-      'docstore log ends with an incomplete write (never acknowledged): dropped',
-    );
-    const handle = await open(path, 'r+');
-    try {
-      await handle.truncate(intactBytes);
-      await handle.sync();
-    } finally {
-      await handle.close();
     }
   }
-  return sequences.at(-1) ?? fromSequence;
-}
-
-function parseChanges(text: string): Change[] | null {
-  try {
-    const changes = decodeJson(text);
-    return Array.isArray(changes) ? (changes as Change[]) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** A collection as read from disk, before its indexes are built. */
-interface LoadedCollection {
-  documents: Map<string, Document>;
-  indexes: IndexDefinition[];
-}
-
-function applyChange(collections: Map<string, LoadedCollection>, change: Change): void {
-  let collection = collections.get(change.collection);
-  if (!collection) {
-    collection = { documents: new Map(), indexes: [] };
-    collections.set(change.collection, collection);
-  }
-  if ('put' in change) for (const document of change.put) collection.documents.set(document._id, document);
-  else if ('delete' in change) for (const id of change.delete) collection.documents.delete(id);
-  else collection.indexes.push(change.index);
 }

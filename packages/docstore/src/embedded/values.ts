@@ -1,6 +1,5 @@
 import { compare } from 'mingo/util';
 import { ownValue, setOwn } from '../own-properties.js';
-import { encodeJson } from './codec.js';
 
 export type PlainObject = Record<string, unknown>;
 
@@ -77,45 +76,57 @@ function collectPathValues(value: unknown, parts: string[], depth: number, into:
   if (isPlainObject(value)) collectPathValues(ownValue(value, parts[depth]), parts, depth + 1, into);
 }
 
-/**
- * The value at a dotted path of a document that holds a scalar there (see isScalarAt): what mingo's
- * resolve gives for such a document, read from own properties only.
- */
-export function valueAt(document: PlainObject, parts: readonly string[]): unknown {
-  let value: unknown = document;
-  for (const part of parts) {
-    if (!isPlainObject(value)) return undefined;
-    value = ownValue(value, part);
-  }
-  return value;
-}
+/** Kinds of value an indexed field has held (a bit set that only grows; see typeFlags). */
+export const NULL_TYPE = 1;
+export const STRING_TYPE = 2;
+export const NUMBER_TYPE = 4;
+export const BOOLEAN_TYPE = 8;
+export const DATE_TYPE = 16;
+/** An object, NaN or ±Infinity, or a string SQL would order otherwise than JavaScript. */
+export const OTHER_TYPE = 32;
+/** An array at the path or on the way to it. */
+export const ARRAY_TYPE = 64;
+
+/** Characters after which UTF-8 byte order (SQL) and UTF-16 order (JavaScript, mingo) can differ. */
+export const HIGH_CHARACTERS = /[\uE000-\uFFFF]/;
 
 /**
- * Whether the document holds at most one scalar at the path: the field is missing, null, a string, a
- * boolean, a number other than NaN or a Date, reached through plain objects only (no array on the way;
- * a missing, null or scalar step makes the field missing). For such documents an index answers
- * equality, `$in`, null and ranges exactly as mingo does.
+ * What a document holds at a dotted path, as a type flag: missing and null are NULL_TYPE (a step
+ * through null, a scalar or a Date makes the field missing, as in MongoDB and json_extract).
  */
-export function isScalarAt(document: PlainObject, parts: readonly string[]): boolean {
+export function typeFlags(document: PlainObject, parts: readonly string[]): number {
   let value: unknown = document;
   for (const part of parts) {
-    if (value === undefined || value === null || typeof value !== 'object') return true;
-    if (!isPlainObject(value)) return false;
+    if (Array.isArray(value)) return ARRAY_TYPE;
+    if (!isPlainObject(value)) return NULL_TYPE;
     value = ownValue(value, part);
   }
-  return value === undefined || value === null || isRangeOperand(value);
+  return valueFlag(value);
 }
 
-/** A value a range condition ($gt, $lt, ...) on a scalar field can be answered for from an index. */
-export function isRangeOperand(value: unknown): value is string | number | boolean | Date {
+export function valueFlag(value: unknown): number {
+  if (value === undefined || value === null) return NULL_TYPE;
   switch (typeof value) {
     case 'string':
-    case 'boolean':
-      return true;
+      return HIGH_CHARACTERS.test(value) ? OTHER_TYPE : STRING_TYPE;
     case 'number':
-      return !Number.isNaN(value);
+      return Number.isFinite(value) ? NUMBER_TYPE : OTHER_TYPE;
+    case 'boolean':
+      return BOOLEAN_TYPE;
   }
-  return value instanceof Date && !Number.isNaN(value.getTime());
+  if (value instanceof Date) return DATE_TYPE;
+  if (Array.isArray(value)) return ARRAY_TYPE;
+  return OTHER_TYPE;
+}
+
+/**
+ * The one scalar type a field holds besides null, when it has only ever held one (0: only null or
+ * missing so far), or undefined when SQL cannot answer for it exactly (arrays, objects, mixed types).
+ */
+export function exactType(flags: number): number | undefined {
+  const kinds = flags & ~NULL_TYPE;
+  if (kinds & (OTHER_TYPE | ARRAY_TYPE)) return undefined;
+  return (kinds & (kinds - 1)) === 0 ? kinds : undefined;
 }
 
 /**
@@ -154,7 +165,7 @@ export function indexKey(value: unknown): string {
   }
   if (value === null) return 'z';
   if (value instanceof Date) return `d${value.getTime()}`;
-  return `o${encodeJson(value)}`;
+  return `o${JSON.stringify(value, (_key, item) => (typeof item === 'number' && !Number.isFinite(item) ? String(item) : item))}`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  type ClientSession,
   type Db,
   type Collection as DriverCollection,
   type Filter as DriverFilter,
@@ -20,6 +21,7 @@ import {
   type IndexKeys,
   type IndexOptions,
   isDuplicateKeyError,
+  type Transaction,
   type UpdateOptions,
   type UpdateResult,
   type UpdateSpec,
@@ -42,8 +44,11 @@ export async function openMongoStore(url: string, options: MongoStoreOptions = {
   );
   await client.connect();
   const database = databaseName(url);
-  options.logger?.info({ database }, 'docstore connected to MongoDB');
-  return new MongoDocStore(client, client.db(database));
+  // Transactions need a replica set or a sharded cluster (mongos answers msg: 'isdbgrid').
+  const hello = await client.db('admin').command({ hello: 1 });
+  const transactional = Boolean(hello.setName) || hello.msg === 'isdbgrid';
+  options.logger?.info({ database, transactional }, 'docstore connected to MongoDB');
+  return new MongoDocStore(client, client.db(database), transactional, options.logger);
 }
 
 export function databaseName(url: string): string {
@@ -53,17 +58,56 @@ export function databaseName(url: string): string {
 
 class MongoDocStore implements DocStore {
   readonly kind = 'mongodb' as const;
+  readonly transactional: boolean;
   readonly #client: MongoClient;
   readonly #db: Db;
+  readonly #logger: StoreLogger | undefined;
+  #warned = false;
   #closing: Promise<void> | null = null;
 
-  constructor(client: MongoClient, db: Db) {
+  constructor(client: MongoClient, db: Db, transactional: boolean, logger: StoreLogger | undefined) {
     this.#client = client;
     this.#db = db;
+    this.transactional = transactional;
+    this.#logger = logger;
   }
 
   collection<TDoc extends Document = Document>(name: string): Collection<TDoc> {
     return new MongoCollection<TDoc>(this.#db.collection<TDoc>(name), () => this.#assertOpen());
+  }
+
+  /**
+   * On a replica set or a sharded cluster, `session.withTransaction` with the session passed to every
+   * call of `tx`'s collections (the driver may run `work` again on a transient error). A standalone
+   * server has no transactions: `work` runs with plain collections, and one warning is logged.
+   */
+  async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+    this.#assertOpen();
+    if (!this.transactional) {
+      if (!this.#warned) {
+        this.#warned = true;
+        this.#logger?.warn(
+          {},
+          'MongoDB is a standalone server: docstore transactions run without atomicity (use a replica set)',
+        );
+      }
+      return work({ collection: (name) => this.collection(name) });
+    }
+    const session = this.#client.startSession();
+    try {
+      let result: T | undefined;
+      await session.withTransaction(async () => {
+        result = await work({
+          collection: <TDoc extends Document = Document>(name: string) =>
+            new MongoCollection<TDoc>(this.#db.collection<TDoc>(name), () => this.#assertOpen(), session),
+        });
+      });
+      return result as T;
+    } catch (error) {
+      throw translateError(error);
+    } finally {
+      await session.endSession();
+    }
   }
 
   async ping(): Promise<void> {
@@ -86,10 +130,13 @@ class MongoDocStore implements DocStore {
 class MongoCollection<TDoc extends Document> implements Collection<TDoc> {
   readonly #collection: DriverCollection<TDoc>;
   readonly #assertOpen: () => void;
+  /** The transaction's session, passed to every driver call, or nothing. */
+  readonly #session: { session?: ClientSession };
 
-  constructor(collection: DriverCollection<TDoc>, assertOpen: () => void) {
+  constructor(collection: DriverCollection<TDoc>, assertOpen: () => void, session?: ClientSession) {
     this.#collection = collection;
     this.#assertOpen = assertOpen;
+    this.#session = session ? { session } : {};
   }
 
   get name(): string {
@@ -97,25 +144,31 @@ class MongoCollection<TDoc extends Document> implements Collection<TDoc> {
   }
 
   async insertOne(document: TDoc): Promise<void> {
-    await this.#run(() => this.#collection.insertOne(withStringId(document)));
+    await this.#run(() => this.#collection.insertOne(withStringId(document), this.#session));
   }
 
   async insertMany(documents: TDoc[]): Promise<void> {
     if (documents.length === 0) return;
-    await this.#run(() => this.#collection.insertMany(documents.map(withStringId), { ordered: true }));
+    await this.#run(() =>
+      this.#collection.insertMany(documents.map(withStringId), { ordered: true, ...this.#session }),
+    );
   }
 
   async findOne(filter: Filter, options: Omit<FindOptions, 'limit'> = {}): Promise<TDoc | null> {
-    return (await this.#run(() => this.#collection.findOne(driverFilter(filter), options))) as TDoc | null;
+    return (await this.#run(() =>
+      this.#collection.findOne(driverFilter(filter), { ...options, ...this.#session }),
+    )) as TDoc | null;
   }
 
   async find(filter: Filter, options: FindOptions = {}): Promise<TDoc[]> {
-    return (await this.#run(() => this.#collection.find(driverFilter(filter), options).toArray())) as TDoc[];
+    return (await this.#run(() =>
+      this.#collection.find(driverFilter(filter), { ...options, ...this.#session }).toArray(),
+    )) as TDoc[];
   }
 
   async *stream(filter: Filter, options: FindOptions = {}): AsyncGenerator<TDoc> {
     this.#assertOpen();
-    const cursor = this.#collection.find(driverFilter(filter), options);
+    const cursor = this.#collection.find(driverFilter(filter), { ...options, ...this.#session });
     try {
       for await (const document of cursor) yield document as TDoc;
     } catch (error) {
@@ -126,20 +179,25 @@ class MongoCollection<TDoc extends Document> implements Collection<TDoc> {
   }
 
   async countDocuments(filter: Filter = {}): Promise<number> {
-    return this.#run(() => this.#collection.countDocuments(driverFilter(filter)));
+    return this.#run(() => this.#collection.countDocuments(driverFilter(filter), this.#session));
   }
 
   async updateOne(filter: Filter, update: UpdateSpec, options: UpdateOptions = {}): Promise<UpdateResult> {
     const spec = options.upsert ? withUpsertId(filter, update) : update;
     const result = await this.#run(() =>
-      this.#collection.updateOne(driverFilter(filter), driverUpdate(spec), { upsert: options.upsert }),
+      this.#collection.updateOne(driverFilter(filter), driverUpdate(spec), {
+        upsert: options.upsert,
+        ...this.#session,
+      }),
     );
     return resultOf(result);
   }
 
   async updateMany(filter: Filter, update: UpdateSpec): Promise<UpdateResult> {
     return resultOf(
-      await this.#run(() => this.#collection.updateMany(driverFilter(filter), driverUpdate(update))),
+      await this.#run(() =>
+        this.#collection.updateMany(driverFilter(filter), driverUpdate(update), this.#session),
+      ),
     );
   }
 
@@ -154,6 +212,7 @@ class MongoCollection<TDoc extends Document> implements Collection<TDoc> {
         ...options,
         returnDocument: options.returnDocument ?? 'after',
         includeResultMetadata: false,
+        ...this.#session,
       }),
     );
     return document as TDoc | null;
@@ -161,30 +220,42 @@ class MongoCollection<TDoc extends Document> implements Collection<TDoc> {
 
   async replaceOne(filter: Filter, replacement: TDoc, options: UpdateOptions = {}): Promise<UpdateResult> {
     return resultOf(
-      await this.#run(() => this.#collection.replaceOne(driverFilter(filter), replacement, options)),
+      await this.#run(() =>
+        this.#collection.replaceOne(driverFilter(filter), replacement, { ...options, ...this.#session }),
+      ),
     );
   }
 
   async deleteOne(filter: Filter): Promise<DeleteResult> {
-    const { deletedCount } = await this.#run(() => this.#collection.deleteOne(driverFilter(filter)));
+    const { deletedCount } = await this.#run(() =>
+      this.#collection.deleteOne(driverFilter(filter), this.#session),
+    );
     return { deletedCount };
   }
 
   async deleteMany(filter: Filter): Promise<DeleteResult> {
-    const { deletedCount } = await this.#run(() => this.#collection.deleteMany(driverFilter(filter)));
+    const { deletedCount } = await this.#run(() =>
+      this.#collection.deleteMany(driverFilter(filter), this.#session),
+    );
     return { deletedCount };
   }
 
   async findOneAndDelete(filter: Filter): Promise<TDoc | null> {
-    return (await this.#run(() => this.#collection.findOneAndDelete(driverFilter(filter)))) as TDoc | null;
+    return (await this.#run(() =>
+      this.#collection.findOneAndDelete(driverFilter(filter), this.#session),
+    )) as TDoc | null;
   }
 
   async aggregate<TResult = Document>(pipeline: Record<string, unknown>[]): Promise<TResult[]> {
-    return (await this.#run(() => this.#collection.aggregate(pipeline).toArray())) as TResult[];
+    return (await this.#run(() =>
+      this.#collection.aggregate(pipeline, this.#session).toArray(),
+    )) as TResult[];
   }
 
   async createIndex(keys: IndexKeys, options: IndexOptions = {}): Promise<string> {
-    return this.#run(() => this.#collection.createIndex(keys, options));
+    // `substring` is the embedded store's (MongoDB answers a regex from an index's keys anyway).
+    const { substring: _embeddedOnly, ...driverOptions } = options;
+    return this.#run(() => this.#collection.createIndex(keys, driverOptions));
   }
 
   async #run<T>(operation: () => Promise<T>): Promise<T> {

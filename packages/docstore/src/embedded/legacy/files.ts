@@ -1,5 +1,4 @@
 import { createReadStream } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
 
 export interface Line {
   text: string;
@@ -27,24 +26,5 @@ export async function* readLines(path: string): AsyncGenerator<Line> {
   if (pending.length > 0) {
     const bytes = Buffer.concat(pending);
     yield { text: bytes.toString('utf8'), end: offset + bytes.length, complete: false };
-  }
-}
-
-export async function writeFully(handle: FileHandle, data: string | Buffer): Promise<void> {
-  const buffer = typeof data === 'string' ? Buffer.from(data) : data;
-  let written = 0;
-  while (written < buffer.length) {
-    const { bytesWritten } = await handle.write(buffer, written, buffer.length - written);
-    written += bytesWritten;
-  }
-}
-
-/** Makes a directory's entries (files created, renamed or removed in it) durable. */
-export async function syncDirectory(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }

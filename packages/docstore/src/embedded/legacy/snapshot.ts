@@ -1,13 +1,13 @@
-import { open, rename, rm, stat } from 'node:fs/promises';
+/** The old store's snapshot reader, kept for migrating its data directories (see migrate.ts). */
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Document } from '../types.js';
-import { decodeJson, encodeJson } from './codec.js';
-import { readLines, syncDirectory, writeFully } from './files.js';
-import type { IndexDefinition } from './indexes.js';
+import type { Document } from '../../types.js';
+import type { IndexDefinition } from '../indexes.js';
+import { decodeJson } from './codec.js';
+import { readLines } from './files.js';
 
-const SNAPSHOT_FILE = 'snapshot.jsonl';
+export const SNAPSHOT_FILE = 'snapshot.jsonl';
 const FORMAT = 'lead-capture-docstore-snapshot';
-const CHUNK_CHARACTERS = 256 * 1024;
 
 export interface SnapshotCollection {
   name: string;
@@ -21,42 +21,9 @@ export interface Snapshot {
   collections: SnapshotCollection[];
 }
 
-/**
- * Writes the snapshot beside the current one, syncs it, then renames it over the current one, so a
- * crash at any point leaves one whole snapshot. One line per record: H (header), C (a collection and
- * its indexes), D (a document of the collection before it), E (end, with the document count).
- */
-export async function writeSnapshot(directory: string, snapshot: Snapshot): Promise<void> {
-  const temporary = join(directory, `${SNAPSHOT_FILE}.tmp`);
-  const handle = await open(temporary, 'w');
-  try {
-    let text = `H${encodeJson({ format: FORMAT, version: 1, walSequence: snapshot.walSequence })}\n`;
-    let documents = 0;
-    for (const { name, indexes, documents: collectionDocuments } of snapshot.collections) {
-      text += `C${encodeJson({ name, indexes })}\n`;
-      for (const document of collectionDocuments) {
-        text += `D${encodeJson(document)}\n`;
-        documents++;
-        // Writing in chunks yields to the event loop, so serving requests goes on meanwhile.
-        if (text.length >= CHUNK_CHARACTERS) {
-          await writeFully(handle, text);
-          text = '';
-        }
-      }
-    }
-    await writeFully(handle, `${text}E${encodeJson({ documents })}\n`);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temporary, join(directory, SNAPSHOT_FILE));
-  await syncDirectory(directory);
-}
-
 /** The snapshot in the directory, or null when there is none yet. */
 export async function readSnapshot(directory: string): Promise<Snapshot | null> {
   const path = join(directory, SNAPSHOT_FILE);
-  await rm(`${path}.tmp`, { force: true });
   if (!(await stat(path).catch(() => null))) return null;
   const damaged = (line: number, reason: string) =>
     new Error(`The snapshot ${path} is damaged at line ${line}: ${reason}`);

@@ -1,4 +1,4 @@
-import { setOwn } from '../own-properties.js';
+import { setOwn } from '../../own-properties.js';
 
 /**
  * JSON for the log and the snapshot that keeps what plain JSON loses: Dates (as `{"$date": <ms>}`) and

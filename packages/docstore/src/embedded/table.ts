@@ -1,0 +1,607 @@
+import type Database from 'libsql';
+import { Query } from 'mingo';
+import { resolve } from 'mingo/util';
+import type { Document, Filter, FindOptions, SortSpec } from '../types.js';
+import { decodeDocument, encodeDate, encodeDocument } from './encoding.js';
+import { duplicateKeyError, elementKeys, type IndexDefinition, uniqueKeys } from './indexes.js';
+import { type FieldInfo, translateFilter } from './translate.js';
+import {
+  ARRAY_TYPE,
+  compareValues,
+  DATE_TYPE,
+  exactType,
+  HIGH_CHARACTERS,
+  OTHER_TYPE,
+  type PlainObject,
+  pathValues,
+  STRING_TYPE,
+  typeFlags,
+} from './values.js';
+
+export type Db = Database.Database;
+export type Statement = Database.Statement<unknown[]>;
+
+/** A stored document and its row id. */
+export interface Row {
+  rid: number;
+  doc: Document;
+}
+
+/** A collection as the catalog table keeps it. */
+export interface CatalogEntry {
+  name: string;
+  indexes: IndexDefinition[];
+  /** Type flags (see values.ts) of every indexed path, and of _id. */
+  types: Record<string, number>;
+  /** The paths that have a multikey element table (see Table.field); absent in older catalogs. */
+  elements?: string[];
+}
+
+/** What a table needs from the store: statements, nested savepoints, undo of its memory on rollback. */
+export interface TableHost {
+  readonly writer: Db;
+  statement(db: Db, sql: string): Statement;
+  /** Runs `work` in a savepoint of the writer: if it throws, its SQL and registered undos roll back. */
+  atomically<T>(work: () => T): T;
+  onRollback(undo: () => void): void;
+  /** Runs `done` once the current batch is committed. */
+  onCommit(done: () => void): void;
+}
+
+export function quote(identifier: string): string {
+  return `"${identifier.replaceAll('"', '""')}"`;
+}
+
+/** The SQL JSON path of a dotted path, or undefined for a key SQL paths cannot name. */
+function jsonPath(path: string): string | undefined {
+  const parts = path.split('.');
+  if (parts.some((part) => part === '' || /["'\\[\]$]/.test(part))) return undefined;
+  return `'$${parts.map((part) => `."${part}"`).join('')}'`;
+}
+
+function withTieBreak(sort: SortSpec): SortSpec {
+  return '_id' in sort ? sort : { ...sort, _id: Object.values(sort)[0] };
+}
+
+/**
+ * One collection's SQL: a table of documents (`rid` integer key, `id` the _id, `doc` the encoded JSON),
+ * an expression index per declared index, a key table per unique index and a trigram table per
+ * substring index. Writes run on the writer connection inside the store's batch; reads run on the
+ * connection they are given.
+ */
+export class Table {
+  readonly name: string;
+  readonly rows: string;
+  indexes: IndexDefinition[];
+  readonly types: Map<string, number>;
+  /**
+   * The paths with a multikey element table (`m:<collection>:<path>`, rows `(key, rid)`): the first
+   * field of a non-unique index once it has held an array. Only grows, as the type flags.
+   */
+  readonly #elements: Set<string>;
+  /** Side tables (key, trigram, element tables) created in the batch not committed yet: writer only. */
+  readonly #freshTables = new Set<string>();
+  /** Rows decoded by select and count (tests read it: how far SQL narrowed a filter). */
+  rowsDecoded = 0;
+  /** The table exists for the writer (maybe not committed yet). */
+  #created: boolean;
+  /** The table exists for every connection: its creation is committed. */
+  #committed: boolean;
+  readonly #host: TableHost;
+
+  constructor(host: TableHost, entry: CatalogEntry | null, name: string) {
+    this.#host = host;
+    this.name = name;
+    this.rows = quote(`d:${name}`);
+    this.indexes = entry?.indexes ?? [];
+    this.types = new Map(Object.entries(entry?.types ?? { _id: STRING_TYPE }));
+    this.#elements = new Set(entry?.elements ?? []);
+    this.#created = entry !== null;
+    this.#committed = this.#created;
+  }
+
+  /** Whether `db` can see the table: the reader only once its creation is committed. */
+  #visibleTo(db: Db): boolean {
+    return db === this.#host.writer ? this.#created : this.#committed;
+  }
+
+  get created(): boolean {
+    return this.#created;
+  }
+
+  /** Creates the table (in the current write) unless it exists. */
+  create(): void {
+    if (this.#created) return;
+    const db = this.#host.writer;
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS ${this.rows} (rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL)`,
+    );
+    this.#host
+      .statement(db, 'INSERT OR REPLACE INTO catalog (name, indexes, types, elements) VALUES (?, ?, ?, ?)')
+      .run(
+        this.name,
+        JSON.stringify(this.indexes),
+        JSON.stringify(Object.fromEntries(this.types)),
+        JSON.stringify([...this.#elements]),
+      );
+    this.#created = true;
+    this.#host.onRollback(() => {
+      this.#created = false;
+    });
+    this.#host.onCommit(() => {
+      if (this.#created) this.#committed = true;
+    });
+  }
+
+  #saveCatalog(): void {
+    this.#host
+      .statement(this.#host.writer, 'UPDATE catalog SET indexes = ?, types = ?, elements = ? WHERE name = ?')
+      .run(
+        JSON.stringify(this.indexes),
+        JSON.stringify(Object.fromEntries(this.types)),
+        JSON.stringify([...this.#elements]),
+        this.name,
+      );
+  }
+
+  /** Whether `db` may read a side table: the reader only once its creation is committed. */
+  #usable(db: Db | undefined, table: string): boolean {
+    return db !== undefined && (db === this.#host.writer || !this.#freshTables.has(table));
+  }
+
+  /** Records a side table created in the current write: the reader uses it once committed. */
+  #createdSideTable(table: string): void {
+    this.#freshTables.add(table);
+    const forget = () => this.#freshTables.delete(table);
+    this.#host.onRollback(forget);
+    this.#host.onCommit(forget);
+  }
+
+  /**
+   * What SQL knows of a path: only indexed paths (and _id) are tracked. The side tables (trigram,
+   * multikey elements) are named only for a connection `db` that can read them.
+   */
+  field(path: string, db?: Db): FieldInfo | undefined {
+    const flags = this.types.get(path);
+    if (flags === undefined) return undefined;
+    if (path === '_id') {
+      return { expr: 'id', exact: flags & OTHER_TYPE ? undefined : STRING_TYPE, typeExpr: null };
+    }
+    const json = jsonPath(path);
+    if (json === undefined) return undefined;
+    const substring = this.indexes.find(
+      (index) => index.substring && Object.keys(index.keys)[0] === path,
+    );
+    const fts = substring && this.#ftsTable(substring);
+    const exact = exactType(flags);
+    const elements = exact === undefined ? this.#elementsOf(path) : undefined;
+    return {
+      expr: `json_extract(doc, ${json})`,
+      exact,
+      typeExpr: `json_type(doc, ${json})`,
+      ...(fts && this.#usable(db, fts) && { fts }),
+      ...(elements && this.#usable(db, elements) && { elements }),
+    };
+  }
+
+  /**
+   * The table of (key, rid) rows holding each scalar element of the path under its index key (see
+   * elementKeys): the path's element table, or the key table of a unique index on the path alone
+   * (whose keys are the same for every value but null).
+   */
+  #elementsOf(path: string): string | undefined {
+    if (this.#elements.has(path)) return this.#elementTable(path);
+    const unique = this.#uniqueIndexOn(path);
+    return unique && this.#uniqueTable(unique);
+  }
+
+  #uniqueIndexOn(path: string): IndexDefinition | undefined {
+    return this.indexes.find((index) => {
+      const paths = Object.keys(index.keys);
+      return index.unique && paths.length === 1 && paths[0] === path;
+    });
+  }
+
+  #elementTable(path: string): string {
+    return quote(`m:${this.name}:${path}`);
+  }
+
+  #uniqueTable(index: IndexDefinition): string {
+    return quote(`u:${this.name}:${index.name}`);
+  }
+
+  #ftsTable(index: IndexDefinition): string {
+    return quote(`s:${this.name}:${index.name}`);
+  }
+
+  /** Grows the type flags of the tracked paths with what the document holds; persisted when they grow. */
+  #track(document: Document): void {
+    let grown = false;
+    for (const [path, flags] of this.types) {
+      const flag =
+        path === '_id'
+          ? HIGH_CHARACTERS.test(document._id)
+            ? OTHER_TYPE
+            : STRING_TYPE
+          : typeFlags(document, path.split('.'));
+      if ((flags | flag) === flags) continue;
+      this.types.set(path, flags | flag);
+      this.#host.onRollback(() => this.types.set(path, flags));
+      grown = true;
+    }
+    if (grown) {
+      this.#addElementTables();
+      this.#saveCatalog();
+    }
+  }
+
+  /**
+   * The paths that need an element table and have none: the first field of an index (not one
+   * unique index's only field: its key table serves) once the field has held an array.
+   */
+  #missingElementTables(): string[] {
+    const paths = new Set<string>();
+    for (const index of this.indexes) {
+      const [path] = Object.keys(index.keys);
+      if (path === '_id' || this.#elements.has(path) || jsonPath(path) === undefined) continue;
+      if (!((this.types.get(path) ?? 0) & ARRAY_TYPE) || this.#uniqueIndexOn(path)) continue;
+      paths.add(path);
+    }
+    return [...paths];
+  }
+
+  /** Creates the element tables now needed, each filled over the stored rows. True when one was. */
+  #addElementTables(): boolean {
+    const paths = this.#missingElementTables();
+    const db = this.#host.writer;
+    for (const path of paths) {
+      const table = this.#elementTable(path);
+      db.exec(
+        `CREATE TABLE ${table} (key TEXT NOT NULL, rid INTEGER NOT NULL, PRIMARY KEY (key, rid)) WITHOUT ROWID`,
+      );
+      this.#createdSideTable(table);
+      this.#elements.add(path);
+      this.#host.onRollback(() => this.#elements.delete(path));
+      for (const row of this.#all(db)) this.#setElements(path, row.rid, null, row.doc);
+    }
+    return paths.length > 0;
+  }
+
+  /**
+   * Builds the element tables a catalog written before they existed lacks (in the current write).
+   * True when there was one to build.
+   */
+  upgrade(): boolean {
+    if (!this.#created) return false;
+    return this.#host.atomically(() => {
+      if (!this.#addElementTables()) return false;
+      this.#saveCatalog();
+      return true;
+    });
+  }
+
+  /** Whether upgrade() has something to build. */
+  get needsUpgrade(): boolean {
+    return this.#created && this.#missingElementTables().length > 0;
+  }
+
+  // --- writes (writer connection, inside the store's batch) ---------------------------------------
+
+  insert(document: Document): void {
+    this.#host.atomically(() => {
+      this.create();
+      const db = this.#host.writer;
+      let rid: number;
+      try {
+        rid = Number(
+          this.#host
+            .statement(db, `INSERT INTO ${this.rows} (id, doc) VALUES (?, ?)`)
+            .run(document._id, encodeDocument(document)).lastInsertRowid,
+        );
+      } catch (error) {
+        if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+          throw duplicateKeyError(this.name, '_id_', { _id: document._id });
+        }
+        throw error;
+      }
+      for (const index of this.indexes) {
+        if (index.unique) this.#addUniqueKeys(index, rid, document, null);
+        if (index.substring) this.#setText(index, rid, null, document);
+      }
+      for (const path of this.#elements) this.#setElements(path, rid, null, document);
+      // Last: an element table it creates is filled from the rows, this one included.
+      this.#track(document);
+    });
+  }
+
+  replace(row: Row, next: Document): void {
+    this.#host.atomically(() => {
+      const db = this.#host.writer;
+      this.#host
+        .statement(db, `UPDATE ${this.rows} SET doc = ? WHERE rid = ?`)
+        .run(encodeDocument(next), row.rid);
+      for (const index of this.indexes) {
+        if (index.unique) this.#addUniqueKeys(index, row.rid, next, row.doc);
+        if (index.substring) this.#setText(index, row.rid, row.doc, next);
+      }
+      for (const path of this.#elements) this.#setElements(path, row.rid, row.doc, next);
+      this.#track(next);
+    });
+  }
+
+  remove(row: Row): void {
+    this.#host.atomically(() => {
+      const db = this.#host.writer;
+      this.#host.statement(db, `DELETE FROM ${this.rows} WHERE rid = ?`).run(row.rid);
+      for (const index of this.indexes) {
+        if (index.unique) this.#addUniqueKeys(index, row.rid, null, row.doc);
+        if (index.substring) this.#setText(index, row.rid, row.doc, null);
+      }
+      for (const path of this.#elements) this.#setElements(path, row.rid, row.doc, null);
+    });
+  }
+
+  /** Moves the document's keys in a unique index from `previous` to `next` (either may be null). */
+  #addUniqueKeys(
+    index: IndexDefinition,
+    rid: number,
+    next: Document | null,
+    previous: Document | null,
+  ): void {
+    const db = this.#host.writer;
+    const table = this.#uniqueTable(index);
+    const old = new Set(previous ? uniqueKeys(index, previous).map((key) => key.key) : []);
+    const fresh = next ? uniqueKeys(index, next) : [];
+    const kept = new Set<string>();
+    for (const { key } of fresh) if (old.has(key)) kept.add(key);
+    const remove = this.#host.statement(db, `DELETE FROM ${table} WHERE key = ? AND rid = ?`);
+    for (const key of old) if (!kept.has(key)) remove.run(key, rid);
+    const add = this.#host.statement(db, `INSERT INTO ${table} (key, rid) VALUES (?, ?)`);
+    for (const { key, values } of fresh) {
+      if (kept.has(key)) continue;
+      try {
+        add.run(key, rid);
+      } catch (error) {
+        if (!String((error as { code?: string }).code).startsWith('SQLITE_CONSTRAINT')) throw error;
+        const keyValue = Object.fromEntries(Object.keys(index.keys).map((path, i) => [path, values[i]]));
+        throw duplicateKeyError(this.name, index.name, keyValue);
+      }
+    }
+  }
+
+  /** Moves the document's keys in the path's element table from `previous` to `next` (either may be null). */
+  #setElements(path: string, rid: number, previous: Document | null, next: Document | null): void {
+    const old = previous ? elementKeys(previous, path) : [];
+    const fresh = next ? elementKeys(next, path) : [];
+    if (old.length === 0 && fresh.length === 0) return;
+    const kept = new Set(fresh);
+    const gone = new Set(old);
+    const db = this.#host.writer;
+    const table = this.#elementTable(path);
+    const remove = this.#host.statement(db, `DELETE FROM ${table} WHERE key = ? AND rid = ?`);
+    for (const key of old) if (!kept.has(key)) remove.run(key, rid);
+    const add = this.#host.statement(db, `INSERT INTO ${table} (key, rid) VALUES (?, ?)`);
+    for (const key of fresh) if (!gone.has(key)) add.run(key, rid);
+  }
+
+  #setText(index: IndexDefinition, rid: number, previous: Document | null, next: Document | null): void {
+    const [path] = Object.keys(index.keys);
+    const textOf = (document: Document | null) => {
+      if (!document) return null;
+      const strings = pathValues(document, path).filter((value) => typeof value === 'string');
+      return strings.length > 0 ? strings.join('\n') : null;
+    };
+    const before = textOf(previous);
+    const after = textOf(next);
+    if (before === after) return;
+    const db = this.#host.writer;
+    const table = this.#ftsTable(index);
+    if (before !== null) this.#host.statement(db, `DELETE FROM ${table} WHERE rowid = ?`).run(rid);
+    if (after !== null)
+      this.#host.statement(db, `INSERT INTO ${table} (rowid, t) VALUES (?, ?)`).run(rid, after);
+  }
+
+  /**
+   * Adds an index: its SQL structures, built over the stored documents in one pass (a unique index
+   * they violate fails with the duplicate key error, and nothing is added).
+   */
+  addIndex(index: IndexDefinition): void {
+    this.#host.atomically(() => {
+      this.create();
+      const db = this.#host.writer;
+      const indexes = this.indexes;
+      this.indexes = [...indexes, index];
+      this.#host.onRollback(() => {
+        this.indexes = indexes;
+      });
+      const paths = Object.keys(index.keys).filter((path) => path !== '_id' && !this.types.has(path));
+      if (index.unique) {
+        db.exec(
+          `CREATE TABLE ${this.#uniqueTable(index)} (key TEXT PRIMARY KEY, rid INTEGER NOT NULL) WITHOUT ROWID`,
+        );
+        this.#createdSideTable(this.#uniqueTable(index));
+      }
+      if (index.substring) {
+        db.exec(
+          `CREATE VIRTUAL TABLE ${this.#ftsTable(index)} USING fts5(t, tokenize = 'trigram', content = '', contentless_delete = 1)`,
+        );
+        this.#createdSideTable(this.#ftsTable(index));
+      }
+      const flags = new Map(paths.map((path) => [path, 0]));
+      for (const row of this.#all(db)) {
+        for (const [path, flag] of flags) flags.set(path, flag | typeFlags(row.doc, path.split('.')));
+        if (index.unique) this.#addUniqueKeys(index, row.rid, row.doc, null);
+        if (index.substring) this.#setText(index, row.rid, null, row.doc);
+      }
+      for (const [path, flag] of flags) {
+        this.types.set(path, flag);
+        this.#host.onRollback(() => this.types.delete(path));
+      }
+      // Over a field that already held arrays, the index starts with its element table.
+      this.#addElementTables();
+      const expressions = Object.keys(index.keys).map((path) => this.field(path)?.expr);
+      if (expressions.every((expression) => expression !== undefined)) {
+        const columns = expressions.includes('id') ? expressions : [...expressions, 'id'];
+        db.exec(
+          `CREATE INDEX ${quote(`i:${this.name}:${index.name}`)} ON ${this.rows} (${columns.join(', ')})`,
+        );
+      }
+      this.#saveCatalog();
+    });
+  }
+
+  // --- reads ---------------------------------------------------------------------------------------
+
+  /** Every row, read in chunks by row id (no statement stays open while the caller writes). */
+  *#all(db: Db): Generator<Row> {
+    const statement = this.#host.statement(
+      db,
+      `SELECT rid, doc FROM ${this.rows} WHERE rid > ? ORDER BY rid LIMIT 512`,
+    );
+    let after = -1;
+    for (;;) {
+      const chunk = statement.all(after) as [number, string][];
+      for (const [rid, doc] of chunk) yield { rid, doc: decodeDocument(doc) };
+      if (chunk.length < 512) return;
+      after = chunk[chunk.length - 1][0];
+    }
+  }
+
+  /** Every document (for $lookup and unanchored aggregations). */
+  *all(db: Db): Generator<Document> {
+    if (!this.#visibleTo(db)) return;
+    for (const row of this.#all(db)) yield row.doc;
+  }
+
+  /**
+   * The matching rows in the order and window asked for (a sort's ties broken by _id). SQL answers
+   * what it can exactly; mingo checks the rows when SQL only narrowed; a sort SQL cannot do exactly
+   * is done here, over the matches.
+   */
+  *select(db: Db, filter: Filter, options: Omit<FindOptions, 'projection'> = {}): Generator<Row> {
+    if (!this.#visibleTo(db)) return;
+    const condition = translateFilter(filter, (path) => this.field(path, db));
+    const query = condition.exact ? null : new Query(filter);
+    const skip = options.skip ?? 0;
+    const limit = options.limit ? options.limit : undefined;
+    const sort =
+      options.sort && Object.keys(options.sort).length > 0 ? withTieBreak(options.sort) : undefined;
+    const order = sort ? this.#orderSql(sort) : null;
+    const where = condition.sql === null ? '' : ` WHERE ${condition.sql}`;
+    if (!sort || order) {
+      const orderBy = order ? ` ORDER BY ${order}` : '';
+      if (!query) {
+        const window =
+          limit !== undefined ? ` LIMIT ${limit} OFFSET ${skip}` : skip > 0 ? ` LIMIT -1 OFFSET ${skip}` : '';
+        const statement = this.#host.statement(
+          db,
+          `SELECT rid, doc FROM ${this.rows}${where}${orderBy}${window}`,
+        );
+        for (const [rid, doc] of statement.iterate(...condition.params) as Iterable<[number, string]>) {
+          yield { rid, doc: this.#decode(doc) };
+        }
+        return;
+      }
+      let position = 0;
+      const end = limit !== undefined ? skip + limit : Number.POSITIVE_INFINITY;
+      if (end <= skip) return;
+      const statement = this.#host.statement(db, `SELECT rid, doc FROM ${this.rows}${where}${orderBy}`);
+      for (const [rid, text] of statement.iterate(...condition.params) as Iterable<[number, string]>) {
+        const doc = this.#decode(text);
+        if (!query.test(doc)) continue;
+        if (position++ >= skip) yield { rid, doc };
+        if (position >= end) return;
+      }
+      return;
+    }
+    const matches: Row[] = [];
+    const statement = this.#host.statement(db, `SELECT rid, doc FROM ${this.rows}${where}`);
+    for (const [rid, text] of statement.iterate(...condition.params) as Iterable<[number, string]>) {
+      const doc = this.#decode(text);
+      if (!query || query.test(doc)) matches.push({ rid, doc });
+    }
+    sortRows(matches, sort);
+    yield* matches.slice(skip, limit !== undefined ? skip + limit : undefined);
+  }
+
+  #decode(text: string): Document {
+    this.rowsDecoded++;
+    return decodeDocument(text);
+  }
+
+  count(db: Db, filter: Filter): number {
+    if (!this.#visibleTo(db)) return 0;
+    const condition = translateFilter(filter, (path) => this.field(path, db));
+    const where = condition.sql === null ? '' : ` WHERE ${condition.sql}`;
+    if (condition.exact) {
+      const [count] = this.#host
+        .statement(db, `SELECT COUNT(*) FROM ${this.rows}${where}`)
+        .get(...condition.params) as [number];
+      return count;
+    }
+    const query = new Query(filter);
+    let count = 0;
+    for (const [text] of this.#host
+      .statement(db, `SELECT doc FROM ${this.rows}${where}`)
+      .iterate(...condition.params) as Iterable<[string]>) {
+      if (query.test(this.#decode(text))) count++;
+    }
+    return count;
+  }
+
+  /** The SQL order of a sort whose every field SQL orders as MongoDB does, else null. */
+  #orderSql(sort: SortSpec): string | null {
+    const terms: string[] = [];
+    for (const [path, direction] of Object.entries(sort)) {
+      const field = this.field(path);
+      if (!field || field.exact === undefined) return null;
+      terms.push(`${field.expr} ${direction === -1 ? 'DESC' : 'ASC'}`);
+    }
+    return terms.join(', ');
+  }
+
+  /** Rows whose TTL index says they expired at `now` (ms). */
+  *expired(db: Db, index: IndexDefinition, now: number): Generator<Row> {
+    if (!this.#created || index.expireAfterSeconds === undefined) return;
+    const [path] = Object.keys(index.keys);
+    const cutoff = now - index.expireAfterSeconds * 1000;
+    const field = this.field(path);
+    if (field && field.exact === DATE_TYPE) {
+      // An indexed range: the field holds Dates only, which sort in SQL as in time.
+      const statement = this.#host.statement(
+        db,
+        `SELECT rid, doc FROM ${this.rows} WHERE ${field.expr} <= ?`,
+      );
+      for (const [rid, doc] of statement.iterate(encodeDate(new Date(cutoff))) as Iterable<
+        [number, string]
+      >) {
+        yield { rid, doc: decodeDocument(doc) };
+      }
+      return;
+    }
+    for (const row of this.#all(db)) {
+      const times = pathValues(row.doc, path)
+        .filter((value): value is Date => value instanceof Date)
+        .map((date) => date.getTime());
+      if (times.length > 0 && Math.min(...times) <= cutoff) yield row;
+    }
+  }
+}
+
+function sortRows(rows: Row[], order: SortSpec): void {
+  const keys = Object.entries(order);
+  const keyed = rows.map((row) => ({
+    row,
+    values: keys.map(([path]) => resolve(row.doc as PlainObject, path)),
+  }));
+  keyed.sort((a, b) => {
+    for (let i = 0; i < keys.length; i++) {
+      const order = compareValues(a.values[i], b.values[i]);
+      if (order !== 0) return order * keys[i][1];
+    }
+    return 0;
+  });
+  keyed.forEach((entry, i) => {
+    rows[i] = entry.row;
+  });
+}

@@ -1,0 +1,223 @@
+import type { Filter } from '../types.js';
+import { sqlValue } from './encoding.js';
+import { elementKey, literalOf } from './indexes.js';
+import { isPlainObject, OTHER_TYPE, valueFlag } from './values.js';
+
+/** What SQL knows of a field: its key expression and, while it only held one scalar type, that type. */
+export interface FieldInfo {
+  /** The SQL expression of the field's value, the one its expression indexes are built on. */
+  expr: string;
+  /** The field's one type flag (0: only null or missing so far), or undefined when SQL is not exact. */
+  exact: number | undefined;
+  /** json_type of the path (null when the field is missing), or null for _id, which always exists. */
+  typeExpr: string | null;
+  /** The FTS5 trigram table of the field, when its index has the substring option. */
+  fts?: string;
+  /**
+   * When SQL is not exact on the field and it has held arrays: a table of `(key, rid)` rows, a row per
+   * scalar element of each document under its elementKey. It narrows equality and `$in` of scalars.
+   */
+  elements?: string;
+}
+
+/**
+ * A filter (or part of one) in SQL. `sql` null means TRUE (no narrowing). When `exact`, the rows the
+ * SQL selects are exactly the documents MongoDB would match; otherwise they are a superset, and mingo
+ * decides. Under AND and OR a NULL result counts as false, as a non-match does; NOT wraps in COALESCE.
+ */
+export interface Condition {
+  sql: string | null;
+  params: unknown[];
+  exact: boolean;
+}
+
+export type FieldLookup = (path: string) => FieldInfo | undefined;
+
+const ALL: Condition = { sql: null, params: [], exact: true };
+const UNDECIDED: Condition = { sql: null, params: [], exact: false };
+const NONE: Condition = { sql: '0', params: [], exact: true };
+
+export function translateFilter(filter: Filter, lookup: FieldLookup): Condition {
+  const parts: Condition[] = [];
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === '$and' || key === '$or' || key === '$nor') {
+      if (!Array.isArray(value) || value.length === 0) return UNDECIDED;
+      const clauses = value.map((clause) =>
+        isPlainObject(clause) ? translateFilter(clause, lookup) : UNDECIDED,
+      );
+      parts.push(key === '$and' ? and(clauses) : key === '$or' ? or(clauses) : negate(or(clauses)));
+    } else if (key.startsWith('$')) {
+      parts.push(UNDECIDED);
+    } else {
+      parts.push(fieldCondition(key, value, lookup));
+    }
+  }
+  return and(parts);
+}
+
+function and(parts: Condition[]): Condition {
+  const sqls = parts.filter((part) => part.sql !== null);
+  if (sqls.some((part) => part.sql === '0' && part.exact)) return NONE;
+  return {
+    sql: sqls.length === 0 ? null : sqls.map((part) => `(${part.sql})`).join(' AND '),
+    params: sqls.flatMap((part) => part.params),
+    exact: parts.every((part) => part.exact),
+  };
+}
+
+function or(parts: Condition[]): Condition {
+  const exact = parts.every((part) => part.exact);
+  if (parts.some((part) => part.sql === null)) {
+    return parts.some((part) => part.sql === null && part.exact) ? ALL : UNDECIDED;
+  }
+  return {
+    sql: parts.map((part) => `(${part.sql})`).join(' OR '),
+    params: parts.flatMap((p) => p.params),
+    exact,
+  };
+}
+
+/** Only an exact condition can be negated: the complement of a superset says nothing. */
+function negate(condition: Condition): Condition {
+  if (!condition.exact) return UNDECIDED;
+  if (condition.sql === null) return NONE;
+  return { sql: `NOT COALESCE((${condition.sql}), 0)`, params: condition.params, exact: true };
+}
+
+function fieldCondition(path: string, condition: unknown, lookup: FieldLookup): Condition {
+  if (path.split('.').includes('__proto__')) return UNDECIDED;
+  const field = lookup(path);
+  if (!field) return UNDECIDED;
+  if (condition instanceof RegExp) return regex(field, condition.source, condition.flags);
+  if (isPlainObject(condition) && Object.keys(condition).some((key) => key.startsWith('$'))) {
+    const parts: Condition[] = [];
+    for (const [operator, operand] of Object.entries(condition)) {
+      switch (operator) {
+        case '$eq':
+          parts.push(equals(field, operand));
+          break;
+        case '$ne':
+          parts.push(negate(equals(field, operand)));
+          break;
+        case '$in':
+          parts.push(within(field, operand));
+          break;
+        case '$nin':
+          parts.push(negate(within(field, operand)));
+          break;
+        case '$gt':
+        case '$gte':
+        case '$lt':
+        case '$lte':
+          parts.push(range(field, operator, operand));
+          break;
+        case '$exists':
+          parts.push(exists(field, Boolean(operand)));
+          break;
+        case '$regex': {
+          const options = typeof condition.$options === 'string' ? condition.$options : '';
+          if (operand instanceof RegExp) parts.push(regex(field, operand.source, operand.flags + options));
+          else if (typeof operand === 'string') parts.push(regex(field, operand, options));
+          else parts.push(UNDECIDED);
+          break;
+        }
+        case '$options':
+          if (!('$regex' in condition)) parts.push(UNDECIDED);
+          break;
+        default:
+          parts.push(UNDECIDED);
+      }
+    }
+    return and(parts);
+  }
+  return equals(field, condition);
+}
+
+function equals(field: FieldInfo, operand: unknown): Condition {
+  if (field.exact === undefined) return elementsOf(field, [operand]);
+  if (operand === undefined || operand instanceof RegExp) return UNDECIDED;
+  if (operand === null) return { sql: `${field.expr} IS NULL`, params: [], exact: true };
+  // An exact field holds scalars only: an object, an array or NaN equals none of them.
+  if (valueFlag(operand) !== field.exact) return NONE;
+  return { sql: `${field.expr} = ?`, params: [sqlValue(operand)], exact: true };
+}
+
+function within(field: FieldInfo, operands: unknown): Condition {
+  if (!Array.isArray(operands)) return UNDECIDED;
+  if (field.exact === undefined) return elementsOf(field, operands);
+  let withNull = false;
+  const values: unknown[] = [];
+  for (const operand of operands) {
+    if (operand === undefined || operand instanceof RegExp) return UNDECIDED;
+    if (operand === null) withNull = true;
+    else if (valueFlag(operand) === field.exact) values.push(sqlValue(operand));
+  }
+  const sqls: string[] = [];
+  if (values.length > 0) sqls.push(`${field.expr} IN (${values.map(() => '?').join(', ')})`);
+  if (withNull) sqls.push(`${field.expr} IS NULL`);
+  if (sqls.length === 0) return NONE;
+  return { sql: sqls.join(' OR '), params: values, exact: true };
+}
+
+/**
+ * Equal to one of `operands` (all scalars) on a field with an element table: the rows holding one of
+ * them as an element, a superset (mingo decides arrays of arrays, and everything else). Null (a
+ * missing field matches it), objects, arrays and regexes are not narrowed.
+ */
+function elementsOf(field: FieldInfo, operands: unknown[]): Condition {
+  if (!field.elements) return UNDECIDED;
+  const keys = new Set<string>();
+  for (const operand of operands) {
+    const key = elementKey(operand);
+    if (key === undefined) return UNDECIDED;
+    keys.add(key);
+  }
+  if (keys.size === 0) return { sql: '0', params: [], exact: false };
+  return {
+    sql: `rid IN (SELECT rid FROM ${field.elements} WHERE key IN (${[...keys].map(() => '?').join(', ')}))`,
+    params: [...keys],
+    exact: false,
+  };
+}
+
+const COMPARISONS: Record<string, string> = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' };
+
+function range(field: FieldInfo, operator: string, operand: unknown): Condition {
+  if (field.exact === undefined) return UNDECIDED;
+  if (operand === null) {
+    return operator === '$gte' || operator === '$lte'
+      ? { sql: `${field.expr} IS NULL`, params: [], exact: true }
+      : NONE;
+  }
+  const flag = valueFlag(operand);
+  // Objects, arrays, NaN and strings SQL orders otherwise: mingo decides.
+  if (flag === OTHER_TYPE || Array.isArray(operand) || operand instanceof RegExp || operand === undefined) {
+    return UNDECIDED;
+  }
+  // MongoDB compares within a type only: a bound of another type matches nothing.
+  if (flag !== field.exact) return NONE;
+  return { sql: `${field.expr} ${COMPARISONS[operator]} ?`, params: [sqlValue(operand)], exact: true };
+}
+
+function exists(field: FieldInfo, wanted: boolean): Condition {
+  if (field.exact === undefined) return UNDECIDED;
+  if (field.typeExpr === null) return wanted ? ALL : NONE;
+  return { sql: `${field.typeExpr} IS ${wanted ? 'NOT ' : ''}NULL`, params: [], exact: true };
+}
+
+/**
+ * A literal pattern of at least 3 characters on a field with a trigram table: the table's rows that
+ * contain the text (case-folded, so a superset), for mingo to check. A case-insensitive pattern only
+ * when ASCII: JavaScript's and FTS5's case folding agree there.
+ */
+function regex(field: FieldInfo, source: string, flags: string): Condition {
+  if (!field.fts || /[^ims]/.test(flags)) return UNDECIDED;
+  const literal = literalOf(source);
+  if (literal === undefined || [...literal].length < 3) return UNDECIDED;
+  if (flags.includes('i') && !/^[\x20-\x7e]*$/.test(literal)) return UNDECIDED;
+  return {
+    sql: `rid IN (SELECT rowid FROM ${field.fts} WHERE ${field.fts} MATCH ?)`,
+    params: [`"${literal.replaceAll('"', '""')}"`],
+    exact: false,
+  };
+}
