@@ -240,6 +240,68 @@ describe('standard field values', () => {
   });
 });
 
+describe('the e-mail field holds one mailbox at most (no mail relay through a public form)', () => {
+  const SPACES = 'must be a single e-mail address, without spaces or control characters';
+  const SYNTAX = 'must be a single e-mail address, without a name, brackets, quotes, commas or semicolons';
+  const SEVERAL = 'must be a single e-mail address (it holds more than one @)';
+
+  it.each([
+    ['a@x.com, b@y.com; c@z.com', SPACES],
+    ['a@x.com,b@y.com', SYNTAX],
+    ['a@x.com;b@y.com', SYNTAX],
+    ['a,b@x.com', SYNTAX],
+    ['Bob <b@x.com>', SPACES],
+    ['Bob<b@x.com>', SYNTAX],
+    ['<b@x.com>', SYNTAX],
+    ['a@x.com<b@y.com>', SYNTAX],
+    ['a@x.com(b@y.com)', SYNTAX],
+    ['g:a@x.com', SYNTAX],
+    ['"a@x.com,b"@y.com', SYNTAX],
+    ['"john.doe"@example.com', SYNTAX],
+    ['john\\@doe@example.com', SYNTAX],
+    ['a@[192.0.2.1]', SYNTAX],
+    ['a@x.com b@y.com', SPACES],
+    ['a@x.com\tb@y.com', SPACES],
+    ['a@x.com\nBcc: b@y.com', SPACES],
+    ['a@x.com\u2028b@y.com', SPACES],
+    ['a@x.com\u00a0b@y.com', SPACES],
+    ['a@x.com\u0000b@y.com', SPACES],
+    ['a\u200b@x.com', SPACES],
+    ['a@x.comb@y.com', SEVERAL],
+    ['a@b@c.com', SEVERAL],
+  ])('%j is refused, naming the field', (email, problem) => {
+    expect(rejection({ email, firstName: 'Ada' })).toBe(`email ${problem}`);
+  });
+
+  it('names a mapped field by its source name', () => {
+    expect(rejection({ contact: { mail: 'a@x.com;b@y.com' } }, { 'contact.mail': 'email' })).toBe(
+      `contact.mail (mapped to email) must be a single e-mail address, without a name, brackets, quotes, commas or semicolons`,
+    );
+  });
+
+  it.each([
+    ['ada@example.com'],
+    ['ada.lovelace+crm@mail.example.co.uk'],
+    ["o'brien@example.ie"],
+    // International domains and local parts are one mailbox each: kept; the transport decides what it can send to.
+    ['jörg@bücher.de'],
+    ['ада@пример.рф'],
+    ['ada@xn--bcher-kva.de'],
+    // A single address that merely looks wrong is still a lead; enrichment reports it as invalid.
+    ['ada@localhost'],
+    ['ada.example.com'],
+    ['ada@'],
+  ])('%j is kept as the lead e-mail', (email) => {
+    expect(mapped({ email: ` ${email} ` }).fields.email).toBe(email);
+  });
+
+  it('leaves a list in a field that is not the e-mail alone (custom data is never mailed)', () => {
+    expect(mapped({ email: 'ada@example.com', cc: 'a@x.com, b@y.com' }).custom).toEqual({
+      cc: 'a@x.com, b@y.com',
+    });
+  });
+});
+
 describe('attribution', () => {
   it('_utm keeps only the utm_* parameters', () => {
     const submission = mapped({

@@ -1,5 +1,6 @@
 import { LEAD_FIELDS, type LeadField, UTM_PARAMETERS, type UtmParameter } from '@lead-capture/contracts';
 import { buildCustom, pathKey } from './custom.js';
+import { emailFieldProblem } from './email.js';
 import { nestingDepth, PAYLOAD_LIMITS } from './limits.js';
 import { resolveField } from './path.js';
 import { isAbsent, isPlainObject, MappingError } from './values.js';
@@ -107,7 +108,12 @@ function standardValue(value: unknown, label: string, field: LeadField): string 
   if (typeof value === 'string') text = value.trim();
   else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
   else throw new MappingError(`${label} must be a string`);
-  return limited(text, FIELD_MAX_LENGTH[field], label);
+  limited(text, FIELD_MAX_LENGTH[field], label);
+  if (field === 'email') {
+    const problem = emailFieldProblem(text);
+    if (problem !== undefined) throw new MappingError(`${label} ${problem}`);
+  }
+  return text;
 }
 
 function readUtm(value: unknown): Partial<Record<UtmParameter, string>> {

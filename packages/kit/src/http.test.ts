@@ -59,6 +59,29 @@ beforeAll(async () => {
     },
     async (request, reply) => reply.code(201).send({ body: request.body }),
   );
+  app.post(
+    '/numbers/:n',
+    {
+      schema: {
+        params: { type: 'object', properties: { n: { type: 'integer', minimum: 0, maximum: 100 } } },
+        querystring: {
+          type: 'object',
+          properties: { ratio: { type: 'number', maximum: 1 }, flag: { type: 'boolean' } },
+        },
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            weight: { type: 'integer', minimum: -100, maximum: 100 },
+            ratio: { type: 'number' },
+            active: { type: 'boolean' },
+            label: { type: 'string' },
+          },
+        },
+      },
+    },
+    async (request) => ({ params: request.params, query: request.query, body: request.body }),
+  );
   app.post('/echo', async (request) => ({ body: request.body ?? null }));
   app.get('/echo', async (request) => ({ query: request.query }));
   app.get('/boom', async () => {
@@ -129,6 +152,60 @@ describe('query strings', () => {
   it('names the refused parameter', async () => {
     expect((await call({ url: '/api/leads?status[$ne]=closed' })).body).toEqual({
       error: 'Query parameter not allowed: status[$ne]',
+    });
+  });
+});
+
+describe('numbers', () => {
+  it('parses numbers and booleans of query strings and params from text', async () => {
+    expect(await call({ method: 'POST', url: '/numbers/7?ratio=0.5&flag=true', payload: {} })).toMatchObject({
+      status: 200,
+      body: { params: { n: 7 }, query: { ratio: 0.5, flag: true }, body: {} },
+    });
+  });
+
+  it.each([
+    ['/numbers/1e400', 'n must be a finite number'],
+    ['/numbers/Infinity', 'n must be a finite number'],
+    ['/numbers/-1e400', 'n must be a finite number'],
+    ['/numbers/NaN', 'n must be an integer'],
+    ['/numbers/1?ratio=1e400', 'ratio must be a finite number'],
+    ['/numbers/1?ratio=-1e400', 'ratio must be a finite number'],
+    ['/numbers/1?ratio=-Infinity', 'ratio must be a finite number'],
+    ['/numbers/1?ratio=NaN', 'ratio must be a number'],
+    ['/api/leads?page=1e400', 'page must be a finite number'],
+    ['/api/leads?limit=1e400', 'limit must be a finite number'],
+  ])('%s -> 400 %s', async (url, error) => {
+    const method = url.startsWith('/numbers') ? 'POST' : 'GET';
+    expect(await call({ method, url, ...(method === 'POST' ? { payload: {} } : {}) })).toMatchObject({
+      status: 400,
+      body: { error },
+    });
+  });
+
+  it('takes JSON numbers and booleans as they are', async () => {
+    const payload = { weight: -100, ratio: 2.5, active: false, label: 'x' };
+    expect(await call({ method: 'POST', url: '/numbers/1', payload })).toMatchObject({
+      status: 200,
+      body: { body: payload },
+    });
+  });
+
+  it.each([
+    ['{"weight":"10"}', 'weight must be an integer'],
+    ['{"weight":"1e400"}', 'weight must be an integer'],
+    ['{"weight":1e400}', 'weight must be an integer'],
+    ['{"weight":-1e400}', 'weight must be an integer'],
+    ['{"ratio":1e400}', 'ratio must be a number'],
+    ['{"ratio":"0.5"}', 'ratio must be a number'],
+    ['{"active":"true"}', 'active must be a boolean'],
+    ['{"active":1}', 'active must be a boolean'],
+    ['{"label":5}', 'label must be a string'],
+    ['{"weight":null}', 'weight must be an integer'],
+  ])('never coerces a JSON body: %s -> 400 %s', async (payload, error) => {
+    expect(await call({ method: 'POST', url: '/numbers/1', headers: json, payload })).toMatchObject({
+      status: 400,
+      body: { error },
     });
   });
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import Ajv, { type Options as AjvOptions, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, {
   type FastifyBaseLogger,
@@ -29,7 +30,92 @@ function requestIdOf(request: IncomingMessage): string {
   return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-type AjvPlugin = NonNullable<NonNullable<FastifyServerOptions['ajv']>['plugins']>[number];
+/**
+ * ajv as every route validates with. `strictNumbers` refuses NaN and ±Infinity where a number is
+ * expected (JSON.parse turns `1e400` into Infinity); `removeAdditional: false` lets
+ * `additionalProperties: false` refuse unknown fields instead of dropping them.
+ */
+const AJV_OPTIONS: AjvOptions = {
+  removeAdditional: false,
+  useDefaults: true,
+  allErrors: false,
+  strictNumbers: true,
+};
+
+/** An ajv error of our own, in the shape fastify's error formatter (and ours) reads. */
+function finiteNumberError(instancePath: string): ErrorObject {
+  return {
+    keyword: 'finite',
+    instancePath,
+    schemaPath: '#/type',
+    params: {},
+    message: 'must be a finite number',
+  };
+}
+
+/** The JSON pointer of the first number in `data` that is NaN or ±Infinity, if any. */
+function nonFiniteNumberPath(data: unknown, path = '', depth = 0): string | undefined {
+  if (typeof data === 'number') return Number.isFinite(data) ? undefined : path;
+  if (typeof data !== 'object' || data === null || depth > 3) return undefined;
+  for (const [key, value] of Object.entries(data)) {
+    const found = nonFiniteNumberPath(
+      value,
+      `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`,
+      depth + 1,
+    );
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/**
+ * Query strings, path parameters and headers are text, so their numbers and booleans are coerced
+ * from strings; ajv's coercion turns `"1e400"` into Infinity *after* its finiteness check, so a
+ * coerced value is checked again here: a number that is not finite is a 400, never a page 1e400.
+ */
+function finiteAfterCoercion(validate: ValidateFunction): ValidateFunction {
+  const checked = ((data: unknown, context?: Parameters<ValidateFunction>[1]) => {
+    const valid = validate(data, context);
+    if (!valid) {
+      checked.errors = validate.errors;
+      return false;
+    }
+    const path = nonFiniteNumberPath(data);
+    if (path !== undefined) {
+      checked.errors = [finiteNumberError(path)];
+      return false;
+    }
+    checked.errors = null;
+    return true;
+  }) as ValidateFunction;
+  // fastify passes the parent (so ajv may replace a coerced root value) only to ajv's own functions.
+  Object.assign(checked, { schema: validate.schema, schemaEnv: validate.schemaEnv });
+  return checked;
+}
+
+/**
+ * One ajv per kind of input. JSON bodies are never coerced: a string where a number (or boolean)
+ * is expected is a 400, not a guess. Query strings, params and headers arrive as text: their
+ * scalars are coerced (never an array to a scalar: a repeated parameter stays a 400) and then
+ * checked finite.
+ */
+function createValidatorCompiler() {
+  const bodyAjv = new Ajv({ ...AJV_OPTIONS, coerceTypes: false });
+  const textAjv = new Ajv({ ...AJV_OPTIONS, coerceTypes: true });
+  // uuid, date-time, date, email, uri ...
+  addFormats(bodyAjv);
+  addFormats(textAjv);
+  const compile = (ajv: Ajv, schema: Record<string, unknown>): ValidateFunction => {
+    // ajv refuses to compile two schemas with one $id: reuse the one compiled first.
+    const known = typeof schema.$id === 'string' ? ajv.getSchema(schema.$id) : undefined;
+    return known ?? ajv.compile(schema);
+  };
+  return ({ schema, httpPart }: { schema: unknown; httpPart?: string }): ValidateFunction => {
+    const definition = schema as Record<string, unknown>;
+    if (httpPart === 'body') return compile(bodyAjv, definition);
+    return finiteAfterCoercion(compile(textAjv, definition));
+  };
+}
 
 const FORBIDDEN_QUERY_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -78,8 +164,9 @@ function rejectPoisonedKeys(key: string, value: unknown): unknown {
 /**
  * A fastify app (not listening) with the conventions of every service: one error handler and a
  * not-found handler answering `{ error }`, request ids (X-Request-Id honoured when sane, echoed
- * back), the redacting logger, ajv with formats and coercion of scalars only (a repeated query
- * parameter is never turned into a string), and no operator smuggling in query strings.
+ * back), the redacting logger, ajv with formats, no coercion of JSON bodies, coercion of scalars only
+ * in query strings and params (a repeated query parameter is never turned into a string), finite
+ * numbers only everywhere, and no operator smuggling in query strings.
  */
 export function createHttpApp({
   logger,
@@ -99,17 +186,13 @@ export function createHttpApp({
     // A request arriving on an open connection while the app closes is served like the in-flight
     // ones, instead of fastify's own 503 whose body is not `{ error }`.
     return503OnClosing: false,
-    ajv: {
-      customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: false },
-      // uuid, date-time, date, email, uri ... (fastify would add the same plugin if none were given).
-      plugins: [addFormats as AjvPlugin],
-    },
     frameworkErrors: (error, request, reply) => {
       void reply.header(REQUEST_ID_HEADER, request.id);
       handleError(error, request, reply);
     },
   });
 
+  app.setValidatorCompiler(createValidatorCompiler());
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
 

@@ -10,3 +10,12 @@ export const PAGINATION_SCHEMA = {
     pages: { type: 'integer', description: 'ceil(total / limit); 0 when nothing matches' },
   },
 } as const;
+
+/**
+ * The highest page number a list takes: `(page - 1) * limit` stays a safe integer for any page size
+ * up to 100, so no skip is ever rounded, or handed to a store as a number it cannot take.
+ */
+export const MAX_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / 100);
+
+/** The `page` query parameter of every paged list: an integer from 1 to MAX_PAGE, default 1. */
+export const PAGE_QUERY_SCHEMA = { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 } as const;

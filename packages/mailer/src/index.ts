@@ -7,3 +7,4 @@ export {
   type OutgoingMail,
   type SendResult,
 } from './mailer.js';
+export { type MailRecipient, parseRecipient } from './recipient.js';

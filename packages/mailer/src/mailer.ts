@@ -1,9 +1,12 @@
 import type { Logger } from '@lead-capture/kit';
 import { createTransport } from 'nodemailer';
 import addressparser from 'nodemailer/lib/addressparser';
+import { type MailRecipient, parseRecipient } from './recipient.js';
 
 export interface OutgoingMail {
-  to: string;
+  /** One mailbox, from `parseRecipient`: never a string, which nodemailer would read as a list. */
+  to: MailRecipient;
+  /** Kept on one line: line breaks and control characters become spaces. */
   subject: string;
   text: string;
   html?: string;
@@ -34,7 +37,8 @@ export interface Mailer {
 
 /**
  * The SMTP server did not take a mail. `recipientRejected` marks a permanent refusal of the
- * recipient (a 5xx answer to RCPT TO: no such mailbox); sending it again cannot help. Anything else
+ * recipient (a 5xx answer to RCPT TO: no such mailbox; or a recipient that is not exactly one valid
+ * address, refused before anything is sent); sending it again cannot help. Anything else
  * (connection, timeout, authentication, a 4xx) may pass on a later attempt.
  */
 export class MailDeliveryError extends Error {
@@ -62,6 +66,32 @@ export interface MailerOptions {
 
 const DEFAULT_TIMEOUT_MS = 15_000;
 const MESSAGE_ID_PART = /^[A-Za-z0-9._-]{1,128}$/;
+/** Line breaks (of any kind) and other control characters, which have no place in a header. */
+const HEADER_BREAKS = /[\p{Cc}\u2028\u2029]+/gu;
+
+/**
+ * The one address a mail goes to, checked again here whatever the caller did: a recipient that is
+ * not exactly one valid mailbox is refused for good (as a server's 5xx to RCPT TO would be) and
+ * nothing is sent.
+ */
+function recipientOf(mail: OutgoingMail): string {
+  const given: unknown = mail.to;
+  const address =
+    typeof given === 'object' &&
+    given !== null &&
+    typeof (given as { address?: unknown }).address === 'string'
+      ? (given as { address: string }).address
+      : undefined;
+  const recipient = parseRecipient(address);
+  if (!recipient || recipient.address !== address) {
+    throw new MailDeliveryError('Recipient refused: not exactly one valid e-mail address', true, undefined);
+  }
+  return recipient.address;
+}
+
+function oneLine(subject: string): string {
+  return subject.replace(HEADER_BREAKS, ' ');
+}
 
 /**
  * The one mail transport of the workers. With `smtpUrl`, nodemailer's SMTP pool; without it, every
@@ -70,9 +100,8 @@ const MESSAGE_ID_PART = /^[A-Za-z0-9._-]{1,128}$/;
  */
 export function createMailer(options: MailerOptions): Mailer {
   const { smtpUrl, from, logger } = options;
-  const fromDomain = addressparser(from)
-    .flatMap((entry) => (entry.address ? [entry.address] : []))[0]
-    ?.split('@')[1];
+  const fromAddress = addressparser(from).flatMap((entry) => (entry.address ? [entry.address] : []))[0];
+  const fromDomain = fromAddress?.split('@')[1];
   const messageIdOf = (id: string | undefined): string | undefined => {
     if (id === undefined) return undefined;
     if (!MESSAGE_ID_PART.test(id)) throw new TypeError(`Mail id must match ${MESSAGE_ID_PART}: ${id}`);
@@ -83,8 +112,9 @@ export function createMailer(options: MailerOptions): Mailer {
     return {
       mode: 'outbox',
       async send(mail) {
+        const to = recipientOf(mail);
         messageIdOf(mail.id);
-        logger.info({ to: mail.to, subject: mail.subject }, 'Mail kept in the outbox: SMTP_URL is not set');
+        logger.info({ to, subject: oneLine(mail.subject) }, 'Mail kept in the outbox: SMTP_URL is not set');
         return { status: 'outbox' };
       },
       async verify() {},
@@ -110,16 +140,21 @@ export function createMailer(options: MailerOptions): Mailer {
   return {
     mode: 'smtp',
     async send(mail) {
+      const to = recipientOf(mail);
+      const subject = oneLine(mail.subject);
       try {
         const info = await transport.sendMail({
           from,
-          to: mail.to,
-          subject: mail.subject,
+          // An address object, never a string nodemailer would parse as a list; and the envelope
+          // (RCPT TO) spelled out: exactly this one recipient.
+          to: { name: '', address: to },
+          envelope: { from: fromAddress ?? from, to: [to] },
+          subject,
           text: mail.text,
           ...(mail.html === undefined ? {} : { html: mail.html }),
           ...(mail.id === undefined ? {} : { messageId: messageIdOf(mail.id) }),
         });
-        logger.info({ to: mail.to, subject: mail.subject, messageId: info.messageId }, 'Mail sent');
+        logger.info({ to, subject, messageId: info.messageId }, 'Mail sent');
         return { status: 'sent', messageId: info.messageId };
       } catch (error) {
         throw deliveryError(error);

@@ -7,6 +7,8 @@ import {
   MAILER_CONFIG,
   MailDeliveryError,
   type Mailer,
+  type MailRecipient,
+  parseRecipient,
 } from '../src/index.js';
 import { type SmtpSink, startSmtpSink } from './smtp-sink.js';
 
@@ -24,6 +26,13 @@ function capturingLogger() {
     },
   });
   return { logger: createLogger({ level: 'info', name: 'mailer-test', destination }), lines };
+}
+
+/** A recipient as callers make one; the test fails at once on an address that is not one. */
+function to(address: string): MailRecipient {
+  const recipient = parseRecipient(address);
+  if (!recipient) throw new Error(`not a single mailbox: ${address}`);
+  return recipient;
 }
 
 let sink: SmtpSink;
@@ -47,7 +56,7 @@ describe('over SMTP', () => {
     await mailer.verify();
 
     const result = await mailer.send({
-      to: 'sales@example.com',
+      to: to('sales@example.com'),
       subject: 'Hot lead: Ada Lovelace — 91',
       text: 'Ada Lovelace scored 91.',
       html: '<p>Ada Lovelace scored <b>91</b>.</p>',
@@ -79,7 +88,7 @@ describe('over SMTP', () => {
     mailer = createMailer({ smtpUrl: sink.url, from: FROM, logger: capturingLogger().logger });
     sink.rejectRecipient('nobody@example.com');
     const failure = await mailer
-      .send({ to: 'nobody@example.com', subject: 'Hi', text: 'Hello' })
+      .send({ to: to('nobody@example.com'), subject: 'Hi', text: 'Hello' })
       .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(MailDeliveryError);
     expect(failure).toMatchObject({ recipientRejected: true, responseCode: 550 });
@@ -90,14 +99,49 @@ describe('over SMTP', () => {
     mailer = createMailer({ smtpUrl: sink.url, from: FROM, logger: capturingLogger().logger });
     sink.failNext(1);
     const failure = await mailer
-      .send({ to: 'sales@example.com', subject: 'Hi', text: 'Hello' })
+      .send({ to: to('sales@example.com'), subject: 'Hi', text: 'Hello' })
       .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(MailDeliveryError);
     expect(failure).toMatchObject({ recipientRejected: false, responseCode: 451 });
-    expect(await mailer.send({ to: 'sales@example.com', subject: 'Hi', text: 'Hello' })).toMatchObject({
+    expect(await mailer.send({ to: to('sales@example.com'), subject: 'Hi', text: 'Hello' })).toMatchObject({
       status: 'sent',
     });
     await sink.waitForMails(1);
+  });
+
+  it.each([
+    ['a list', { address: 'victim1@example.org, victim2@example.org' }],
+    ['a list without spaces', { address: 'victim1@example.org;victim2@example.org' }],
+    ['a display name', { address: 'Bob <victim@example.org>' }],
+    ['a raw string', 'victim1@example.org, victim2@example.org'],
+    ['two @', { address: 'a@example.org@example.net' }],
+    ['nothing', { address: '' }],
+  ])('refuses %s as the recipient for good, sending nothing', async (_case, recipient) => {
+    mailer = createMailer({ smtpUrl: sink.url, from: FROM, logger: capturingLogger().logger });
+    const failure = await mailer
+      .send({ to: recipient as unknown as MailRecipient, subject: 'Hi', text: 'Hello' })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(MailDeliveryError);
+    expect(failure).toMatchObject({ recipientRejected: true });
+    // A mail sent afterwards is the first and only one the server sees.
+    await mailer.send({ to: to('marker@example.com'), subject: 'Marker', text: 'x' });
+    const mails = await sink.waitForMails(1);
+    expect(mails.map((mail) => mail.envelopeTo)).toEqual([['marker@example.com']]);
+  });
+
+  it('sends to exactly one envelope recipient, an international domain too, the subject on one line', async () => {
+    mailer = createMailer({ smtpUrl: sink.url, from: FROM, logger: capturingLogger().logger });
+    await mailer.send({
+      to: to('ada@bücher.de'),
+      subject: 'Hot lead: Ada\r\nBcc: victim@example.org\u2028x',
+      text: 'Hello',
+    });
+    const [mail] = await sink.waitForMails(1);
+    // One recipient; nodemailer may spell the domain in Unicode when the server offers SMTPUTF8.
+    expect([['ada@xn--bcher-kva.de'], ['ada@bücher.de']]).toContainEqual(mail!.envelopeTo);
+    expect(mail!.parsed.subject).toBe('Hot lead: Ada Bcc: victim@example.org x');
+    expect(mail!.parsed.bcc).toBeUndefined();
+    expect(mail!.parsed.headers.has('bcc')).toBe(false);
   });
 
   it('rejects with wrong credentials without ever showing the password', async () => {
@@ -106,7 +150,7 @@ describe('over SMTP', () => {
     const url = sink.url.replace(encodeURIComponent(PASSWORD), wrongPassword);
     mailer = createMailer({ smtpUrl: url, from: FROM, logger });
     const failure = await mailer
-      .send({ to: 'sales@example.com', subject: 'Hi', text: 'Hello' })
+      .send({ to: to('sales@example.com'), subject: 'Hi', text: 'Hello' })
       .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(MailDeliveryError);
     expect(failure).toMatchObject({ recipientRejected: false, responseCode: 535 });
@@ -123,7 +167,7 @@ describe('without SMTP_URL', () => {
     mailer = createMailer({ from: DEFAULT_MAIL_FROM, logger });
     expect(mailer.mode).toBe('outbox');
     await mailer.verify();
-    expect(await mailer.send({ to: 'sales@example.com', subject: 'Warm lead: Ada', text: 'x' })).toEqual({
+    expect(await mailer.send({ to: to('sales@example.com'), subject: 'Warm lead: Ada', text: 'x' })).toEqual({
       status: 'outbox',
     });
     const [line] = lines.map((text) => JSON.parse(text) as Record<string, unknown>);
@@ -138,10 +182,62 @@ describe('when a server cannot be reached', () => {
     await sink.close();
     mailer = createMailer({ smtpUrl: closedUrl, from: FROM, logger: capturingLogger().logger });
     const failure = await mailer
-      .send({ to: 'sales@example.com', subject: 'Hi', text: 'Hello' })
+      .send({ to: to('sales@example.com'), subject: 'Hi', text: 'Hello' })
       .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(MailDeliveryError);
     expect(failure).toMatchObject({ recipientRejected: false });
+  });
+});
+
+describe('parseRecipient', () => {
+  it.each([
+    ['ada@example.com', 'ada@example.com'],
+    ['  ada@example.com ', 'ada@example.com'],
+    ['Ada.Lovelace+crm@Mail.Example.CO.UK', 'Ada.Lovelace+crm@mail.example.co.uk'],
+    ["o'brien@example.ie", "o'brien@example.ie"],
+    // International domains are sent to in punycode, which every SMTP server takes.
+    ['ada@bücher.de', 'ada@xn--bcher-kva.de'],
+    ['ada@пример.рф', 'ada@xn--e1afmkfd.xn--p1ai'],
+  ])('takes %j as the one mailbox %j', (text, address) => {
+    expect(parseRecipient(text)?.address).toBe(address);
+  });
+
+  it.each([
+    // Several recipients, or something a mail library reads as several.
+    ['a@example.com, b@example.org'],
+    ['a@example.com,b@example.org'],
+    ['a@example.com;b@example.org'],
+    ['a@example.com b@example.org'],
+    ['a,b@example.org'],
+    ['g: a@example.com, b@example.org;'],
+    ['a@example.com\nb@example.org'],
+    ['a@example.com\u2028b@example.org'],
+    ['a@example.com(b@example.org)'],
+    ['a@example.com@example.org'],
+    // A display name or brackets: the caller passes the address alone.
+    ['Bob <bob@example.com>'],
+    ['<bob@example.com>'],
+    // Quoted local parts and non-ASCII local parts (SMTPUTF8) are refused deliberately.
+    ['"john doe"@example.com'],
+    ['"a@b.c,d"@example.com'],
+    ['jörg@example.de'],
+    // Not an address at all.
+    [''],
+    ['ada'],
+    ['ada@'],
+    ['@example.com'],
+    ['ada@localhost'],
+    ['ada@[192.0.2.1]'],
+    ['ada@192.0.2.1'],
+    ['ada..lovelace@example.com'],
+    ['.ada@example.com'],
+    ['ada@-example.com'],
+    ['ada@exa_mple.com'],
+    ['ada@example.com\u0000'],
+    [`${'a'.repeat(65)}@example.com`],
+    [`ada@${'a'.repeat(250)}.com`],
+  ])('refuses %j', (text) => {
+    expect(parseRecipient(text)).toBeUndefined();
   });
 });
 

@@ -348,6 +348,55 @@ describe('hostile input', () => {
     expect(response.json()).toEqual({ error });
   });
 
+  it.each([
+    [
+      'a list',
+      'a@x.example, b@y.example; c@z.example',
+      'email must be a single e-mail address, without spaces or control characters',
+    ],
+    [
+      'a list without spaces',
+      'a@x.example,b@y.example',
+      'email must be a single e-mail address, without a name, brackets, quotes, commas or semicolons',
+    ],
+    [
+      'a display name',
+      'Bob<bob@x.example>',
+      'email must be a single e-mail address, without a name, brackets, quotes, commas or semicolons',
+    ],
+    [
+      'a header break',
+      'a@x.example\r\nBcc: b@y.example',
+      'email must be a single e-mail address, without spaces or control characters',
+    ],
+    [
+      'two addresses run together',
+      'a@x.exampleb@y.example',
+      'email must be a single e-mail address (it holds more than one @)',
+    ],
+  ])('an e-mail that is %s (a mail relay attempt): 400, and no lead', async (_case, email, error) => {
+    const relay = await intake.post(intakeSource.token, {
+      email,
+      firstName: 'Click here: https://spam.example',
+      company: 'Win\r\nBcc: c@z.example',
+    });
+    expect(relay.statusCode).toBe(400);
+    expect(relay.json()).toEqual({ error });
+    const asForm = await form(intakeSource.token, `email=${encodeURIComponent(email)}&firstName=Bob`);
+    expect(asForm.statusCode).toBe(400);
+    expect(asForm.json()).toEqual({ error });
+
+    // A lead posted afterwards is the only one of this source that reaches the chain.
+    const marker = `marker-${Math.random().toString(36).slice(2)}@example.com`;
+    expect((await intake.post(intakeSource.token, { email: marker })).statusCode).toBe(200);
+    const ofSource = () =>
+      intake.received.filter(
+        (event) => (event.data as { sourceId: string }).sourceId === intakeSource.sourceId,
+      );
+    await waitFor(() => ofSource().some((event) => JSON.stringify(event.data).includes(marker)));
+    expect(ofSource().filter((event) => JSON.stringify(event.data).includes('x.example'))).toEqual([]);
+  });
+
   it('__proto__ in a form post: 400', async () => {
     const response = await form(intakeSource.token, 'email=a%40b.c&__proto__%5BisAdmin%5D=1&__proto__=x');
     expect(response.statusCode).toBe(400);

@@ -1,6 +1,6 @@
 import { LEAD_STATUSES, type LeadStatus } from '@lead-capture/contracts';
 import type { Filter, SortSpec } from '@lead-capture/docstore';
-import { badRequest } from '@lead-capture/kit';
+import { badRequest, PAGE_QUERY_SCHEMA } from '@lead-capture/kit';
 import { digitsOf, foldForSearch } from './normalize.js';
 
 export const LEAD_SORTS = ['createdAt', '-createdAt', 'score', '-score'] as const;
@@ -41,7 +41,7 @@ export const LEAD_LIST_QUERY_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    page: { type: 'integer', minimum: 1, default: 1 },
+    page: PAGE_QUERY_SCHEMA,
     limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
     ...FILTER_PROPERTIES,
   },

@@ -18,6 +18,23 @@ describe('normalizeFields', () => {
     });
   });
 
+  it.each([
+    ['a@x.example, b@y.example'],
+    ['a@x.example;b@y.example'],
+    ['Bob <bob@x.example>'],
+    ['a@x.example\r\nBcc: b@y.example'],
+    ['a@x.exampleb@y.example'],
+  ])('keeps no e-mail that is not one mailbox: %j', (email) => {
+    expect(normalizeFields({ email, firstName: 'Bob' }, undefined)).toMatchObject({
+      email: null,
+      firstName: 'Bob',
+    });
+  });
+
+  it('keeps a single address that merely looks wrong (enrichment judges it)', () => {
+    expect(normalizeFields({ email: 'Ada@Localhost' }, undefined).email).toBe('ada@localhost');
+  });
+
   it('parses national numbers only with a default region', () => {
     expect(normalizePhone('(415) 555-0100', undefined)).toBeNull();
     expect(normalizePhone('(415) 555-0100', 'US')).toBe('+14155550100');

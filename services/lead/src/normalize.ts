@@ -1,3 +1,4 @@
+import { emailFieldProblem } from '@lead-capture/capture';
 import type { LeadField } from '@lead-capture/contracts';
 import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js';
 
@@ -23,6 +24,16 @@ export function normalizePhone(raw: string, defaultRegion: CountryCode | undefin
   return parsed?.isPossible() ? parsed.number : null;
 }
 
+/**
+ * The lead's e-mail: trimmed, lower case, and at most one mailbox. The webhook refuses anything else
+ * with 400 (packages/capture); a value of that shape arriving another way (an import, an event of an
+ * older version) is not kept as the e-mail, so no mail of ours can ever go to a list.
+ */
+function leadEmail(raw: string | undefined): string | null {
+  const email = cleanText(raw)?.toLowerCase() ?? null;
+  return email !== null && emailFieldProblem(email) !== undefined ? null : email;
+}
+
 export function normalizeFields(
   fields: Partial<Record<LeadField, string>>,
   defaultRegion: CountryCode | undefined,
@@ -31,7 +42,7 @@ export function normalizeFields(
   return {
     firstName: cleanText(fields.firstName),
     lastName: cleanText(fields.lastName),
-    email: cleanText(fields.email)?.toLowerCase() ?? null,
+    email: leadEmail(fields.email),
     phone: phone === null ? null : (normalizePhone(phone, defaultRegion) ?? phone),
     phoneOriginal: phone === null ? null : (fields.phone ?? null),
     company: cleanText(fields.company),

@@ -168,6 +168,8 @@ describe('the list', () => {
     expect((await list('?limit=10')).pagination).toEqual({ page: 1, limit: 10, total: 25, pages: 3 });
     const last = await list('?limit=10&page=3');
     expect(last.data).toHaveLength(5);
+    // The highest page there is: an empty page, not a skip the store cannot take.
+    expect((await list('?limit=100&page=90071992547409')).data).toEqual([]);
     const beyond = await list('?limit=10&page=4');
     expect(beyond.data).toEqual([]);
     expect(beyond.pagination).toEqual({ page: 4, limit: 10, total: 25, pages: 3 });
@@ -184,6 +186,15 @@ describe('the list', () => {
     ['?page=x', 'page must be an integer'],
     ['?limit=0', 'limit must be >= 1'],
     ['?limit=101', 'limit must be <= 100'],
+    ['?limit=1e400', 'limit must be a finite number'],
+    ['?limit=Infinity', 'limit must be a finite number'],
+    ['?limit=NaN', 'limit must be an integer'],
+    ['?limit=-1e400', 'limit must be a finite number'],
+    ['?page=1e400', 'page must be a finite number'],
+    ['?page=Infinity', 'page must be a finite number'],
+    ['?page=NaN', 'page must be an integer'],
+    ['?page=-1e400', 'page must be a finite number'],
+    ['?page=9007199254740993', 'page must be <= 90071992547409'],
     ['?status=won', 'status must be one of: new, contacted, qualified, converted, closed'],
     ['?sourceId=abc', 'sourceId must be a valid UUID'],
     [`?search=${'x'.repeat(201)}`, 'search must be at most 200 characters long'],
@@ -439,7 +450,10 @@ describe('notes', () => {
     const tooLong = await api.put(`/api/leads/${lead.id}/notes`, { notes: 'n'.repeat(10_001) });
     expect(tooLong.status).toBe(400);
     expect(tooLong.body).toEqual({ error: 'notes must be at most 10000 characters long' });
-    expect((await api.put(`/api/leads/${lead.id}/notes`, { notes: 5 })).status).toBe(200);
+    // JSON bodies are not coerced: a number is not notes.
+    expect((await api.put(`/api/leads/${lead.id}/notes`, { notes: 5 })).body).toEqual({
+      error: 'notes must be a string',
+    });
     expect((await api.put(`/api/leads/${lead.id}/notes`, {})).body).toEqual({ error: 'notes is required' });
   });
 });

@@ -1,7 +1,7 @@
 import type { MessageBus } from '@lead-capture/bus';
 import type { EventEnvelope, LeadNotified, LeadScored, SentNotification } from '@lead-capture/contracts';
 import type { Logger } from '@lead-capture/kit';
-import { MailDeliveryError, type Mailer } from '@lead-capture/mailer';
+import { MailDeliveryError, type Mailer, parseRecipient } from '@lead-capture/mailer';
 import { v5 as uuidv5 } from 'uuid';
 import { renderNotificationMail } from './mail.js';
 import { MailInFlightError, type NotificationMails } from './mails.js';
@@ -60,7 +60,17 @@ export function createScoredHandler(deps: NotifierDeps) {
       let { mail } = claim;
       if (claim.send) {
         try {
-          const result = await mailer.send({ to, ...content, id: mail._id });
+          // One mailbox per mail; a stored recipient that is not one (older settings) is refused for
+          // good without sending, like an address the server does not know.
+          const recipient = parseRecipient(to);
+          if (!recipient) {
+            throw new MailDeliveryError(
+              'Recipient refused: not exactly one valid e-mail address',
+              true,
+              undefined,
+            );
+          }
+          const result = await mailer.send({ to: recipient, ...content, id: mail._id });
           mail = await mails.recordSent(mail._id, result, now());
         } catch (error) {
           if (!(error instanceof MailDeliveryError)) throw error;

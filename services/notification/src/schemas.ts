@@ -1,5 +1,5 @@
 import { QUALIFICATIONS } from '@lead-capture/contracts';
-import { ERROR_RESPONSE_SCHEMA, PAGINATION_SCHEMA } from '@lead-capture/kit';
+import { ERROR_RESPONSE_SCHEMA, PAGE_QUERY_SCHEMA, PAGINATION_SCHEMA } from '@lead-capture/kit';
 import { MAIL_STATUSES } from './mails.js';
 import { MAX_RECIPIENTS, MAX_SOURCE_IDS } from './settings.js';
 
@@ -50,7 +50,7 @@ export const MAIL_LIST_QUERY = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    page: { type: 'integer', minimum: 1, default: 1 },
+    page: PAGE_QUERY_SCHEMA,
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
     leadId: { type: 'string', format: 'uuid' },
     status: { type: 'string', enum: MAIL_STATUSES },

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { EventEnvelope, LeadNotified } from '@lead-capture/contracts';
 import { type SmtpSink, startSmtpSink } from '@lead-capture/mailer/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAILS_COLLECTION } from '../src/index.js';
+import { MAILS_COLLECTION, SETTINGS_COLLECTION } from '../src/index.js';
 import {
+  leadSnapshot,
   type NotificationHarness,
   SOURCE_ID,
   scoredEvent,
@@ -198,6 +199,39 @@ describe('over a real SMTP server', () => {
     });
     await settle();
     expect(sink.received).toHaveLength(1);
+  });
+
+  it('never mails a stored recipient that is not one mailbox (older settings), nor lets lead text break a header', async () => {
+    await enable({ recipients: ['sales@example.com'] });
+    const list = 'victim1@example.org, victim2@example.org; victim3@example.org';
+    await h.store
+      .collection(SETTINGS_COLLECTION)
+      .updateOne({}, { $set: { recipients: ['sales@example.com', list, 'Bob <victim4@example.org>'] } });
+    const scored = scoredEvent({
+      lead: leadSnapshot({
+        email: 'victim5@example.org, victim6@example.org',
+        firstName: 'Ada\r\nBcc: victim7@example.org',
+        company: 'Engines\nCc: victim8@example.org',
+      }),
+    });
+    await h.bus.publish('lead.scored', scored);
+
+    await waitFor('lead.notified', () => h.notified.length === 1);
+    const byRecipient = Object.fromEntries(
+      notifiedData(h.notified[0]).notifications.map((n) => [n.to, n.status]),
+    );
+    expect(byRecipient).toEqual({
+      'sales@example.com': 'sent',
+      [list]: 'failed',
+      'Bob <victim4@example.org>': 'failed',
+    });
+    // lead.notified comes after every send settled: what the server received is all it will get.
+    expect(sink.received.map((mail) => mail.envelopeTo)).toEqual([['sales@example.com']]);
+    const [mail] = sink.received;
+    expect(mail!.parsed.subject).not.toMatch(/[\r\n]/);
+    expect(mail!.parsed.headers.has('bcc')).toBe(false);
+    expect(mail!.parsed.headers.has('cc')).toBe(false);
+    expect(mail!.parsed.to).toMatchObject({ value: [{ address: 'sales@example.com' }] });
   });
 
   it('sends a mail left "sending" by a crashed worker only once its lease is over', async () => {

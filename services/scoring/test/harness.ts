@@ -83,6 +83,8 @@ export interface ScoringHarness {
     body?: unknown,
     identity?: Partial<Identity> | null,
   ): Promise<Reply>;
+  /** The headers of a call with this identity (default: an admin), for requests `call` cannot make. */
+  headers(identity?: Partial<Identity> | null): Promise<Record<string, string>>;
   close(): Promise<void>;
 }
 
@@ -113,6 +115,7 @@ export async function startScoringHarness(
     store: h.store,
     scored: h.events,
     call: h.call,
+    headers: h.headers,
     close: h.close,
   };
 }

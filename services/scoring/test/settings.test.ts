@@ -176,6 +176,52 @@ describe('/api/settings/scoring', () => {
     expect((await h.call('GET', URL)).body).toEqual(model());
   });
 
+  it.each([
+    ['a weight sent as text', model({ weights: { fullName: '10' } }), 'weights.fullName must be an integer'],
+    ['a weight of "1e400"', model({ weights: { fullName: '1e400' } }), 'weights.fullName must be an integer'],
+    ['a threshold of "1e400"', model({ thresholds: { hot: '1e400' } }), 'thresholds.hot must be an integer'],
+    [
+      'a source weight of "1e400"',
+      model({ sourceWeights: { [SOURCE_ID]: '1e400' } }),
+      `sourceWeights.${SOURCE_ID} must be an integer`,
+    ],
+  ])('refuses %s with 400: JSON bodies are not coerced', async (_case, body, error) => {
+    expect(await h.call('PUT', URL, body)).toEqual({ status: 400, body: { error } });
+    expect((await h.call('GET', URL)).body).toEqual(model());
+  });
+
+  it.each([
+    ['1e400', 'weights.fullName must be an integer'],
+    ['-1e400', 'weights.fullName must be an integer'],
+  ])('refuses a weight written %s in the JSON (Infinity once parsed) with 400', async (literal, error) => {
+    const json = JSON.stringify(model()).replace('"fullName":10', `"fullName":${literal}`);
+    expect(json).toContain(literal);
+    const reply = await h.app.inject({
+      method: 'PUT',
+      url: URL,
+      headers: { ...(await h.headers()), 'content-type': 'application/json' },
+      payload: json,
+    });
+    expect({ status: reply.statusCode, body: reply.json() }).toEqual({ status: 400, body: { error } });
+    expect((await h.call('GET', URL)).body).toEqual(model());
+  });
+
+  it('scores with the defaults where the stored model holds a number that is not finite (older data)', async () => {
+    await h.store.collection(SETTINGS_COLLECTION).insertOne({
+      _id: 'model',
+      ...model({ thresholds: { hot: Number.POSITIVE_INFINITY } }),
+      weights: { ...DEFAULT_MODEL.weights, fullName: Number.POSITIVE_INFINITY, validPhone: Number.NaN },
+      sourceWeights: { [SOURCE_ID]: Number.NEGATIVE_INFINITY },
+      updatedAt: new Date().toISOString(),
+      updatedBy: 'someone',
+    });
+    expect(await h.call('GET', URL)).toEqual({ status: 200, body: model() });
+    const published = await h.bus.publish('lead.enriched', enriched());
+    await waitFor('the score', () => h.scored.some((event) => event.causationId === published.id));
+    const scored = h.scored.find((event) => event.causationId === published.id)!.data as { score: number };
+    expect(scored.score).toBe(70);
+  });
+
   it('refuses more than 1000 source weights', async () => {
     const many = Object.fromEntries(
       Array.from({ length: 1001 }, (_, i) => [`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, 1]),

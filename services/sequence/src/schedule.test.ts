@@ -18,6 +18,13 @@ describe('stepDueAt', () => {
     expect(stepDueAt(enrolledAt, MAX_DELAY_MINUTES).toISOString()).toBe('2025-03-01T10:00:00.000Z');
   });
 
+  it('stays a valid date for a delay that is not finite (older data): at most a year ahead', () => {
+    for (const delay of [Number.POSITIVE_INFINITY, Number.NaN, Number('1e400'), MAX_DELAY_MINUTES * 10]) {
+      expect(stepDueAt(enrolledAt, delay).toISOString()).toBe('2025-03-01T10:00:00.000Z');
+    }
+    expect(stepDueAt(enrolledAt, Number.NEGATIVE_INFINITY).toISOString()).toBe('2024-03-01T10:00:00.000Z');
+  });
+
   it('chains: each later step counts from when the one before was sent', () => {
     const firstSent = stepDueAt(enrolledAt, 0);
     const secondDue = stepDueAt(firstSent, 60 * 24);

@@ -11,7 +11,12 @@ export const MAX_STEP_ATTEMPTS = 8;
  * the moment the previous step was sent for every later one.
  */
 export function stepDueAt(from: Date, delayMinutes: number): Date {
-  return new Date(from.getTime() + delayMinutes * MINUTE_MS);
+  // The API takes 0..MAX_DELAY_MINUTES only; a stored value outside (Infinity kept by an older
+  // version) must not make an Invalid Date that breaks every later pass over the enrolment.
+  const minutes = Number.isNaN(delayMinutes)
+    ? MAX_DELAY_MINUTES
+    : Math.min(Math.max(delayMinutes, 0), MAX_DELAY_MINUTES);
+  return new Date(from.getTime() + minutes * MINUTE_MS);
 }
 
 /** The wait after the `failures`-th failed attempt at a step: 1, 2, 4 ... minutes, at most an hour. */

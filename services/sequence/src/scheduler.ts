@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@lead-capture/kit';
-import { MailDeliveryError, type Mailer } from '@lead-capture/mailer';
+import { MailDeliveryError, type Mailer, type MailRecipient, parseRecipient } from '@lead-capture/mailer';
 import {
   type EnrollmentDocument,
   type Enrollments,
@@ -17,6 +17,7 @@ import { renderSubject, renderTemplate } from './template.js';
 export const SCHEDULER_STOP_REASONS = {
   sequenceDeleted: 'sequence_deleted',
   noEmail: 'no_email',
+  emailInvalid: 'email_invalid',
   emailRejected: 'email_rejected',
   deliveryFailed: 'delivery_failed',
 } as const;
@@ -105,9 +106,16 @@ export class StepScheduler {
       await this.stopEnrollment(enrollment, blocked);
       return;
     }
-    const to = enrollment.lead.email?.trim();
-    if (!to) {
+    const email = enrollment.lead.email?.trim();
+    if (!email) {
       await this.stopEnrollment(enrollment, SCHEDULER_STOP_REASONS.noEmail);
+      return;
+    }
+    // Exactly one valid mailbox, or nothing is sent: a lead's e-mail (old data, or an import) that
+    // reads as a list or a display name must never make our server mail several people.
+    const to = parseRecipient(email);
+    if (!to) {
+      await this.stopEnrollment(enrollment, SCHEDULER_STOP_REASONS.emailInvalid);
       return;
     }
     await this.sendStep(enrollment, sequence, to);
@@ -116,7 +124,7 @@ export class StepScheduler {
   private async sendStep(
     enrollment: EnrollmentDocument,
     sequence: SequenceDocument,
-    to: string,
+    to: MailRecipient,
   ): Promise<void> {
     const { enrollments, events, mailer, now } = this.deps;
     const index = enrollment.currentStep;
@@ -130,7 +138,7 @@ export class StepScheduler {
       leadId: enrollment.leadId,
       correlationId: enrollment.correlationId,
       step: index + 1,
-      to,
+      to: to.address,
       subject,
       status: 'sending',
       createdAt: now().toISOString(),

@@ -1,5 +1,5 @@
 import { QUALIFICATIONS } from '@lead-capture/contracts';
-import { ERROR_RESPONSE_SCHEMA, PAGINATION_SCHEMA } from '@lead-capture/kit';
+import { ERROR_RESPONSE_SCHEMA, PAGE_QUERY_SCHEMA, PAGINATION_SCHEMA } from '@lead-capture/kit';
 import { ENROLLMENT_STATUSES } from './enrollments.js';
 import { MAX_DELAY_MINUTES } from './schedule.js';
 import {
@@ -110,7 +110,7 @@ export const ENROLLMENT_LIST_QUERY = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    page: { type: 'integer', minimum: 1, default: 1 },
+    page: PAGE_QUERY_SCHEMA,
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
     status: { type: 'string', enum: ENROLLMENT_STATUSES },
   },

@@ -279,6 +279,33 @@ describe('stopping', () => {
     expect(sink.received).toHaveLength(0);
   });
 
+  it.each([
+    ['a list', 'victim1@example.org, victim2@example.org; victim3@example.org'],
+    ['a list without spaces', 'victim1@example.org,victim2@example.org'],
+    ['a display name', 'Grace <victim@example.org>'],
+    ['a header break', 'grace@navy.example\r\nBcc: victim@example.org'],
+  ])('never mails a lead whose stored e-mail is %s: stops with email_invalid', async (_case, email) => {
+    const sequence = await createSequence();
+    const bad = notifiedEvent({ lead: leadSnapshot({ email, company: 'Win\r\nBcc: victim@example.org' }) });
+    await h.bus.publish('lead.notified', bad);
+    await waitFor('lead.enrollment_stopped', () => h.eventsOf('lead.enrollment_stopped').length === 1);
+    expect(dataOf<LeadEnrollmentStopped>('lead.enrollment_stopped')[0]).toMatchObject({
+      leadId: bad.leadId,
+      reason: 'email_invalid',
+    });
+
+    // A good lead enrolled afterwards is mailed, and its mail is the only one the server ever saw.
+    await h.bus.publish('lead.notified', notifiedEvent());
+    const mails = await sink.waitForMails(1);
+    await waitFor('lead.sequence_step_sent', () => h.eventsOf('lead.sequence_step_sent').length === 1);
+    expect(mails.map((mail) => mail.envelopeTo)).toEqual([['grace@navy.example']]);
+    expect(dataOf<LeadSequenceStepSent>('lead.sequence_step_sent')).toEqual([
+      expect.objectContaining({ step: 1, status: 'sent' }),
+    ]);
+    const stopped = (await enrollmentsOf(sequence.id)).find((enrollment) => enrollment.leadId === bad.leadId);
+    expect(stopped).toMatchObject({ status: 'stopped', stoppedReason: 'email_invalid', currentStep: 0 });
+  });
+
   it('stops with email_rejected when the server refuses the address for good', async () => {
     const sequence = await createSequence();
     sink.rejectRecipient('grace@navy.example');
@@ -357,6 +384,8 @@ describe('the schedule', () => {
       step: 2,
       sequenceName: 'Hot welcome 2',
     });
+    // The step's event goes out before the enrolment is marked completed: wait for that write.
+    await waitFor('completion', async () => (await enrollmentsOf(sequence.id))[0]?.status === 'completed');
     expect((await enrollmentsOf(sequence.id))[0]).toMatchObject({ status: 'completed', paused: false });
   });
 

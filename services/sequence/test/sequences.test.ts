@@ -97,6 +97,13 @@ describe('POST /api/sequences', () => {
     ['a negative delay', step({ delayMinutes: -1 }), 'steps[0].delayMinutes must be >= 0'],
     ['a delay over a year', step({ delayMinutes: 525_601 }), 'steps[0].delayMinutes must be <= 525600'],
     ['a fractional delay', step({ delayMinutes: 1.5 }), 'steps[0].delayMinutes must be an integer'],
+    ['a delay of "1e400"', step({ delayMinutes: '1e400' }), 'steps[0].delayMinutes must be an integer'],
+    ['a delay sent as text', step({ delayMinutes: '60' }), 'steps[0].delayMinutes must be an integer'],
+    [
+      'a minimum score of "1e400"',
+      { ...valid, match: { minScore: '1e400' } },
+      'match.minScore must be an integer',
+    ],
     [
       'a step without delay',
       { ...valid, steps: [{ subject: 'a', body: 'b' }] },

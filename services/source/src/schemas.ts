@@ -68,6 +68,11 @@ export const SOURCE = {
   additionalProperties: false,
   properties: {
     ...createdSourceProperties,
+    webhookToken: {
+      type: ['string', 'null'],
+      description: 'The webhook token; null for a read-only API key (the token lets its holder create leads)',
+    },
+    webhookUrl: { type: ['string', 'null'], description: 'The webhook URL; null for a read-only API key' },
     createdBy: {
       type: 'object',
       description: 'The creating user; name and email are null when the user is unknown or deleted',

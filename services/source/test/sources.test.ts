@@ -162,7 +162,7 @@ describe('webhook URLs', () => {
       method: 'GET',
       url: `/api/sources/${source.id}`,
       headers: {
-        ...(await h.identityHeaders({ scope: 'read' })),
+        ...(await h.identityHeaders({ scope: 'full' })),
         'x-forwarded-proto': 'https',
         'x-forwarded-host': 'crm.example.org',
       },
@@ -185,7 +185,14 @@ describe('reading sources', () => {
     const reply = await h.call('GET', '/api/sources', undefined, { method: 'api-key', scope: 'read' });
     expect(reply.status).toBe(200);
     const unknownCreator = { id: h.userId, name: null, email: null };
+    // A read-only key sees no webhook token: the token lets its holder create leads.
+    const noToken = { webhookToken: null, webhookUrl: null };
     expect(reply.body).toEqual([
+      { ...second, ...noToken, createdBy: unknownCreator },
+      { ...first, ...noToken, createdBy: unknownCreator },
+    ]);
+    const full = await h.call('GET', '/api/sources', undefined, { method: 'api-key', scope: 'full' });
+    expect(full.body).toEqual([
       { ...second, createdBy: unknownCreator },
       { ...first, createdBy: unknownCreator },
     ]);
@@ -193,11 +200,25 @@ describe('reading sources', () => {
 
   it('reads one source with its webhook URL, mappings and creator', async () => {
     const created = await createSource({ name: 'Ads', fieldMappings: { mail: 'email' } });
-    const reply = await h.call('GET', `/api/sources/${created.id}`, undefined, { scope: 'read' });
+    const reply = await h.call('GET', `/api/sources/${created.id}`);
     expect(reply).toEqual({
       status: 200,
       body: { ...created, createdBy: { id: h.userId, name: null, email: null } },
     });
+    const readOnly = await h.call('GET', `/api/sources/${created.id}`, undefined, {
+      method: 'api-key',
+      scope: 'read',
+    });
+    expect(readOnly).toEqual({
+      status: 200,
+      body: {
+        ...created,
+        webhookToken: null,
+        webhookUrl: null,
+        createdBy: { id: h.userId, name: null, email: null },
+      },
+    });
+    expect(JSON.stringify(readOnly.body)).not.toContain(created.webhookToken);
   });
 
   it.each([

@@ -24,7 +24,10 @@ export interface CreatedSourceView {
   createdAt: string;
 }
 
-export interface SourceView extends CreatedSourceView {
+/** A source as GET and PUT answer it; a read-only caller sees no webhook token (it creates leads). */
+export interface SourceView extends Omit<CreatedSourceView, 'webhookToken' | 'webhookUrl'> {
+  webhookToken: string | null;
+  webhookUrl: string | null;
   createdBy: Creator;
 }
 
@@ -70,8 +73,12 @@ export async function sourceViews(
   options: SourceRoutesOptions,
 ): Promise<SourceView[]> {
   const creators = await options.users.creators(sources.map((source) => source.createdBy));
+  // The token is the credential of the public webhook: whoever holds it can create leads, which a
+  // read-only key must not. Read scope sees null in its place.
+  const showTokens = request.identity?.scope === 'full';
   return sources.map((source) => ({
     ...createdSourceView(source, request, options.publicBaseUrl),
+    ...(showTokens ? {} : { webhookToken: null, webhookUrl: null }),
     createdBy: creators.get(source.createdBy) ?? { id: source.createdBy, name: null, email: null },
   }));
 }

@@ -1,4 +1,4 @@
-import { ERROR_RESPONSE_SCHEMA, PAGINATION_SCHEMA, requireScope } from '@lead-capture/kit';
+import { ERROR_RESPONSE_SCHEMA, PAGE_QUERY_SCHEMA, PAGINATION_SCHEMA, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { SUBMISSION_OUTCOMES, type SubmissionOutcome } from '../../../collections.js';
 import type { SubmissionIntake } from '../../../submissions/intake.js';
@@ -35,7 +35,7 @@ const listSchema = {
   querystring: {
     type: 'object',
     properties: {
-      page: { type: 'integer', minimum: 1, default: 1 },
+      page: PAGE_QUERY_SCHEMA,
       limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
       outcome: { type: 'string', enum: SUBMISSION_OUTCOMES },
     },

@@ -1,0 +1,146 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
+import { validateEvent } from '@lead-capture/contracts';
+import { type DocStore, openStore } from '@lead-capture/docstore';
+import { buildGateway } from '@lead-capture/gateway';
+import {
+  createInProcessInternalClient,
+  createLogger,
+  loadConfig,
+  type ServiceModule,
+} from '@lead-capture/kit';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EMBEDDED_CONFIG } from '../src/config.js';
+import { EMBEDDED_SERVICES } from '../src/services.js';
+
+/**
+ * Every numeric query parameter of every route of the whole product (as the OpenAPI document lists
+ * them), sent a number that is not finite: each is a 4xx with `{ error }`, never a 500 and never a
+ * page of Infinity.
+ */
+const NOT_FINITE = ['1e400', '-1e400', 'Infinity', '-Infinity', 'NaN'];
+const ADMIN = { email: 'admin@example.com', password: 'correct horse battery staple' };
+
+interface Parameter {
+  name: string;
+  in: string;
+  schema?: { type?: string | string[] };
+}
+interface Operation {
+  parameters?: Parameter[];
+}
+
+let dataDir: string;
+let store: DocStore;
+let bus: MessageBus;
+let modules: ServiceModule[];
+let app: FastifyInstance;
+let authorization: string;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'numbers-sweep-'));
+  const logger = createLogger({ level: 'silent', name: 'numbers-sweep' });
+  store = await openStore(undefined, { dataDir });
+  bus = createInProcessBus({ logger, validate: validateEvent });
+  const secrets = {
+    JWT_SECRET: randomBytes(32).toString('base64url'),
+    INTERNAL_SECRET: randomBytes(32).toString('base64url'),
+  };
+  let gateway: FastifyInstance | undefined;
+  modules = EMBEDDED_SERVICES.map(({ name, create }) =>
+    create({
+      logger,
+      store,
+      bus,
+      publicBaseUrl: undefined,
+      internal: createInProcessInternalClient({
+        app: () => {
+          if (!gateway) throw new Error('Internal call before the gateway was built');
+          return gateway;
+        },
+        secret: secrets.INTERNAL_SECRET,
+        callerName: name,
+      }),
+    }),
+  );
+  const config = loadConfig(EMBEDDED_CONFIG, { DATA_DIR: dataDir, RATE_LIMIT_MAX: '0' });
+  app = await buildGateway({
+    logger,
+    store,
+    bus,
+    config: { ...config, ...secrets },
+    firstAdmin: { ...ADMIN, name: 'Ada Admin' },
+    services: modules,
+  });
+  gateway = app;
+  await app.ready();
+  const login = await app.inject({ method: 'POST', url: '/api/auth/login', payload: ADMIN });
+  expect(login.statusCode).toBe(200);
+  authorization = `Bearer ${login.json<{ token: string }>().token}`;
+});
+
+afterAll(async () => {
+  await app?.close();
+  await bus?.close();
+  await store?.close();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+function isNumeric(parameter: Parameter): boolean {
+  const types = [parameter.schema?.type ?? []].flat();
+  return types.includes('integer') || types.includes('number');
+}
+
+describe('numbers that are not finite', () => {
+  it('every numeric query and path parameter of every route answers 4xx with { error }, never 500', async () => {
+    const openapi = await app.inject({ method: 'GET', url: '/api/openapi.json' });
+    expect(openapi.statusCode).toBe(200);
+    const paths = openapi.json<{ paths: Record<string, Record<string, Operation>> }>().paths;
+
+    const swept: string[] = [];
+    const failures: string[] = [];
+    for (const [path, operations] of Object.entries(paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        for (const parameter of (operation.parameters ?? []).filter(isNumeric)) {
+          if (parameter.in !== 'query' && parameter.in !== 'path') continue;
+          swept.push(`${method.toUpperCase()} ${path} ${parameter.name}`);
+          for (const value of NOT_FINITE) {
+            let url = path.replace(/\{([^}]+)\}/g, (_match, name: string) =>
+              name === parameter.name ? encodeURIComponent(value) : randomUUID(),
+            );
+            if (parameter.in === 'query') url += `?${parameter.name}=${encodeURIComponent(value)}`;
+            const response = await app.inject({
+              method: method.toUpperCase() as 'GET',
+              url,
+              headers: { authorization, 'content-type': 'application/json' },
+              ...(method === 'get' || method === 'delete' ? {} : { payload: '{}' }),
+            });
+            const body = response.body ? (JSON.parse(response.body) as unknown) : undefined;
+            const fine =
+              response.statusCode >= 400 &&
+              response.statusCode < 500 &&
+              typeof (body as { error?: unknown } | undefined)?.error === 'string';
+            if (!fine)
+              failures.push(`${method.toUpperCase()} ${url} -> ${response.statusCode} ${response.body}`);
+          }
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    // The sweep cannot pass by finding nothing: the paged lists are in it.
+    expect(swept).toEqual(
+      expect.arrayContaining([
+        'GET /api/leads page',
+        'GET /api/leads limit',
+        'GET /api/sequences/{id}/enrollments page',
+        'GET /api/notifications limit',
+        'GET /api/sources/{sourceId}/submissions page',
+        'GET /api/admin/dead-letters/{group} limit',
+      ]),
+    );
+  });
+});
