@@ -31,6 +31,21 @@ export function buildCustom(
   return custom;
 }
 
+/**
+ * Custom data from outside a webhook payload (the extra columns of a CSV row), made safe by the same
+ * rules and limits as buildCustom: the data, or the reason it breaks them (for the sender, as is).
+ */
+export function safeCustomData(
+  entries: ReadonlyArray<readonly [string, unknown]>,
+): { ok: true; custom: Record<string, unknown> } | { ok: false; error: string } {
+  try {
+    return { ok: true, custom: buildCustom(entries, new Set()) };
+  } catch (error) {
+    if (error instanceof MappingError) return { ok: false, error: error.message };
+    throw error;
+  }
+}
+
 function copyEntries(
   entries: ReadonlyArray<readonly [string, unknown]>,
   parentPath: readonly string[],

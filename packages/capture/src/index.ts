@@ -1,4 +1,6 @@
 export type { LeadField } from '@lead-capture/contracts';
+export { safeCustomData } from './custom.js';
+export { emailFieldProblem } from './email.js';
 export { nestingDepth, PAYLOAD_LIMITS } from './limits.js';
 export {
   FIELD_MAX_LENGTH,

@@ -75,7 +75,7 @@ describe('read models', () => {
 
 describe('every event type', () => {
   it('has a schema and a sample that passes it', () => {
-    expect(EVENT_TYPES.length).toBe(21);
+    expect(EVENT_TYPES.length).toBe(22);
     for (const type of EVENT_TYPES) {
       expect(EVENT_SCHEMAS[type]).toBeDefined();
       expect(validateEvent(type, SAMPLE_EVENT_DATA[type])).toBeNull();

@@ -42,11 +42,13 @@ export type {
   Actor,
   Enrichment,
   Enrollment,
+  ImportStatus,
   LeadCaptured,
   LeadDeleted,
   LeadEnriched,
   LeadEnrolled,
   LeadEnrollmentStopped,
+  LeadImportProgress,
   LeadMerged,
   LeadNotified,
   LeadReceived,
@@ -58,6 +60,7 @@ export type {
   SequenceStepStatus,
   SubmissionOrigin,
 } from './events/lead.js';
+export { IMPORT_STATUSES } from './events/lead.js';
 export type {
   PipelineCreated,
   PipelineDeleted,

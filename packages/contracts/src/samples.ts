@@ -106,6 +106,15 @@ export const SAMPLE_EVENT_DATA: { readonly [T in EventType]: EventDataMap[T] } =
   'lead.updated': { leadId: ids.lead, changes: { status: 'contacted' }, actor: { userId: ids.user } },
   'lead.deleted': { leadId: ids.lead },
   'lead.merged': { primaryId: ids.lead, duplicateId: ids.duplicate },
+  'lead.import_progress': {
+    importId: ids.submission,
+    status: 'in_progress',
+    rows: 120,
+    accepted: 118,
+    created: 70,
+    duplicates: 5,
+    failed: 2,
+  },
   'source.created': {
     sourceId: ids.source,
     name: 'Website form',

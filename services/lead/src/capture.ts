@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import type { DeliveryContext } from '@lead-capture/bus';
 import type { EventOf, LeadReceived } from '@lead-capture/contracts';
 import { isDuplicateKeyError } from '@lead-capture/docstore';
 import type { LeadContext } from './context.js';
 import { claimIdentity, handOverOriginal, releaseKeys } from './duplicates.js';
+import type { ImportTracker } from './imports.js';
 import { derivedFields, type NormalizedFields, normalizeFields } from './normalize.js';
 import { defaultPlacement } from './placement.js';
 import type { CaptureState, LeadDoc, TimelineActor } from './store.js';
@@ -11,12 +13,15 @@ import { toSnapshot } from './views.js';
 
 const STANDARD_FIELDS = ['firstName', 'lastName', 'email', 'phone', 'company'] as const;
 
+/** Deliveries of one lead.received before it is dead-lettered (the capture group's maxAttempts). */
+export const CAPTURE_MAX_ATTEMPTS = 5;
+
 /**
  * lead.received -> the lead, de-duplicated -> lead.captured. At most one lead per submission:
  * a redelivery (or a second event for the same submission) finishes what an earlier attempt left
  * undone and publishes lead.captured only if it never was; a replay re-maps the existing lead.
  */
-export function createCaptureHandler(context: LeadContext) {
+export function createCaptureHandler(context: LeadContext, imports: ImportTracker) {
   const { collections, bus, config } = context;
   const { leads, timeline } = collections;
 
@@ -131,8 +136,11 @@ export function createCaptureHandler(context: LeadContext) {
           },
         },
       );
-      // Deleted while it was being captured: nothing left to announce.
-      if (!current) return;
+      // Deleted while it was being captured: nothing left to announce, but its import row was processed.
+      if (!current) {
+        await countImportRow({ ...lead, isDuplicate: verdict.isDuplicate });
+        return;
+      }
     }
     const { capture } = current;
     if (capture.kind === 'created') {
@@ -169,33 +177,69 @@ export function createCaptureHandler(context: LeadContext) {
         data: { duplicateOf: current.duplicateOf },
       });
     }
-    if (capture.published) return;
-    const tagNames = (await collections.tags.find({ _id: { $in: current.tagIds } })).map((tag) => tag.name);
-    await bus.publish(
-      'lead.captured',
-      {
-        leadId: current._id,
-        submissionId: current.submissionId,
-        sourceId: current.sourceId,
-        isDuplicate: current.isDuplicate,
-        duplicateOf: current.duplicateOf,
-        lead: toSnapshot(current, tagNames),
-      },
-      { id: capture.capturedEventId, correlationId: event.correlationId, causationId: event.id },
-    );
-    await leads.updateOne(
-      { _id: current._id, 'capture.capturedEventId': capture.capturedEventId },
-      { $set: { 'capture.published': true } },
-    );
+    if (!capture.published) {
+      const tagNames = (await collections.tags.find({ _id: { $in: current.tagIds } })).map((tag) => tag.name);
+      await bus.publish(
+        'lead.captured',
+        {
+          leadId: current._id,
+          submissionId: current.submissionId,
+          sourceId: current.sourceId,
+          isDuplicate: current.isDuplicate,
+          duplicateOf: current.duplicateOf,
+          lead: toSnapshot(current, tagNames),
+        },
+        { id: capture.capturedEventId, correlationId: event.correlationId, causationId: event.id },
+      );
+      await leads.updateOne(
+        { _id: current._id, 'capture.capturedEventId': capture.capturedEventId },
+        { $set: { 'capture.published': true } },
+      );
+    }
+    await countImportRow(current);
   }
 
-  return async function handleLeadReceived(event: EventOf<'lead.received'>): Promise<void> {
+  /** An import row's lead is captured (and announced): its import counts it, once. */
+  async function countImportRow(lead: LeadDoc): Promise<void> {
+    const { importId, importRow, kind } = lead.capture;
+    if (importId === null || importRow === null || kind !== 'created') return;
+    await imports.recordOutcome(importId, importRow, lead.isDuplicate ? 'duplicate' : 'created', {
+      leadId: lead._id,
+    });
+  }
+
+  async function capture(event: EventOf<'lead.received'>): Promise<void> {
     const received = event.data;
     const fields = normalizeFields(received.fields, config.DEFAULT_PHONE_REGION);
     let lead = await leads.findOne({ submissionId: received.submissionId });
     if (lead && received.origin === 'replay') lead = await remap(lead, received, fields, event.id);
     lead ??= await createLead(received, fields, event.id);
     await completeCapture(lead, event);
+  }
+
+  return async function handleLeadReceived(
+    event: EventOf<'lead.received'>,
+    delivery?: DeliveryContext,
+  ): Promise<void> {
+    try {
+      await capture(event);
+    } catch (error) {
+      const { importId, importRow } = event.data;
+      if (
+        importId !== undefined &&
+        importRow !== undefined &&
+        (delivery?.attempt ?? 0) >= CAPTURE_MAX_ATTEMPTS
+      ) {
+        // The last attempt: the row goes to the dead letters, and its import counts it as failed
+        // instead of waiting for it forever. Best effort: the store may be what fails.
+        await imports
+          .recordOutcome(importId, importRow, 'failed', {
+            error: 'The lead could not be captured; an admin can replay it from the dead letters',
+          })
+          .catch(() => undefined);
+      }
+      throw error;
+    }
   };
 }
 

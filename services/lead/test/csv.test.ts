@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { CSV_IMPORT_SOURCE } from '@lead-capture/contracts';
+import { CSV_IMPORT_SOURCE, createEnvelope, type EventEnvelope } from '@lead-capture/contracts';
 import { parseString } from 'fast-csv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CAPTURE_MAX_ATTEMPTS, createCaptureHandler } from '../src/capture.js';
+import { loadLeadConfig } from '../src/config.js';
+import { createImportTracker } from '../src/imports.js';
+import { leadCollections } from '../src/store.js';
 import {
   ADMIN_ID,
   type ApiLead,
@@ -37,10 +41,27 @@ function multipart(
 
 interface ImportBody {
   importId: string;
+  status: 'in_progress' | 'done';
+  rows: number;
+  accepted: number;
   imported: number;
   duplicates: number;
   failed: number;
   errors: { row: number; error: string }[];
+  statusUrl: string;
+}
+
+interface ImportStatus {
+  importId: string;
+  status: 'in_progress' | 'done';
+  rows: number;
+  accepted: number;
+  created: number;
+  duplicates: number;
+  failed: number;
+  errors: { row: number; error: string }[];
+  createdAt: string;
+  finishedAt: string | null;
 }
 
 async function importCsv(target: Harness, csv: string, as: 'multipart' | 'raw' = 'multipart') {
@@ -75,7 +96,17 @@ describe('import', () => {
       'Alan,Turing,alan@bletchley.test,+44 20 7946 0999,Bletchley,"Green, ""dark"""\r\n';
     const { status, body } = await importCsv(harness, csv);
     expect(status).toBe(200);
-    expect(body).toEqual({ importId: expect.any(String), imported: 3, duplicates: 0, failed: 0, errors: [] });
+    expect(body).toEqual({
+      importId: expect.any(String),
+      status: expect.stringMatching(/^(in_progress|done)$/),
+      rows: 3,
+      accepted: 3,
+      imported: 3,
+      duplicates: 0,
+      failed: 0,
+      errors: [],
+      statusUrl: `/api/leads/imports/${body.importId}`,
+    });
     const leads = await waitFor(async () => {
       const found = await importedLeads(harness, body.importId);
       return found.length === 3 && found;
@@ -150,6 +181,22 @@ describe('import', () => {
       return found.length === 3 && found;
     }, 'imported rows');
     expect(leads.map((lead) => lead.isDuplicate)).toEqual([true, false, true]);
+  });
+
+  it('fails a row whose e-mail is a list or carries a display name, as the webhook refuses them', async () => {
+    const csv = [
+      'email,firstName',
+      '"a@x.test, b@y.test",List',
+      '"Bob <bob@x.test>",Named',
+      'a@x.test;b@y.test,Semicolon',
+      'ok@x.test,Fine',
+    ].join('\n');
+    const { status, body } = await importCsv(harness, csv);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ imported: 1, failed: 3 });
+    expect((body.errors as { row: number }[]).map((error) => error.row)).toEqual([2, 3, 4]);
+    for (const error of body.errors as { error: string }[])
+      expect(error.error).toMatch(/^email must be a single e-mail address/);
   });
 
   it('refuses a file over IMPORT_MAX_ROWS with 413, writing nothing', async () => {
@@ -228,6 +275,243 @@ describe('import', () => {
       payload: 'email\na@x.test\n',
     });
     expect(readOnly.statusCode).toBe(403);
+  });
+});
+
+/** GETs the import's status until it is done, within a deadline. */
+async function importDone(target: Harness, statusUrl: string): Promise<ImportStatus> {
+  return waitFor(
+    async () => {
+      const response = await target.app.inject({
+        method: 'GET',
+        url: statusUrl,
+        headers: await target.auth(),
+      });
+      const status = response.json() as ImportStatus;
+      return status.status === 'done' && status;
+    },
+    `import ${statusUrl} done`,
+    30_000,
+  );
+}
+
+describe('import status', () => {
+  it('follows an import of a few hundred rows to done, counting created, duplicates and failed rows', async () => {
+    const existing = await captureLead(harness, { email: 'known@status.test' });
+    const rows = ['email,firstName,plan'];
+    for (let i = 1; i <= 280; i++) rows.push(`person${i}@status.test,Person ${i},basic`);
+    for (let i = 1; i <= 10; i++) rows.push(`PERSON${i}@status.test,Again ${i},`); // rows above
+    for (let i = 1; i <= 5; i++) rows.push(`known@status.test,Known ${i},`); // an existing lead
+    for (let i = 1; i <= 5; i++) rows.push(`broken-${i},Broken,`);
+    const { status, body } = await importCsv(harness, rows.join('\n'));
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ rows: 300, accepted: 295, imported: 295, duplicates: 15, failed: 5 });
+
+    const done = await importDone(harness, body.statusUrl);
+    expect(done).toEqual({
+      importId: body.importId,
+      status: 'done',
+      rows: 300,
+      accepted: 295,
+      created: 280,
+      duplicates: 15,
+      failed: 5,
+      errors: [297, 298, 299, 300, 301].map((row, i) => ({ row, error: `Invalid email: broken-${i + 1}` })),
+      createdAt: expect.any(String),
+      finishedAt: expect.any(String),
+    });
+    // Done means the leads exist, each announced (lead.captured) and flagged as the status says.
+    const leads = harness.store.collection('lead_leads');
+    expect(await leads.countDocuments({ 'capture.importId': body.importId, 'capture.published': true })).toBe(
+      295,
+    );
+    expect(await leads.countDocuments({ 'capture.importId': body.importId, isDuplicate: true })).toBe(15);
+    expect(await leads.countDocuments({ 'capture.importId': body.importId, duplicateOf: existing.id })).toBe(
+      5,
+    );
+
+    const list = await api.get('/api/leads/imports?limit=1', { scope: 'read' });
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({
+      data: [{ importId: body.importId, status: 'done', created: 280, duplicates: 15, failed: 5 }],
+      pagination: { page: 1, limit: 1 },
+    });
+    expect((list.body as { data: object[] }).data[0]).not.toHaveProperty('errors');
+  });
+
+  it('answers 404 for an unknown import, 400 for a malformed id, and to a read-only key', async () => {
+    const unknown = await api.get(`/api/leads/imports/${randomUUID()}`, { scope: 'read' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ error: 'Import not found' });
+    const malformed = await api.get('/api/leads/imports/not-an-id');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body).toEqual({ error: expect.any(String) });
+    expect((await api.get('/api/leads/imports/x', { scope: 'none' })).status).toBe(401);
+    const { body } = await importCsv(harness, 'email\nread@scope.test\n');
+    const read = await api.get(body.statusUrl, { scope: 'read' });
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ importId: body.importId, rows: 1, accepted: 1 });
+  });
+
+  it('describes both routes in the OpenAPI document the gateway merges', async () => {
+    const response = await harness.app.inject({ method: 'GET', url: '/openapi.json' });
+    const paths = Object.keys(response.json().paths);
+    expect(paths).toEqual(expect.arrayContaining(['/api/leads/imports', '/api/leads/imports/{importId}']));
+  });
+});
+
+describe('import counting in the capture', () => {
+  /** The service's capture handler and import tracker over the harness's store, called directly. */
+  function direct(target: Harness, collections = leadCollections(target.store)) {
+    const context = { collections, bus: target.bus, config: loadLeadConfig({}) };
+    const imports = createImportTracker(context);
+    return { imports, capture: createCaptureHandler(context, imports) };
+  }
+
+  function rowEvent(importId: string, importRow: number, email: string) {
+    return createEnvelope('lead.received', {
+      submissionId: randomUUID(),
+      sourceId: CSV_IMPORT_SOURCE.id,
+      sourceName: CSV_IMPORT_SOURCE.name,
+      receivedAt: new Date().toISOString(),
+      origin: 'import' as const,
+      fields: { email },
+      custom: {},
+      attribution: {},
+      client: {},
+      importId,
+      importRow,
+    });
+  }
+
+  async function statusOf(importId: string): Promise<ImportStatus> {
+    return (await api.get(`/api/leads/imports/${importId}`)).body as ImportStatus;
+  }
+
+  it('counts a redelivered row once, and a row that became a duplicate once as a duplicate', async () => {
+    const { imports, capture } = direct(harness);
+    const importId = randomUUID();
+    const email = `${importId}@redelivery.test`;
+    const first = rowEvent(importId, 1, email);
+    const second = rowEvent(importId, 2, email);
+    await imports.begin(importId, 2, null);
+
+    await capture(first);
+    await capture(first); // the same delivery again
+    await capture({ ...first, id: randomUUID() }); // the same submission under another event id
+    expect(await imports.uploaded(importId, { accepted: 2, rejected: 0, errors: [] })).toBe('in_progress');
+    expect(await statusOf(importId)).toMatchObject({
+      status: 'in_progress',
+      accepted: 2,
+      created: 1,
+      duplicates: 0,
+    });
+
+    await capture(second);
+    await capture(second);
+    expect(await statusOf(importId)).toMatchObject({
+      status: 'done',
+      accepted: 2,
+      created: 1,
+      duplicates: 1,
+      failed: 0,
+      finishedAt: expect.any(String),
+    });
+    await capture({ ...second, id: randomUUID() });
+    expect(await statusOf(importId)).toMatchObject({ created: 1, duplicates: 1, failed: 0 });
+  });
+
+  it('counts a row whose capture fails on its last attempt as failed, with its row number', async () => {
+    const collections = leadCollections(harness.store);
+    const failingLeads = new Proxy(collections.leads, {
+      get(target, property) {
+        if (property === 'findOne') return async () => Promise.reject(new Error('store unavailable'));
+        const value = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const { imports, capture } = direct(harness, { ...collections, leads: failingLeads });
+    const importId = randomUUID();
+    const event = rowEvent(importId, 4, `${importId}@failing.test`);
+    await imports.begin(importId, 1, null);
+    await imports.uploaded(importId, { accepted: 1, rejected: 0, errors: [] });
+
+    const group = 'lead.lead.capture';
+    await expect(capture(event, { attempt: 1, group })).rejects.toThrow('store unavailable');
+    expect(await statusOf(importId)).toMatchObject({ status: 'in_progress', failed: 0 });
+    await expect(capture(event, { attempt: CAPTURE_MAX_ATTEMPTS, group })).rejects.toThrow(
+      'store unavailable',
+    );
+    expect(await statusOf(importId)).toMatchObject({
+      status: 'done',
+      accepted: 1,
+      created: 0,
+      failed: 1,
+      errors: [{ row: 5, error: expect.stringContaining('could not be captured') }],
+    });
+  });
+
+  it('announces progress on lead.import_progress, and the end once', async () => {
+    const received: EventEnvelope[] = [];
+    const subscription = await harness.bus.subscribe(
+      { group: `test.lead.import-progress.${randomUUID().slice(0, 8)}`, types: ['lead.import_progress'] },
+      async (event) => {
+        received.push(event);
+      },
+    );
+    try {
+      const rows = ['email', ...Array.from({ length: 50 }, (_, i) => `p${i}@progress.test`)];
+      const { body } = await importCsv(harness, rows.join('\n'));
+      await importDone(harness, body.statusUrl);
+      const ends = await waitFor(() => {
+        const found = received.filter(
+          (event) =>
+            (event.data as { importId: string }).importId === body.importId &&
+            (event.data as { status: string }).status === 'done',
+        );
+        return found.length > 0 && found;
+      }, 'the end of the import announced');
+      expect(new Set(ends.map((event) => event.id)).size).toBe(1);
+      expect(ends[0]!.data).toEqual({
+        importId: body.importId,
+        status: 'done',
+        rows: 50,
+        accepted: 50,
+        created: 50,
+        duplicates: 0,
+        failed: 0,
+      });
+    } finally {
+      await subscription.cancel();
+    }
+  });
+});
+
+describe('custom columns', () => {
+  it('makes $-, dotted and prototype header names safe, as the webhook does', async () => {
+    const csv = 'email,$number,a.b,__proto__,constructor\nsafe@keys.test,5,x,polluted,c\n';
+    const { status, body } = await importCsv(harness, csv);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ accepted: 1, failed: 0 });
+    await importDone(harness, body.statusUrl);
+    const [lead] = await importedLeads(harness, body.importId);
+    expect(lead!.customFields).toEqual({ _number: '5', a_b: 'x' });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('fails a row over the custom data limit by its row number, and imports the others', async () => {
+    const csv = `email,notes\nsmall@limit.test,fine\nbig@limit.test,${'x'.repeat(33 * 1024)}\n`;
+    const { body } = await importCsv(harness, csv);
+    expect(body).toMatchObject({
+      accepted: 1,
+      failed: 1,
+      errors: [{ row: 3, error: 'Custom data is larger than 32 KiB' }],
+    });
+    expect(await importDone(harness, body.statusUrl)).toMatchObject({
+      created: 1,
+      failed: 1,
+      errors: [{ row: 3, error: 'Custom data is larger than 32 KiB' }],
+    });
   });
 });
 

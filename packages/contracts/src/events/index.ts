@@ -7,6 +7,7 @@ import {
   type LeadEnriched,
   type LeadEnrolled,
   type LeadEnrollmentStopped,
+  type LeadImportProgress,
   type LeadMerged,
   type LeadNotified,
   type LeadReceived,
@@ -42,6 +43,7 @@ export interface EventDataMap {
   'lead.updated': LeadUpdated;
   'lead.deleted': LeadDeleted;
   'lead.merged': LeadMerged;
+  'lead.import_progress': LeadImportProgress;
   'source.created': SourceCreated;
   'source.updated': SourceUpdated;
   'source.token_rotated': SourceTokenRotated;

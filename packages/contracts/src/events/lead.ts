@@ -155,6 +155,29 @@ export interface LeadMerged {
   duplicateId: string;
 }
 
+export const IMPORT_STATUSES = ['in_progress', 'done'] as const;
+export type ImportStatus = (typeof IMPORT_STATUSES)[number];
+
+/**
+ * How far the capture of a CSV import got (the lead service, throttled: at most about once a second
+ * per import, and once when it is done). Informational, for live views: only broadcast consumers
+ * receive it, and nobody is owed a copy.
+ */
+export interface LeadImportProgress {
+  importId: string;
+  status: ImportStatus;
+  /** Data rows of the file (blank lines aside). */
+  rows: number;
+  /** Rows handed to the capture chain (lead.received). */
+  accepted: number;
+  /** Leads created and not flagged as duplicates. */
+  created: number;
+  /** Leads created and flagged as duplicates. */
+  duplicates: number;
+  /** Rows refused at upload plus accepted rows whose capture failed. */
+  failed: number;
+}
+
 // --- schemas ----------------------------------------------------------------------------------
 
 const enrichmentSchema = {
@@ -163,6 +186,7 @@ const enrichmentSchema = {
   properties: { email: freeObject, geo: freeObject, company: freeObject },
 } as const;
 
+const count = { type: 'integer', minimum: 0 } as const;
 const scoreSchema = { type: 'integer', minimum: 0, maximum: 100 } as const;
 const qualificationSchema = { enum: QUALIFICATIONS } as const;
 
@@ -308,5 +332,18 @@ export const LEAD_EVENT_SCHEMAS = {
     type: 'object',
     required: ['primaryId', 'duplicateId'],
     properties: { primaryId: uuid, duplicateId: uuid },
+  },
+  'lead.import_progress': {
+    type: 'object',
+    required: ['importId', 'status', 'rows', 'accepted', 'created', 'duplicates', 'failed'],
+    properties: {
+      importId: uuid,
+      status: { enum: IMPORT_STATUSES },
+      rows: count,
+      accepted: count,
+      created: count,
+      duplicates: count,
+      failed: count,
+    },
   },
 } as const;

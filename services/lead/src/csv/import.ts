@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { emailFieldProblem, FIELD_MAX_LENGTH, safeCustomData } from '@lead-capture/capture';
 import { CSV_IMPORT_SOURCE, type JsonObject, LEAD_FIELDS, type LeadField } from '@lead-capture/contracts';
 import { badRequest, payloadTooLarge } from '@lead-capture/kit';
 import { parseFile } from 'fast-csv';
 import type { LeadContext } from '../context.js';
+import { type ImportTracker, MAX_LISTED_ERRORS } from '../imports.js';
 import { type Requester, timelineActor } from '../lead-actions.js';
 import { identityKeysOf, normalizeFields } from '../normalize.js';
+import type { ImportRowError } from '../store.js';
 
 /**
  * Header names recognised for each standard field, compared without case, spaces or punctuation
@@ -23,23 +26,29 @@ const FIELD_BY_ALIAS = new Map(
   LEAD_FIELDS.flatMap((field) => HEADER_ALIASES[field].map((alias) => [alias, field] as const)),
 );
 
-/** Keys that would be unsafe as custom metadata keys in a plain object. */
-const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
-
-/** Errors listed in the response; the `failed` count covers every failed row. */
-const MAX_LISTED_ERRORS = 1000;
-
 const PUBLISH_BATCH = 200;
 
 /** A practical e-mail check: something@domain.tld, no spaces, at most 254 characters. */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@.]+$/;
 
+/** The answer to the upload: what happened to each row so far; the leads follow as the chain runs. */
 export interface ImportResult {
   importId: string;
+  /** `done` only when no row was handed to the chain (or the chain already processed them all). */
+  status: 'in_progress' | 'done';
+  /** Data rows of the file, blank lines aside. */
+  rows: number;
+  /** Rows handed to the capture chain. */
+  accepted: number;
+  /** The same number as `accepted`, under its first name. */
   imported: number;
+  /** Accepted rows that repeat an existing lead or an earlier row, as seen at upload. */
   duplicates: number;
+  /** Rows refused at upload. */
   failed: number;
   errors: { row: number; error: string }[];
+  /** Where to follow the capture of the rows. */
+  statusUrl: string;
 }
 
 type Column = { kind: 'field'; field: LeadField } | { kind: 'custom'; key: string } | { kind: 'ignored' };
@@ -64,7 +73,7 @@ export function mapHeader(cells: string[]): Column[] {
       return { kind: 'field', field };
     }
     if (header === '') return { kind: 'ignored' };
-    if (FORBIDDEN_KEYS.has(header)) throw badRequest(`Column header not allowed: ${header}`);
+    // Its key is made safe with the row's custom data (the webhook's rules: see mapRow).
     if (seenCustom.has(header)) throw badRequest(`Column "${header}" appears twice in the header row`);
     seenCustom.add(header);
     return { kind: 'custom', key: header };
@@ -85,7 +94,12 @@ export type RowOutcome =
   | { kind: 'failed'; error: string }
   | { kind: 'lead'; fields: Partial<Record<LeadField, string>>; custom: JsonObject };
 
-/** One data row: its standard fields and custom metadata, or why it cannot be imported. */
+/**
+ * One data row: its standard fields and custom metadata, or why it cannot be imported. Custom
+ * metadata follows the webhook's rules (capture's safeCustomData): a leading `$`, `.` and NUL in a
+ * key become `_`, `__proto__` / `constructor` / `prototype` are dropped, and a row over 100 custom
+ * fields or 32 KiB of custom data fails; so does a field longer than the webhook allows.
+ */
 export function mapRow(columns: Column[], cells: string[]): RowOutcome {
   if (cells.every((cell) => cell.trim() === '')) return { kind: 'blank' };
   if (cells.length > columns.length) {
@@ -102,10 +116,26 @@ export function mapRow(columns: Column[], cells: string[]): RowOutcome {
   if (Object.keys(fields).length === 0) {
     return { kind: 'failed', error: 'Row has no email, first name, last name, phone or company' };
   }
-  if (fields.email !== undefined && (fields.email.length > 254 || !EMAIL.test(fields.email))) {
-    return { kind: 'failed', error: `Invalid email: ${fields.email.slice(0, 100)}` };
+  if (fields.email !== undefined) {
+    // The webhook's rule first (one mailbox, never a list or a display name), then the import's own.
+    const problem = emailFieldProblem(fields.email);
+    if (problem) return { kind: 'failed', error: `email ${problem}` };
+    if (fields.email.length > 254 || !EMAIL.test(fields.email)) {
+      return { kind: 'failed', error: `Invalid email: ${fields.email.slice(0, 100)}` };
+    }
   }
-  return { kind: 'lead', fields, custom: Object.fromEntries(custom) };
+  for (const field of LEAD_FIELDS) {
+    const value = fields[field];
+    // Characters (code points), as the webhook counts them.
+    if (value !== undefined && value.length > FIELD_MAX_LENGTH[field]) {
+      if (Array.from(value).length > FIELD_MAX_LENGTH[field]) {
+        return { kind: 'failed', error: `${field} must be at most ${FIELD_MAX_LENGTH[field]} characters` };
+      }
+    }
+  }
+  const safe = safeCustomData(custom);
+  if (!safe.ok) return { kind: 'failed', error: safe.error };
+  return { kind: 'lead', fields, custom: safe.custom as JsonObject };
 }
 
 async function* records(path: string): AsyncGenerator<string[]> {
@@ -151,11 +181,14 @@ interface PendingRow {
 /**
  * Imports a CSV file already on disk: refuses it whole (413) when it has more than IMPORT_MAX_ROWS
  * data rows, before anything is written; otherwise every valid row enters the capture chain as a
- * lead.received of origin 'import', exactly like a webhook submission. Duplicates are counted by
- * the capture's rule, against existing leads and the rows above in the same file.
+ * lead.received of origin 'import', exactly like a webhook submission, and the import is recorded
+ * so its capture can be followed (imports.ts). `duplicates` is what the upload can see: rows that
+ * share an e-mail or phone with an existing lead or a row above; the status counts what the capture
+ * actually flagged.
  */
 export async function importCsvFile(
   context: LeadContext,
+  imports: ImportTracker,
   path: string,
   by: Requester,
 ): Promise<ImportResult> {
@@ -167,18 +200,20 @@ export async function importCsvFile(
     );
   }
   const importId = randomUUID();
-  const result: ImportResult = { importId, imported: 0, duplicates: 0, failed: 0, errors: [] };
+  let accepted = 0;
+  let duplicates = 0;
+  let failed = 0;
+  const errors: ImportRowError[] = [];
   const seenKeys = new Set<string>();
   let pending: PendingRow[] = [];
 
   const fail = (row: number, error: string) => {
-    result.failed++;
-    if (result.errors.length < MAX_LISTED_ERRORS) result.errors.push({ row, error });
+    failed++;
+    if (errors.length < MAX_LISTED_ERRORS) errors.push({ row, error });
   };
 
   const flush = async () => {
     const batch = pending;
-    pending = [];
     const keys = [...new Set(batch.flatMap((row) => row.keys))];
     const claimed = new Set(
       keys.length > 0
@@ -206,41 +241,56 @@ export async function importCsvFile(
           },
           { correlationId: submissionId, causationId: by.requestId },
         );
-        result.imported++;
-        if (repeatsEarlierRow || rowKeys.some((key) => claimed.has(key))) result.duplicates++;
+        accepted++;
+        if (repeatsEarlierRow || rowKeys.some((key) => claimed.has(key))) duplicates++;
       }),
     );
+    pending = [];
+    await imports.accepted(importId, accepted);
   };
 
-  await collections.imports.insertOne({
-    _id: importId,
-    actor: timelineActor(by),
-    createdAt: new Date().toISOString(),
-    rows: rowCount,
-    imported: 0,
-    duplicates: 0,
-    failed: 0,
-  });
+  await imports.begin(importId, rowCount, timelineActor(by));
   let row = 0;
-  for await (const cells of records(path)) {
-    // The header is row 1, as a spreadsheet numbers it.
-    if (++row === 1) continue;
-    const outcome = mapRow(columns, cells);
-    if (outcome.kind === 'blank') continue;
-    if (outcome.kind === 'failed') {
-      fail(row, outcome.error);
-      continue;
+  try {
+    for await (const cells of records(path)) {
+      // The header is row 1, as a spreadsheet numbers it.
+      if (++row === 1) continue;
+      const outcome = mapRow(columns, cells);
+      if (outcome.kind === 'blank') continue;
+      if (outcome.kind === 'failed') {
+        fail(row, outcome.error);
+        continue;
+      }
+      const keys = identityKeysOf(normalizeFields(outcome.fields, config.DEFAULT_PHONE_REGION));
+      const repeatsEarlierRow = keys.some((key) => seenKeys.has(key));
+      for (const key of keys) seenKeys.add(key);
+      pending.push({ row, fields: outcome.fields, custom: outcome.custom, keys, repeatsEarlierRow });
+      if (pending.length >= PUBLISH_BATCH) await flush();
     }
-    const keys = identityKeysOf(normalizeFields(outcome.fields, config.DEFAULT_PHONE_REGION));
-    const repeatsEarlierRow = keys.some((key) => seenKeys.has(key));
-    for (const key of keys) seenKeys.add(key);
-    pending.push({ row, fields: outcome.fields, custom: outcome.custom, keys, repeatsEarlierRow });
-    if (pending.length >= PUBLISH_BATCH) await flush();
+    if (pending.length > 0) await flush();
+  } catch (error) {
+    // The bus or the store failed mid-way: what was handed over is still captured and counted; the
+    // rest is recorded as not imported, so the import can finish.
+    const notImported = rowCount - accepted - failed;
+    const stoppedAt = pending[0]?.row ?? row;
+    failed += notImported;
+    errors.push({
+      row: stoppedAt,
+      error: `The upload stopped here: ${notImported} row(s) from this one on were not imported; import them again`,
+    });
+    await imports.uploaded(importId, { accepted, rejected: failed, errors }).catch(() => undefined);
+    throw error;
   }
-  if (pending.length > 0) await flush();
-  await collections.imports.updateOne(
-    { _id: importId },
-    { $set: { imported: result.imported, duplicates: result.duplicates, failed: result.failed } },
-  );
-  return result;
+  const status = await imports.uploaded(importId, { accepted, rejected: failed, errors });
+  return {
+    importId,
+    status,
+    rows: rowCount,
+    accepted,
+    imported: accepted,
+    duplicates,
+    failed,
+    errors,
+    statusUrl: `/api/leads/imports/${importId}`,
+  };
 }

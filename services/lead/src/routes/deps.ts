@@ -1,6 +1,7 @@
 import { type Identity, unauthorized } from '@lead-capture/kit';
 import type { FastifyRequest } from 'fastify';
 import type { LeadContext } from '../context.js';
+import type { ImportTracker } from '../imports.js';
 import type { LeadActions, Requester } from '../lead-actions.js';
 import type { LeadDoc } from '../store.js';
 import { type LeadDetail, loadViewContext, toDetail } from '../views.js';
@@ -9,6 +10,7 @@ import { type LeadDetail, loadViewContext, toDetail } from '../views.js';
 export interface LeadRouteDeps {
   context: LeadContext;
   actions: LeadActions;
+  imports: ImportTracker;
 }
 
 export function requesterOf(request: FastifyRequest): Requester {

@@ -157,24 +157,82 @@ export const STATS_RESPONSE_SCHEMA = {
   },
 } as const;
 
+const rowErrors = {
+  type: 'array',
+  description: 'The first 1,000 failed rows, by spreadsheet row (header = 1)',
+  items: {
+    type: 'object',
+    required: ['row', 'error'],
+    additionalProperties: false,
+    properties: { row: { type: 'integer' }, error: { type: 'string' } },
+  },
+} as const;
+
+const importStatus = { type: 'string', enum: ['in_progress', 'done'] } as const;
+
 export const IMPORT_RESPONSE_SCHEMA = {
   type: 'object',
-  required: ['importId', 'imported', 'duplicates', 'failed', 'errors'],
+  required: [
+    'importId',
+    'status',
+    'rows',
+    'accepted',
+    'imported',
+    'duplicates',
+    'failed',
+    'errors',
+    'statusUrl',
+  ],
   additionalProperties: false,
   properties: {
     importId: { type: 'string' },
-    imported: { type: 'integer' },
-    duplicates: { type: 'integer' },
-    failed: { type: 'integer' },
-    errors: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['row', 'error'],
-        additionalProperties: false,
-        properties: { row: { type: 'integer' }, error: { type: 'string' } },
-      },
+    status: importStatus,
+    rows: { type: 'integer', description: 'Data rows of the file, blank lines aside' },
+    accepted: { type: 'integer', description: 'Rows handed to the capture chain; leads follow as it runs' },
+    imported: { type: 'integer', description: 'The same as accepted (its first name)' },
+    duplicates: {
+      type: 'integer',
+      description: 'Accepted rows that repeat an existing lead or an earlier row, as seen at upload',
     },
+    failed: { type: 'integer', description: 'Rows refused at upload' },
+    errors: rowErrors,
+    statusUrl: { type: 'string', description: 'GET it to follow the capture of the rows' },
+  },
+} as const;
+
+const importSummaryProperties = {
+  importId: { type: 'string' },
+  status: importStatus,
+  rows: { type: 'integer', description: 'Data rows of the file, blank lines aside' },
+  accepted: { type: 'integer', description: 'Rows handed to the capture chain' },
+  created: { type: 'integer', description: 'Leads created (not duplicates)' },
+  duplicates: { type: 'integer', description: 'Leads created and flagged as duplicates' },
+  failed: { type: 'integer', description: 'Rows refused at upload, plus accepted rows the capture failed' },
+  createdAt: { type: 'string' },
+  finishedAt: { type: ['string', 'null'] },
+} as const;
+
+const IMPORT_SUMMARY_SCHEMA = {
+  type: 'object',
+  required: Object.keys(importSummaryProperties),
+  additionalProperties: false,
+  properties: importSummaryProperties,
+} as const;
+
+export const IMPORT_STATUS_SCHEMA = {
+  type: 'object',
+  required: [...Object.keys(importSummaryProperties), 'errors'],
+  additionalProperties: false,
+  properties: { ...importSummaryProperties, errors: rowErrors },
+} as const;
+
+export const IMPORT_LIST_RESPONSE_SCHEMA = {
+  type: 'object',
+  required: ['data', 'pagination'],
+  additionalProperties: false,
+  properties: {
+    data: { type: 'array', items: IMPORT_SUMMARY_SCHEMA },
+    pagination: PAGINATION_SCHEMA,
   },
 } as const;
 

@@ -68,9 +68,13 @@ async function spoolUpload(request: FastifyRequest, target: string, maxBytes: nu
 
 /**
  * POST /api/leads/import: a CSV file with a header row, as multipart/form-data (part "file") or
- * as a raw text/csv body. 200 with {importId, imported, duplicates, failed, errors}.
+ * as a raw text/csv body. 200 with what the upload did (ImportResult); the capture of the accepted rows
+ * is followed at its statusUrl (routes/leads/imports.ts).
  */
-export async function registerImportRoute(app: FastifyInstance, { context }: LeadRouteDeps): Promise<void> {
+export async function registerImportRoute(
+  app: FastifyInstance,
+  { context, imports }: LeadRouteDeps,
+): Promise<void> {
   const maxBytes = context.config.IMPORT_MAX_BYTES;
   // Its own scope: the CSV and multipart parsers apply to this route only.
   await app.register(async (scope) => {
@@ -97,7 +101,7 @@ export async function registerImportRoute(app: FastifyInstance, { context }: Lea
         try {
           const path = join(directory, 'upload.csv');
           await spoolUpload(request, path, maxBytes);
-          return await importCsvFile(context, path, requester);
+          return await importCsvFile(context, imports, path, requester);
         } finally {
           await rm(directory, { recursive: true, force: true });
         }

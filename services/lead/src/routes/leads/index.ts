@@ -6,6 +6,7 @@ import { errorResponses, LEAD_LIST_RESPONSE_SCHEMA } from '../schemas.js';
 import { registerLeadRoutes } from './_id/index.js';
 import { registerExportRoute } from './export.js';
 import { registerImportRoute } from './import.js';
+import { registerImportsRoutes } from './imports.js';
 import { registerStatsRoute } from './stats.js';
 
 /** /api/leads and everything under it. */
@@ -38,5 +39,6 @@ export async function leadsRoutes(app: FastifyInstance, deps: LeadRouteDeps): Pr
   registerStatsRoute(app, deps);
   registerExportRoute(app, deps);
   await registerImportRoute(app, deps);
+  registerImportsRoutes(app, deps);
   registerLeadRoutes(app, deps);
 }

@@ -1,0 +1,56 @@
+import { notFound, PAGE_QUERY_SCHEMA } from '@lead-capture/kit';
+import type { FastifyInstance } from 'fastify';
+import type { LeadRouteDeps } from '../deps.js';
+import { errorResponses, IMPORT_LIST_RESPONSE_SCHEMA, IMPORT_STATUS_SCHEMA } from '../schemas.js';
+
+const IMPORT_ID_PARAMS_SCHEMA = {
+  type: 'object',
+  required: ['importId'],
+  additionalProperties: false,
+  properties: { importId: { type: 'string', format: 'uuid' } },
+} as const;
+
+const IMPORT_LIST_QUERY_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    page: PAGE_QUERY_SCHEMA,
+    limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+  },
+} as const;
+
+/**
+ * GET /api/leads/imports (newest first, paged like the lead list) and GET /api/leads/imports/<id>:
+ * how far each CSV import's capture got. Readable with any scope, as the other lead reads.
+ */
+export function registerImportsRoutes(app: FastifyInstance, { imports }: LeadRouteDeps): void {
+  app.get<{ Querystring: { page: number; limit: number } }>(
+    '/api/leads/imports',
+    {
+      schema: {
+        querystring: IMPORT_LIST_QUERY_SCHEMA,
+        response: { 200: IMPORT_LIST_RESPONSE_SCHEMA, ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const { page, limit } = request.query;
+      const { data, total } = await imports.list(page, limit);
+      return { data, pagination: { page, limit, total, pages: Math.ceil(total / limit) } };
+    },
+  );
+
+  app.get<{ Params: { importId: string } }>(
+    '/api/leads/imports/:importId',
+    {
+      schema: {
+        params: IMPORT_ID_PARAMS_SCHEMA,
+        response: { 200: IMPORT_STATUS_SCHEMA, ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      const status = await imports.status(request.params.importId);
+      if (!status) throw notFound('Import not found');
+      return status;
+    },
+  );
+}
