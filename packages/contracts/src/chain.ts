@@ -97,6 +97,49 @@ export const READ_MODELS = [
   },
 ] as const satisfies readonly ReadModelConsumption[];
 
+/**
+ * Who publishes each event: the service whose code may publish it, and nobody else
+ * (`producers.test.ts` checks every publish in services/ against this table).
+ */
+export const PRODUCERS = {
+  'lead.received': ['intake', 'lead'], // the webhook; a CSV import row (lead service)
+  'lead.captured': ['lead'],
+  'lead.enriched': ['enrichment'],
+  'lead.scored': ['scoring'],
+  'lead.notified': ['notification'],
+  'lead.enrolled': ['sequence'],
+  'lead.sequence_step_sent': ['sequence'],
+  'lead.enrollment_stopped': ['sequence'],
+  'lead.updated': ['lead'],
+  'lead.deleted': ['lead'],
+  'lead.merged': ['lead'],
+  'lead.import_progress': ['lead'], // a CSV import's progress, for live views
+  'source.created': ['source'],
+  'source.updated': ['source'],
+  'source.token_rotated': ['source'],
+  'source.deleted': ['source'],
+  'pipeline.created': ['pipeline'],
+  'pipeline.updated': ['pipeline'],
+  'pipeline.deleted': ['pipeline'],
+  'user.created': ['gateway'],
+  'user.updated': ['gateway'],
+  'user.deleted': ['gateway'],
+} as const satisfies Record<EventType, readonly string[]>;
+
+/**
+ * The synchronous calls between services, beside the events: a change that must be in force before
+ * the request that made it returns.
+ */
+export const SYNC_CALLS = [
+  {
+    caller: 'source',
+    callee: 'intake',
+    call: 'PUT / DELETE /internal/intake/sources/<id>',
+    purpose:
+      'a rotated token or a deleted source stops working before the request answers (503 when the intake cannot confirm)',
+  },
+] as const;
+
 export interface ConsumerGroup {
   group: string;
   types: readonly string[];

@@ -66,7 +66,14 @@ export {
   SERVICE_OPENAPI_PATH,
   serveOpenApiDocument,
 } from './openapi.js';
-export { PAGINATION_SCHEMA } from './pagination.js';
+export {
+  type EmitOptions,
+  Outbox,
+  type OutboxChange,
+  type OutboxEntry,
+  type OutboxOptions,
+} from './outbox.js';
+export { MAX_PAGE, PAGE_QUERY_SCHEMA, PAGINATION_SCHEMA } from './pagination.js';
 export { type PeriodicTask, startPeriodicTask } from './periodic.js';
 export {
   buildServiceApp,

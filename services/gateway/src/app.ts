@@ -4,6 +4,7 @@ import type { DocStore } from '@lead-capture/docstore';
 import {
   createHttpApp,
   type Logger,
+  Outbox,
   registerHealthRoutes,
   registerOpenApi,
   type ServiceModule,
@@ -18,7 +19,7 @@ import { createAuthenticator } from './identity/authenticate.js';
 import { ensureFirstAdmin, type FirstAdminOptions } from './identity/first-admin.js';
 import { unmatchableHash } from './identity/passwords.js';
 import { createRefreshTokens } from './identity/refresh-tokens.js';
-import { UserDirectory } from './identity/users.js';
+import { GATEWAY_OUTBOX, UserDirectory } from './identity/users.js';
 import { createGatewayMetrics, METRICS_PATH, registerMetrics } from './metrics.js';
 import { createRateLimiter } from './rate-limit/limiter.js';
 import { createMemoryRateLimitStore } from './rate-limit/memory-store.js';
@@ -79,9 +80,15 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     now,
   });
   const refreshTokens = createRefreshTokens({ store, ttlDays: config.REFRESH_TOKEN_TTL_DAYS, now });
-  const users = new UserDirectory({ store, bus, refreshTokens, logger, now });
+  const outbox = new Outbox({ store, bus, logger, collection: GATEWAY_OUTBOX });
+  const users = new UserDirectory({ store, outbox, refreshTokens, now });
   const apiKeys = new ApiKeys({ store, logger, now });
-  await Promise.all([users.ensureIndexes(), refreshTokens.ensureIndexes(), apiKeys.ensureIndexes()]);
+  await Promise.all([
+    users.ensureIndexes(),
+    refreshTokens.ensureIndexes(),
+    apiKeys.ensureIndexes(),
+    outbox.createIndexes(),
+  ]);
 
   const isPublicServiceRoute = upstreams
     ? isPublicUpstreamRoute
@@ -95,7 +102,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   });
   // On ready (listen), after the hosting process started the services: their subscriptions to
   // user events exist by then.
-  app.addHook('onReady', () => ensureFirstAdmin(users, deps.firstAdmin, logger));
+  app.addHook('onReady', async () => {
+    outbox.start();
+    await ensureFirstAdmin(users, deps.firstAdmin, logger);
+  });
+  app.addHook('onClose', () => outbox.stop());
 
   await registerOpenApi(app, {
     title: 'Lead Capture API',

@@ -5,7 +5,17 @@ export const COLLECTIONS = {
   sources: 'intake_sources',
   submissions: 'intake_submissions',
   dedupe: 'intake_dedupe',
+  outbox: 'intake_outbox',
 } as const;
+
+/**
+ * A submission stored by an earlier version, which kept the outbox entry of its lead.received on the
+ * submission itself until it was published. Moved into the outbox at start (see upgradeLegacyOutbox).
+ */
+export interface LegacyOutboxFields {
+  outbox?: true;
+  event?: EventEnvelope<'lead.received', LeadReceived>;
+}
 
 /** The token read model: one document per source the intake has heard of, deleted ones as tombstones. */
 export interface SourceDoc {
@@ -34,8 +44,8 @@ export const SUBMISSION_OUTCOMES = [
 export type SubmissionOutcome = (typeof SUBMISSION_OUTCOMES)[number];
 
 /**
- * One webhook delivery as it arrived, what became of it, and — while its lead.received is not yet
- * published — the outbox entry of that event.
+ * One webhook delivery as it arrived and what became of it. Its lead.received waits in the intake's
+ * outbox (`intake_outbox`, kit's Outbox) until published, not here.
  */
 export interface SubmissionDoc {
   [field: string]: unknown;
@@ -56,19 +66,11 @@ export interface SubmissionDoc {
   userAgent: string | null;
   /** The parsed payload as JSON text (keys as sent, `$` and `.` included); null when unreadable. */
   payload: string | null;
-  /** Idempotency claim in intake_dedupe, and whether this submission holds it. */
+  /** Idempotency claim in intake_dedupe of this delivery. */
   dedupeKey?: string;
-  claimed?: boolean;
   /** Id of the latest lead.received built for this submission. */
   eventId?: string;
-  published?: boolean;
-  // --- the outbox entry, present only until the event is published ---
-  outbox?: true;
-  event?: EventEnvelope<'lead.received', LeadReceived>;
-  /** When the relay may take the entry (lease and backoff both move it). */
-  nextAttemptAt?: Date;
-  publishAttempts?: number;
-  /** TTL: set once the submission is settled (published, duplicate or rejected), never while in the outbox. */
+  /** TTL: the end of SUBMISSION_RETENTION_DAYS. */
   expiresAt?: Date;
 }
 

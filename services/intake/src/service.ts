@@ -1,6 +1,6 @@
 import type { Subscription } from '@lead-capture/bus';
 import { assertConsumable, consumerGroup } from '@lead-capture/contracts';
-import { loadConfig, type ServiceDeps, type ServiceModule } from '@lead-capture/kit';
+import { loadConfig, Outbox, type ServiceDeps, type ServiceModule } from '@lead-capture/kit';
 import { COLLECTIONS, type DedupeDoc, type SourceDoc, type SubmissionDoc } from './collections.js';
 import { INTAKE_CONFIG, type IntakeConfig } from './config.js';
 import { internalSourceRoutes } from './routes/internal/intake/sources.js';
@@ -11,7 +11,7 @@ import { sourceEventsHandler } from './sources/source-events.js';
 import { DedupeClaims } from './submissions/claims.js';
 import { SubmissionIntake } from './submissions/intake.js';
 import { leadLinkHandler } from './submissions/lead-link.js';
-import { Outbox } from './submissions/outbox.js';
+import { upgradeLegacyOutbox } from './submissions/legacy-outbox.js';
 
 /** The webhook and anything else under its prefix (answered 404 without a credential check). */
 const WEBHOOK_PATH = /^\/api\/webhooks(\/|$)/;
@@ -33,15 +33,15 @@ export function createIntakeService(
     config.IDEMPOTENCY_WINDOW_HOURS * HOUR_MS,
   );
   const outbox = new Outbox({
-    submissions,
-    claims,
+    store,
     bus,
     logger,
-    retentionMs: config.SUBMISSION_RETENTION_DAYS * 24 * HOUR_MS,
-    intervalMs: config.OUTBOX_RELAY_INTERVAL_MS,
+    collection: COLLECTIONS.outbox,
+    relayIntervalMs: config.OUTBOX_RELAY_INTERVAL_MS,
     takeOverAfterMs: config.OUTBOX_RELAY_AFTER_MS,
   });
-  const intake = new SubmissionIntake({ submissions, sources, claims, outbox, logger });
+  const retentionMs = config.SUBMISSION_RETENTION_DAYS * 24 * HOUR_MS;
+  const intake = new SubmissionIntake({ submissions, sources, claims, outbox, logger, retentionMs });
   const subscriptions: Subscription[] = [];
 
   return {
@@ -61,6 +61,7 @@ export function createIntakeService(
       await claims.createIndexes();
       await outbox.createIndexes();
       await intake.createIndexes();
+      await upgradeLegacyOutbox(store, retentionMs, logger);
       for (const [name, handler] of [
         ['intake.source.sync', sourceEventsHandler(sources)],
         ['intake.lead.link', leadLinkHandler(submissions)],

@@ -174,23 +174,27 @@ export function faultyStore(store: DocStore): {
   heal(): void;
 } {
   const failing = new Set<string>();
+  const wrap = <TDoc extends Document>(collection: Collection<TDoc>, name: string) =>
+    new Proxy(collection, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) =>
+          failing.has(`${name}.${String(property)}`)
+            ? Promise.reject(new Error(`${name}.${String(property)} failed (test)`))
+            : value.apply(target, args);
+      },
+    }) as Collection<TDoc>;
   const faulty: DocStore = {
     kind: store.kind,
+    transactional: store.transactional,
     ping: () => store.ping(),
     close: () => store.close(),
-    collection: <TDoc extends Document>(name: string) => {
-      const collection = store.collection<TDoc>(name);
-      return new Proxy(collection, {
-        get(target, property, receiver) {
-          const value = Reflect.get(target, property, receiver);
-          if (typeof value !== 'function') return value;
-          return (...args: unknown[]) =>
-            failing.has(`${name}.${String(property)}`)
-              ? Promise.reject(new Error(`${name}.${String(property)} failed (test)`))
-              : value.apply(target, args);
-        },
-      }) as Collection<TDoc>;
-    },
+    collection: <TDoc extends Document>(name: string) => wrap(store.collection<TDoc>(name), name),
+    transaction: (work) =>
+      store.transaction((tx) =>
+        work({ collection: <TDoc extends Document>(name: string) => wrap(tx.collection<TDoc>(name), name) }),
+      ),
   };
   return {
     store: faulty,

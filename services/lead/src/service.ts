@@ -5,22 +5,17 @@ import {
   type EventEnvelope,
   type KnownEvent,
 } from '@lead-capture/contracts';
-import {
-  type PeriodicTask,
-  type ServiceDeps,
-  type ServiceModule,
-  startPeriodicTask,
-} from '@lead-capture/kit';
+import { Outbox, type ServiceDeps, type ServiceModule } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
-import { createCaptureHandler } from './capture.js';
+import { CAPTURE_MAX_ATTEMPTS, createCaptureHandler } from './capture.js';
 import { type LeadConfig, loadLeadConfig } from './config.js';
 import type { LeadContext } from './context.js';
 import { createDirectoryHandler, isDirectoryEvent } from './directory.js';
+import { createImportTracker } from './imports.js';
 import { createLeadActions } from './lead-actions.js';
-import { LeadOutbox } from './outbox.js';
 import { createProgressHandler } from './progress.js';
 import { leadsRoutes } from './routes/leads/index.js';
-import { createIndexes, leadCollections } from './store.js';
+import { createIndexes, LEAD_OUTBOX, leadCollections } from './store.js';
 
 const CAPTURE_GROUP = consumerGroup('lead.lead.capture');
 const PROGRESS_GROUP = consumerGroup('lead.lead.progress');
@@ -52,20 +47,27 @@ export function createLeadService(
     bus: deps.bus,
     config,
   };
-  const outbox = new LeadOutbox(context.collections.outbox, deps.bus, deps.logger);
+  const outbox = new Outbox({
+    store: deps.store,
+    bus: deps.bus,
+    logger: deps.logger,
+    collection: LEAD_OUTBOX,
+    takeOverAfterMs: relayIntervalMs,
+    relayIntervalMs,
+  });
   const actions = createLeadActions(context, outbox);
-  const captureLead = createCaptureHandler(context);
+  const imports = createImportTracker(context);
+  const captureLead = createCaptureHandler(context, imports);
   const recordProgress = createProgressHandler(context);
   const syncDirectory = createDirectoryHandler(context);
   const subscriptions: Subscription[] = [];
-  let relay: PeriodicTask | undefined;
 
   return {
     name: 'lead',
     routePrefixes: ['/api/leads'],
 
     async registerRoutes(app: FastifyInstance) {
-      await app.register(leadsRoutes, { context, actions });
+      await app.register(leadsRoutes, { context, actions, imports });
     },
 
     async start() {
@@ -73,10 +75,10 @@ export function createLeadService(
       await createIndexes(context.collections);
       subscriptions.push(
         await deps.bus.subscribe(
-          { group: CAPTURE_GROUP.group, types: [...CAPTURE_GROUP.types] },
-          async (event) => {
+          { group: CAPTURE_GROUP.group, types: [...CAPTURE_GROUP.types], maxAttempts: CAPTURE_MAX_ATTEMPTS },
+          async (event, delivery) => {
             const known = asKnown(event);
-            if (known.type === 'lead.received') await captureLead(known);
+            if (known.type === 'lead.received') await captureLead(known, delivery);
           },
         ),
         await deps.bus.subscribe(
@@ -103,17 +105,12 @@ export function createLeadService(
           },
         ),
       );
-      relay = startPeriodicTask({
-        name: 'lead outbox relay',
-        intervalMs: relayIntervalMs,
-        logger: deps.logger,
-        pass: () => outbox.relay(new Date(Date.now() - relayIntervalMs)),
-      });
+      await outbox.createIndexes();
+      outbox.start();
     },
 
     async stop() {
-      await relay?.stop();
-      relay = undefined;
+      await outbox.stop();
       await Promise.all(subscriptions.splice(0).map((subscription) => subscription.cancel()));
     },
   };

@@ -11,7 +11,6 @@ import type {
   SubmissionOrigin,
 } from '@lead-capture/contracts';
 import type { Collection, DocStore } from '@lead-capture/docstore';
-import type { OutboxDoc } from './outbox.js';
 
 /** Who caused a timeline entry: a user (possibly through an API key), a service, or nobody known. */
 export type TimelineActor = { userId?: string; apiKeyId?: string; service?: string };
@@ -160,14 +159,52 @@ export type UserDoc = {
   eventAt: string;
 };
 
+/** A row of an import that did not become a lead, numbered as a spreadsheet does (header = 1). */
+export type ImportRowError = { row: number; error: string };
+
+/** What the capture made of the accepted rows of an import. */
+export type ImportTally = { created: number; duplicates: number; failed: number };
+
+/** A CSV import and how far its capture got (see imports.ts). */
 export type ImportDoc = {
   _id: string;
   actor: TimelineActor | null;
   createdAt: string;
+  /** Data rows of the file, blank lines aside. */
   rows: number;
-  imported: number;
-  duplicates: number;
-  failed: number;
+  /** Rows handed to the capture chain (their lead.received published); grows while `uploaded` is false. */
+  accepted: number;
+  /** Rows refused at upload (invalid, or never handed over because the upload stopped). */
+  rejected: number;
+  /** The first rows that failed, by row: those refused at upload, and, once done, those the capture failed. */
+  errors: ImportRowError[];
+  /** Every row is either accepted or rejected: `accepted` is final. */
+  uploaded: boolean;
+  status: 'in_progress' | 'done';
+  /**
+   * Accepted rows the capture processed, by outcome. A running tally while in progress (one row may
+   * be missing from it after a crash); recounted from lead_import_rows and final once done.
+   */
+  tally: ImportTally;
+  /** Id of the lead.import_progress event that announces the end; fixed so a re-publish carries it. */
+  doneEventId: string;
+  finishedAt: string | null;
+};
+
+/**
+ * What the capture made of one accepted row: `_id` is `<importId>:<importRow>`, so a redelivered
+ * lead.received finds its row counted already and counts nothing twice.
+ */
+export type ImportRowDoc = {
+  _id: string;
+  importId: string;
+  /** The spreadsheet row (header = 1). */
+  row: number;
+  outcome: 'created' | 'duplicate' | 'failed';
+  leadId: string | null;
+  error: string | null;
+  /** When the outcome was recorded; the rows expire IMPORT_ROW_DAYS later (the import keeps the totals). */
+  at: Date;
 };
 
 export interface LeadCollections {
@@ -180,13 +217,19 @@ export interface LeadCollections {
   pipelines: Collection<PipelineDoc>;
   users: Collection<UserDoc>;
   imports: Collection<ImportDoc>;
-  /** Events of API changes not yet confirmed by the bus (see outbox.ts). */
-  outbox: Collection<OutboxDoc>;
+  importRows: Collection<ImportRowDoc>;
 }
 
-const TOMBSTONE_DAYS = 30;
+/** Where a service's collections come from: the store, or an outbox change's transaction. */
+export type CollectionSource = Pick<DocStore, 'collection'>;
 
-export function leadCollections(store: DocStore): LeadCollections {
+/** The lead service's outbox collection (kit's Outbox). */
+export const LEAD_OUTBOX = 'lead_outbox';
+
+const TOMBSTONE_DAYS = 30;
+const IMPORT_ROW_DAYS = 30;
+
+export function leadCollections(store: CollectionSource): LeadCollections {
   return {
     leads: store.collection<LeadDoc>('lead_leads'),
     timeline: store.collection<TimelineDoc>('lead_events'),
@@ -197,13 +240,13 @@ export function leadCollections(store: DocStore): LeadCollections {
     pipelines: store.collection<PipelineDoc>('lead_pipelines'),
     users: store.collection<UserDoc>('lead_users'),
     imports: store.collection<ImportDoc>('lead_imports'),
-    outbox: store.collection<OutboxDoc>('lead_outbox'),
+    importRows: store.collection<ImportRowDoc>('lead_import_rows'),
   };
 }
 
 /** Every index a query of this service relies on; idempotent, run at start. */
 export async function createIndexes(collections: LeadCollections): Promise<void> {
-  const { leads, timeline, tombstones, tags, pipelines, outbox } = collections;
+  const { leads, timeline, tombstones, tags, pipelines, imports, importRows, claims } = collections;
   await Promise.all([
     leads.createIndex({ submissionId: 1 }, { unique: true }),
     // The list: newest first by default, each filter with the default order for MongoDB.
@@ -215,17 +258,21 @@ export async function createIndexes(collections: LeadCollections): Promise<void>
     leads.createIndex({ isDuplicate: 1, createdAt: -1 }),
     leads.createIndex({ duplicateOf: 1, createdAt: 1 }),
     leads.createIndex({ identityKeys: 1 }),
+    // Handing an original's claims over to its heir (delete, merge).
+    claims.createIndex({ leadId: 1 }),
     leads.createIndex({ pipelineId: 1, stageId: 1 }),
     leads.createIndex({ tagIds: 1 }),
     // The search: its patterns are tested on these indexes' keys, never on every lead.
-    leads.createIndex({ searchText: 1 }),
-    leads.createIndex({ phoneDigits: 1 }),
+    leads.createIndex({ searchText: 1 }, { substring: true }),
+    leads.createIndex({ phoneDigits: 1 }, { substring: true }),
     timeline.createIndex({ leadId: 1, position: -1 }),
     timeline.createIndex({ causeId: 1, type: 1, leadId: 1 }, { unique: true }),
     tombstones.createIndex({ deletedAt: 1 }, { expireAfterSeconds: TOMBSTONE_DAYS * 24 * 3600 }),
     tags.createIndex({ nameKey: 1 }, { unique: true }),
     pipelines.createIndex({ isDefault: 1 }),
-    outbox.createIndex({ position: 1 }),
-    outbox.createIndex({ leadId: 1, position: 1 }),
+    imports.createIndex({ createdAt: -1 }),
+    // An import's counts per outcome, and its failed rows in row order.
+    importRows.createIndex({ importId: 1, outcome: 1, row: 1 }),
+    importRows.createIndex({ at: 1 }, { expireAfterSeconds: IMPORT_ROW_DAYS * 24 * 3600 }),
   ]);
 }

@@ -56,13 +56,12 @@ export async function moveTimeline(
   fromLeadId: string,
   toLeadId: string,
 ): Promise<void> {
-  // A lead's timeline is short; reading the ids first keeps the loop off a cursor it modifies.
-  for (const entry of await timeline.find({ leadId: fromLeadId }, { projection: { _id: 1 } })) {
-    try {
-      await timeline.updateOne({ _id: entry._id }, { $set: { leadId: toLeadId } });
-    } catch (error) {
-      if (!isDuplicateKeyError(error)) throw error;
-      await timeline.deleteOne({ _id: entry._id });
-    }
+  // A lead's timeline is short; reading it first keeps the loop off a cursor it modifies. An entry
+  // the target already has (same cause and type) is dropped: checked first rather than caught, since
+  // a failed write would abort a MongoDB transaction.
+  for (const entry of await timeline.find({ leadId: fromLeadId })) {
+    const twin = await timeline.findOne({ causeId: entry.causeId, type: entry.type, leadId: toLeadId });
+    if (twin) await timeline.deleteOne({ _id: entry._id });
+    else await timeline.updateOne({ _id: entry._id }, { $set: { leadId: toLeadId } });
   }
 }

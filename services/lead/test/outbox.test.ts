@@ -78,7 +78,7 @@ describe('the outbox: API changes survive a failed publish', () => {
     expect(flaky.updatesOf(lead.id)).toEqual([]);
     const [waiting, ...more] = await flaky.pending();
     expect(more).toEqual([]);
-    expect(waiting).toMatchObject({ leadId: lead.id, envelope: { type: 'lead.updated' } });
+    expect(waiting).toMatchObject({ stream: lead.id, envelope: { type: 'lead.updated' } });
 
     flaky.state.failing = false;
     const [delivered] = await waitFor(() => {

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { PipelineDeleted, PipelineSnapshot } from '@lead-capture/contracts';
-import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
-import { badRequest, conflict, notFound, type ServiceDeps } from '@lead-capture/kit';
+import { type Collection, type DocStore, isDuplicateKeyError } from '@lead-capture/docstore';
+import {
+  badRequest,
+  conflict,
+  notFound,
+  Outbox,
+  type OutboxChange,
+  type ServiceDeps,
+} from '@lead-capture/kit';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Stage } from './stages.js';
 
@@ -28,9 +35,8 @@ const SEED_PIPELINE = {
   ],
 };
 
-/** The order in which a pipeline's pending events are published when several wait. */
-const PIPELINE_EVENT_TYPES = ['pipeline.created', 'pipeline.updated', 'pipeline.deleted'] as const;
-type PipelineEventType = (typeof PIPELINE_EVENT_TYPES)[number];
+/** The pipeline service's outbox collection (kit's Outbox). */
+export const PIPELINE_OUTBOX = 'pipeline_outbox';
 
 export type PipelineDocument = {
   _id: string;
@@ -41,19 +47,14 @@ export type PipelineDocument = {
   /** 1 at creation, +1 with every change, the default flag included; travels in the events. */
   revision: number;
   changedAt: string;
-  /**
-   * Outbox: the events of changes not yet confirmed by the bus. Written in the same update as the
-   * change, published with the pipeline's state at publishing time, cleared once published.
-   */
-  unpublished?: PipelineEventType[];
-  /** A deleted pipeline is kept until its pipeline.deleted event is published, then removed. */
+  /** Set by earlier versions, which kept a deleted pipeline until its event was published. */
   deletedAt?: string;
 };
 
 /**
  * Which pipelines exist and which one is the default, in one document: "the default exists" is
- * kept by single atomic updates (make default only if listed, remove only if not the default),
- * with no multi-document transaction — the embedded store has none.
+ * kept by single atomic updates (make default only if listed, remove only if not the default), so
+ * it holds even where the store has no transactions.
  */
 type Registry = { _id: string; defaultId: string; pipelineIds: string[] };
 const REGISTRY_ID = 'pipelines';
@@ -83,19 +84,48 @@ const live = (id: string) => ({ _id: id, deletedAt: { $exists: false } });
 /** Optimistic updates give up after this many collisions with concurrent changes. */
 const MAX_ATTEMPTS = 5;
 
-/** The pipelines, the registry that names the default, and the outbox. */
+/** Where the pipelines and the registry are read and written: the store, or one outbox change. */
+interface PipelineCollections {
+  pipelines: Collection<PipelineDocument>;
+  registry: Collection<Registry>;
+}
+
+function pipelineCollections(source: Pick<DocStore, 'collection'>): PipelineCollections {
+  return {
+    pipelines: source.collection<PipelineDocument>(PIPELINES_COLLECTION),
+    registry: source.collection<Registry>(REGISTRY_COLLECTION),
+  };
+}
+
+/**
+ * The pipelines and the registry that names the default. Every change is stored with its events in
+ * one outbox change, then published (the relay publishes what the bus refused).
+ */
 export class Pipelines {
   private readonly pipelines: Collection<PipelineDocument>;
   private readonly registry: Collection<Registry>;
+  readonly outbox: Outbox;
 
-  constructor(private readonly deps: Pick<ServiceDeps, 'store' | 'bus' | 'logger'>) {
-    this.pipelines = deps.store.collection<PipelineDocument>(PIPELINES_COLLECTION);
-    this.registry = deps.store.collection<Registry>(REGISTRY_COLLECTION);
+  constructor(
+    deps: Pick<ServiceDeps, 'store' | 'bus' | 'logger'>,
+    /** How often the outbox relay runs, and how long it leaves a new event to its request. */
+    relayIntervalMs = 5000,
+  ) {
+    ({ pipelines: this.pipelines, registry: this.registry } = pipelineCollections(deps.store));
+    this.outbox = new Outbox({
+      store: deps.store,
+      bus: deps.bus,
+      logger: deps.logger,
+      collection: PIPELINE_OUTBOX,
+      relayIntervalMs,
+      takeOverAfterMs: relayIntervalMs,
+    });
   }
 
   async createIndexes(): Promise<void> {
     await this.pipelines.createIndex({ createdAt: 1 });
     await this.pipelines.createIndex({ changedAt: 1 });
+    await this.outbox.createIndexes();
   }
 
   /**
@@ -104,21 +134,29 @@ export class Pipelines {
    */
   async ensureDefault(): Promise<void> {
     if (await this.readRegistry()) return;
-    let seeded = false;
     if ((await this.pipelines.countDocuments({})) === 0) {
       const now = new Date().toISOString();
-      seeded = await insertedUnlessDuplicate(
-        this.pipelines.insertOne({
-          _id: SEED_PIPELINE_ID,
-          name: SEED_PIPELINE.name,
-          stages: SEED_PIPELINE.stages.map((stage, order) => ({ id: randomUUID(), ...stage, order })),
-          createdAt: now,
-          revision: 1,
-          changedAt: now,
-          unpublished: ['pipeline.created'],
+      const seeded = await insertedUnlessDuplicate(
+        this.change({ correlationId: randomUUID() }, async (tx, emitState) => {
+          await tx.pipelines.insertOne({
+            _id: SEED_PIPELINE_ID,
+            name: SEED_PIPELINE.name,
+            stages: SEED_PIPELINE.stages.map((stage, order) => ({ id: randomUUID(), ...stage, order })),
+            createdAt: now,
+            revision: 1,
+            changedAt: now,
+          });
+          await tx.registry.insertOne({
+            _id: REGISTRY_ID,
+            defaultId: SEED_PIPELINE_ID,
+            pipelineIds: [SEED_PIPELINE_ID],
+          });
+          await emitState('pipeline.created', SEED_PIPELINE_ID);
         }),
       );
+      if (seeded) return;
     }
+    // Pipelines from before the registry existed: list them, the oldest as the default.
     const existing = await this.pipelines.find(
       { deletedAt: { $exists: false } },
       { sort: { createdAt: 1, _id: 1 } },
@@ -133,7 +171,6 @@ export class Pipelines {
         }),
       );
     }
-    if (seeded) await this.announce(SEED_PIPELINE_ID, { correlationId: randomUUID(), log: this.deps.logger });
   }
 
   /** Oldest first. */
@@ -160,193 +197,159 @@ export class Pipelines {
   ): Promise<Pipeline> {
     const now = new Date().toISOString();
     const id: string = randomUUID();
-    await this.pipelines.insertOne({
-      _id: id,
-      name: input.name,
-      stages: input.stages,
-      createdAt: now,
-      revision: 1,
-      changedAt: now,
-      unpublished: ['pipeline.created'],
+    await this.change(context, async (tx, emitState) => {
+      await tx.pipelines.insertOne({
+        _id: id,
+        name: input.name,
+        stages: input.stages,
+        createdAt: now,
+        revision: 1,
+        changedAt: now,
+      });
+      await register(tx, id);
+      const changed = input.isDefault ? await makeDefault(tx, id) : [];
+      await emitState('pipeline.created', id);
+      for (const other of changed) if (other !== id) await emitState('pipeline.updated', other);
     });
-    await this.register(id);
-    const changed = input.isDefault ? await this.makeDefault(id) : [];
-    await this.announceAll(new Set([id, ...changed]), context);
     return this.get(id);
   }
 
   async update(id: string, changes: PipelineChanges, context: ChangeContext): Promise<Pipeline> {
-    const registry = await this.readRegistry();
-    if (!registry?.pipelineIds.includes(id)) throw notFound(PIPELINE_NOT_FOUND);
-    if (changes.isDefault === false && registry.defaultId === id)
-      throw badRequest(DEFAULT_CANNOT_BE_UNMARKED);
-    await this.applyChanges(id, changes);
-    const changed = changes.isDefault ? await this.makeDefault(id) : [];
-    await this.announceAll(new Set([id, ...changed]), context);
+    await this.change(context, async (tx, emitState) => {
+      const registry = await tx.registry.findOne({ _id: REGISTRY_ID });
+      if (!registry?.pipelineIds.includes(id)) throw notFound(PIPELINE_NOT_FOUND);
+      if (changes.isDefault === false && registry.defaultId === id)
+        throw badRequest(DEFAULT_CANNOT_BE_UNMARKED);
+      const updated = await applyChanges(tx, id, changes);
+      const changed = new Set(changes.isDefault ? await makeDefault(tx, id) : []);
+      if (updated) changed.add(id);
+      for (const pipelineId of changed) await emitState('pipeline.updated', pipelineId);
+    });
     return this.get(id);
   }
 
   async delete(id: string, context: ChangeContext): Promise<void> {
-    await this.unregister(id);
-    const now = new Date().toISOString();
-    await this.pipelines.updateOne(
-      { _id: id },
-      {
-        $set: { deletedAt: now, changedAt: now },
-        $inc: { revision: 1 },
-        $addToSet: { unpublished: 'pipeline.deleted' },
-      },
-    );
-    await this.announce(id, context);
-  }
-
-  /**
-   * Publishes what the outbox holds for changes made before `olderThan`: the request that made them
-   * could not publish (broker unreachable, process stopped). Each pipeline on its own.
-   */
-  async relayUnpublished(olderThan: Date): Promise<void> {
-    const pending = await this.pipelines.find(
-      { unpublished: { $exists: true }, changedAt: { $lt: olderThan.toISOString() } },
-      { sort: { changedAt: 1 } },
-    );
-    for (const { _id: id } of pending) {
-      try {
-        await this.publishPending(id, randomUUID());
-      } catch (error) {
-        this.deps.logger.error({ err: error, pipelineId: id }, 'Pipeline events still not published');
-      }
-    }
+    await this.change(context, async (tx) => {
+      await unregister(tx, id);
+      const deleted = await tx.pipelines.findOneAndDelete({ _id: id });
+      if (!deleted) throw notFound(PIPELINE_NOT_FOUND);
+      await this.emit(
+        tx,
+        'pipeline.deleted',
+        id,
+        { pipelineId: id, revision: deleted.revision + 1 },
+        context,
+      );
+    });
   }
 
   private readRegistry(): Promise<Registry | null> {
     return this.registry.findOne({ _id: REGISTRY_ID });
   }
 
-  /** Lists a new pipeline; the first one there is becomes the default, whatever it says. */
-  private async register(id: string): Promise<void> {
-    const listed = { $addToSet: { pipelineIds: id } };
-    try {
-      await this.registry.updateOne(
-        { _id: REGISTRY_ID },
-        { ...listed, $setOnInsert: { defaultId: id } },
-        { upsert: true },
-      );
-    } catch (error) {
-      // Another first pipeline created the registry at the same moment.
-      if (!isDuplicateKeyError(error)) throw error;
-      await this.registry.updateOne({ _id: REGISTRY_ID }, listed);
-    }
-  }
-
-  /** Unlists a pipeline unless it is the default (409) or not listed (404), atomically. */
-  private async unregister(id: string): Promise<void> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const registry = await this.readRegistry();
-      if (!registry?.pipelineIds.includes(id)) throw notFound(PIPELINE_NOT_FOUND);
-      if (registry.defaultId === id) throw conflict(DEFAULT_CANNOT_BE_DELETED);
-      const removed = await this.registry.findOneAndUpdate(
-        { _id: REGISTRY_ID, pipelineIds: id, defaultId: { $ne: id } },
-        { $pull: { pipelineIds: id } },
-      );
-      if (removed) return;
-    }
-    throw conflict(BUSY);
-  }
-
   /**
-   * Moves the default to `id` in one update of the registry (only if `id` is still listed); the
-   * previous default's flag changes with it, so both pipelines get a new revision and a
-   * pipeline.updated. Returns the pipelines changed.
+   * One outbox change over the pipeline collections. `emitState` records the event of a pipeline
+   * with its state as the change leaves it (its default flag from the registry).
    */
-  private async makeDefault(id: string): Promise<string[]> {
-    const before = await this.registry.findOneAndUpdate(
-      { _id: REGISTRY_ID, pipelineIds: id },
-      { $set: { defaultId: id } },
-      { returnDocument: 'before' },
+  private change<T>(
+    context: Pick<ChangeContext, 'correlationId'>,
+    work: (
+      tx: PipelineCollections & { change: OutboxChange },
+      emitState: (type: 'pipeline.created' | 'pipeline.updated', id: string) => Promise<void>,
+    ) => Promise<T>,
+  ): Promise<T> {
+    return this.outbox.change(async (change) => {
+      const tx = { ...pipelineCollections(change), change };
+      return work(tx, async (type, id) => {
+        const [pipeline, registry] = await Promise.all([
+          tx.pipelines.findOne({ _id: id }),
+          tx.registry.findOne({ _id: REGISTRY_ID }),
+        ]);
+        if (!pipeline) return;
+        const snapshot: PipelineSnapshot = {
+          pipelineId: id,
+          revision: pipeline.revision,
+          name: pipeline.name,
+          isDefault: registry?.defaultId === id,
+          stages: pipeline.stages,
+        };
+        await this.emit(tx, type, id, snapshot, context);
+      });
+    });
+  }
+
+  private async emit(
+    tx: { change: OutboxChange },
+    type: 'pipeline.created' | 'pipeline.updated' | 'pipeline.deleted',
+    id: string,
+    data: PipelineSnapshot | PipelineDeleted,
+    context: Pick<ChangeContext, 'correlationId'>,
+  ): Promise<void> {
+    await tx.change.emit(id, type, data as never, { correlationId: context.correlationId });
+  }
+}
+
+/** Lists a new pipeline; the first one there is becomes the default, whatever it says. */
+async function register(tx: PipelineCollections, id: string): Promise<void> {
+  await tx.registry.updateOne(
+    { _id: REGISTRY_ID },
+    { $addToSet: { pipelineIds: id }, $setOnInsert: { defaultId: id } },
+    { upsert: true },
+  );
+}
+
+/** Unlists a pipeline unless it is the default (409) or not listed (404), atomically. */
+async function unregister(tx: PipelineCollections, id: string): Promise<void> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const registry = await tx.registry.findOne({ _id: REGISTRY_ID });
+    if (!registry?.pipelineIds.includes(id)) throw notFound(PIPELINE_NOT_FOUND);
+    if (registry.defaultId === id) throw conflict(DEFAULT_CANNOT_BE_DELETED);
+    const removed = await tx.registry.findOneAndUpdate(
+      { _id: REGISTRY_ID, pipelineIds: id, defaultId: { $ne: id } },
+      { $pull: { pipelineIds: id } },
     );
-    if (!before) throw notFound(PIPELINE_NOT_FOUND);
-    if (before.defaultId === id) return [];
-    const changed = [id, before.defaultId];
-    await this.pipelines.updateMany(
-      { _id: { $in: changed }, deletedAt: { $exists: false } },
-      {
-        $set: { changedAt: new Date().toISOString() },
-        $inc: { revision: 1 },
-        $addToSet: { unpublished: 'pipeline.updated' },
-      },
+    if (removed) return;
+  }
+  throw conflict(BUSY);
+}
+
+/**
+ * Moves the default to `id` in one update of the registry (only if `id` is still listed); the
+ * previous default's flag changes with it, so both pipelines get a new revision and a
+ * pipeline.updated. Returns the pipelines changed.
+ */
+async function makeDefault(tx: PipelineCollections, id: string): Promise<string[]> {
+  const before = await tx.registry.findOneAndUpdate(
+    { _id: REGISTRY_ID, pipelineIds: id },
+    { $set: { defaultId: id } },
+    { returnDocument: 'before' },
+  );
+  if (!before) throw notFound(PIPELINE_NOT_FOUND);
+  if (before.defaultId === id) return [];
+  const changed = [id, before.defaultId];
+  await tx.pipelines.updateMany(
+    { _id: { $in: changed }, deletedAt: { $exists: false } },
+    { $set: { changedAt: new Date().toISOString() }, $inc: { revision: 1 } },
+  );
+  return changed;
+}
+
+/** Name and stages; the stage list is rebuilt from the revision it was validated against. False: nothing to change. */
+async function applyChanges(tx: PipelineCollections, id: string, changes: PipelineChanges): Promise<boolean> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const current = await tx.pipelines.findOne(live(id));
+    if (!current) throw notFound(PIPELINE_NOT_FOUND);
+    const fields: Partial<Pick<PipelineDocument, 'name' | 'stages'>> = {};
+    if (changes.name !== undefined) fields.name = changes.name;
+    if (changes.stages) fields.stages = changes.stages(current.stages);
+    if (Object.keys(fields).length === 0) return false;
+    const updated = await tx.pipelines.findOneAndUpdate(
+      { ...live(id), revision: current.revision },
+      { $set: { ...fields, changedAt: new Date().toISOString() }, $inc: { revision: 1 } },
     );
-    return changed;
+    if (updated) return true;
   }
-
-  /** Name and stages; the stage list is rebuilt from the revision it was validated against. */
-  private async applyChanges(id: string, changes: PipelineChanges): Promise<void> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const current = await this.pipelines.findOne(live(id));
-      if (!current) throw notFound(PIPELINE_NOT_FOUND);
-      const fields: Partial<Pick<PipelineDocument, 'name' | 'stages'>> = {};
-      if (changes.name !== undefined) fields.name = changes.name;
-      if (changes.stages) fields.stages = changes.stages(current.stages);
-      if (Object.keys(fields).length === 0) return;
-      const updated = await this.pipelines.findOneAndUpdate(
-        { ...live(id), revision: current.revision },
-        {
-          $set: { ...fields, changedAt: new Date().toISOString() },
-          $inc: { revision: 1 },
-          $addToSet: { unpublished: 'pipeline.updated' },
-        },
-      );
-      if (updated) return;
-    }
-    throw conflict(BUSY);
-  }
-
-  private async announceAll(ids: ReadonlySet<string>, context: ChangeContext): Promise<void> {
-    for (const id of ids) await this.announce(id, context);
-  }
-
-  /** Publishes the change now; when that fails it stays in the outbox and the relay publishes it. */
-  private async announce(id: string, context: ChangeContext): Promise<void> {
-    try {
-      await this.publishPending(id, context.correlationId);
-    } catch (error) {
-      context.log.error(
-        { err: error, pipelineId: id },
-        'Pipeline event not published; the outbox relay will retry',
-      );
-    }
-  }
-
-  private async publishPending(id: string, correlationId: string): Promise<void> {
-    const [pipeline, registry] = await Promise.all([
-      this.pipelines.findOne({ _id: id }),
-      this.readRegistry(),
-    ]);
-    if (!pipeline?.unpublished?.length) return;
-    // Neither listed nor deleted: a deletion between its two steps (the second announces it), or a
-    // creation that failed before it was listed. Nobody should hear of either yet.
-    if (!pipeline.deletedAt && !registry?.pipelineIds.includes(id)) return;
-    const pending = new Set(pipeline.unpublished);
-    // pipeline.created carries the whole current state: an update made before it went out adds nothing.
-    if (pending.has('pipeline.created')) pending.delete('pipeline.updated');
-    for (const type of PIPELINE_EVENT_TYPES) {
-      if (!pending.has(type)) continue;
-      const data: PipelineSnapshot | PipelineDeleted =
-        type === 'pipeline.deleted'
-          ? { pipelineId: id, revision: pipeline.revision }
-          : {
-              pipelineId: id,
-              revision: pipeline.revision,
-              name: pipeline.name,
-              isDefault: registry?.defaultId === id,
-              stages: pipeline.stages,
-            };
-      await this.deps.bus.publish(type, data, { correlationId });
-    }
-    // Only if nothing changed meanwhile: a newer change publishes itself (with this state included).
-    const settled = { _id: id, revision: pipeline.revision };
-    if (pipeline.deletedAt) await this.pipelines.deleteOne(settled);
-    else await this.pipelines.updateOne(settled, { $unset: { unpublished: '' } });
-  }
+  throw conflict(BUSY);
 }
 
 function toPipeline(document: PipelineDocument, defaultId: string | undefined): Pipeline {

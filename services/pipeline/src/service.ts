@@ -1,9 +1,4 @@
-import {
-  type PeriodicTask,
-  type ServiceDeps,
-  type ServiceModule,
-  startPeriodicTask,
-} from '@lead-capture/kit';
+import type { ServiceDeps, ServiceModule } from '@lead-capture/kit';
 import { Pipelines } from './pipelines.js';
 import { pipelineRoutes } from './routes/pipelines/index.js';
 
@@ -15,15 +10,13 @@ export interface PipelineServiceOptions {
 /**
  * Pipelines and their stages (`pipeline_pipelines`) and the registry that lists them and names the default
  * (`pipeline_registry`); seeds "Sales pipeline" on a fresh install. Publishes pipeline.created /
- * updated / deleted with the full stage list; consumes nothing.
+ * updated / deleted with the full stage list, through its outbox (`pipeline_outbox`); consumes nothing.
  */
 export function createPipelineService(
   deps: ServiceDeps,
   options: PipelineServiceOptions = {},
 ): ServiceModule {
-  const relayIntervalMs = options.relayIntervalMs ?? 5000;
-  const pipelines = new Pipelines(deps);
-  let relay: PeriodicTask | undefined;
+  const pipelines = new Pipelines(deps, options.relayIntervalMs ?? 5000);
 
   return {
     name: 'pipeline',
@@ -34,15 +27,10 @@ export function createPipelineService(
     async start() {
       await pipelines.createIndexes();
       await pipelines.ensureDefault();
-      relay = startPeriodicTask({
-        name: 'pipeline outbox relay',
-        intervalMs: relayIntervalMs,
-        logger: deps.logger,
-        pass: () => pipelines.relayUnpublished(new Date(Date.now() - relayIntervalMs)),
-      });
+      pipelines.outbox.start();
     },
     async stop() {
-      await relay?.stop();
+      await pipelines.outbox.stop();
     },
   };
 }

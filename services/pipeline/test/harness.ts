@@ -115,6 +115,10 @@ export function pausableStore(store: DocStore): {
     kind: store.kind,
     ping: () => store.ping(),
     close: () => store.close(),
+    // Like a MongoDB server without a replica set: a change's writes are made one by one, so
+    // concurrent requests interleave and the registry's single-document updates must keep the rules.
+    transactional: false,
+    transaction: (work) => work({ collection: (name) => wrapped.collection(name) }),
     collection<TDoc extends Document = Document>(name: string): Collection<TDoc> {
       const collection = store.collection<TDoc>(name);
       return new Proxy(collection, {

@@ -1,10 +1,5 @@
 import type { Subscription } from '@lead-capture/bus';
-import {
-  type PeriodicTask,
-  type ServiceDeps,
-  type ServiceModule,
-  startPeriodicTask,
-} from '@lead-capture/kit';
+import type { ServiceDeps, ServiceModule } from '@lead-capture/kit';
 import { sourceRoutes } from './routes/sources/index.js';
 import { Sources } from './sources.js';
 import { UserDirectory } from './users.js';
@@ -22,9 +17,8 @@ export interface SourceServiceOptions {
 export function createSourceService(deps: ServiceDeps, options: SourceServiceOptions = {}): ServiceModule {
   const relayIntervalMs = options.relayIntervalMs ?? 5000;
   const users = new UserDirectory(deps);
-  const sources = new Sources(deps, users);
+  const sources = new Sources(deps, users, relayIntervalMs);
   let subscription: Subscription | undefined;
-  let relay: PeriodicTask | undefined;
 
   return {
     name: 'source',
@@ -35,15 +29,10 @@ export function createSourceService(deps: ServiceDeps, options: SourceServiceOpt
     async start() {
       await sources.createIndexes();
       subscription = await users.subscribe();
-      relay = startPeriodicTask({
-        name: 'source outbox relay',
-        intervalMs: relayIntervalMs,
-        logger: deps.logger,
-        pass: () => sources.relayUnpublished(new Date(Date.now() - relayIntervalMs)),
-      });
+      sources.outbox.start();
     },
     async stop() {
-      await relay?.stop();
+      await sources.outbox.stop();
       await subscription?.cancel();
     },
   };

@@ -7,7 +7,7 @@ import type {
   SourceUpdated,
 } from '@lead-capture/contracts';
 import type { Collection } from '@lead-capture/docstore';
-import { notFound, type ServiceDeps, unavailable } from '@lead-capture/kit';
+import { notFound, Outbox, type ServiceDeps, unavailable } from '@lead-capture/kit';
 import type { FastifyBaseLogger } from 'fastify';
 import { type StoredFieldMapping, toFieldMappings } from './field-mappings.js';
 import { type IntakeSourceState, IntakeSync } from './intake-sync.js';
@@ -19,14 +19,10 @@ export const SOURCE_NOT_FOUND = 'Source not found';
 export const TOKEN_CHANGE_UNCONFIRMED =
   'The webhook token change could not be confirmed by the intake; retry';
 
-/** The order in which a source's pending events are published when several wait. */
-const SOURCE_EVENT_TYPES = [
-  'source.created',
-  'source.token_rotated',
-  'source.updated',
-  'source.deleted',
-] as const;
-type SourceEventType = (typeof SOURCE_EVENT_TYPES)[number];
+type SourceEventType = 'source.created' | 'source.token_rotated' | 'source.updated' | 'source.deleted';
+
+/** The source service's outbox collection (kit's Outbox). */
+export const SOURCE_OUTBOX = 'source_outbox';
 
 export type SourceDocument = {
   _id: string;
@@ -39,12 +35,7 @@ export type SourceDocument = {
   /** 1 at creation, +1 with every change; travels in the events and the intake sync. */
   revision: number;
   changedAt: string;
-  /**
-   * Outbox: the events of changes not yet confirmed by the bus. Written in the same update as the
-   * change, published with the document's current state, cleared once published.
-   */
-  unpublished?: SourceEventType[];
-  /** A deleted source is kept until its source.deleted event is published, then removed. */
+  /** Set by earlier versions, which kept a deleted source until its event was published. */
   deletedAt?: string;
 };
 
@@ -76,23 +67,39 @@ function intakeState(source: SourceDocument): IntakeSourceState {
   };
 }
 
-/** The sources collection, its outbox, and the synchronous hand-over of token changes to the intake. */
+/**
+ * The sources collection, and the synchronous hand-over of token changes to the intake. Every change
+ * is stored with its event in one outbox change, then published (the relay publishes what the bus
+ * refused).
+ */
 export class Sources {
   private readonly sources: Collection<SourceDocument>;
   private readonly intake: IntakeSync;
+  readonly outbox: Outbox;
 
   constructor(
-    private readonly deps: Pick<ServiceDeps, 'store' | 'bus' | 'internal' | 'logger'>,
+    deps: Pick<ServiceDeps, 'store' | 'bus' | 'internal' | 'logger'>,
     private readonly users: UserDirectory,
+    /** How often the outbox relay runs, and how long it leaves a new event to its request. */
+    relayIntervalMs = 5000,
   ) {
     this.sources = deps.store.collection<SourceDocument>(SOURCES_COLLECTION);
     this.intake = new IntakeSync(deps.internal);
+    this.outbox = new Outbox({
+      store: deps.store,
+      bus: deps.bus,
+      logger: deps.logger,
+      collection: SOURCE_OUTBOX,
+      relayIntervalMs,
+      takeOverAfterMs: relayIntervalMs,
+    });
   }
 
   async createIndexes(): Promise<void> {
     await this.sources.createIndex({ webhookToken: 1 }, { unique: true });
     await this.sources.createIndex({ createdAt: -1 });
     await this.sources.createIndex({ changedAt: 1 });
+    await this.outbox.createIndexes();
   }
 
   /** Newest first. */
@@ -120,25 +127,30 @@ export class Sources {
       createdBy: input.createdBy,
       revision: 1,
       changedAt: now,
-      unpublished: ['source.created'],
     };
-    await this.sources.insertOne(source);
-    await this.announce(source._id, context);
+    const created = await this.eventData('source.created', source);
+    await this.outbox.change(async (change) => {
+      await change.collection<SourceDocument>(SOURCES_COLLECTION).insertOne(source);
+      await change.emit(source._id, 'source.created', created, { correlationId: context.correlationId });
+    });
     await this.syncOrWarn(source, context);
     return source;
   }
 
   async update(id: string, changes: SourceChanges, context: ChangeContext): Promise<SourceDocument> {
-    const source = await this.change(id, 'source.updated', changes);
-    await this.announce(id, context);
+    const source = await this.change(id, 'source.updated', changes, context);
     await this.syncOrWarn(source, context);
     return source;
   }
 
   /** The new token is valid, and the old one refused by the intake, when this resolves; else 503. */
   async rotateToken(id: string, context: ChangeContext): Promise<SourceDocument> {
-    const source = await this.change(id, 'source.token_rotated', { webhookToken: newWebhookToken() });
-    await this.announce(id, context);
+    const source = await this.change(
+      id,
+      'source.token_rotated',
+      { webhookToken: newWebhookToken() },
+      context,
+    );
     const sync = await this.intake.put(intakeState(source));
     if (!sync.ok) {
       context.log.warn(
@@ -150,19 +162,20 @@ export class Sources {
     return source;
   }
 
-  /** The token is refused by the intake when this resolves; else 503 (a retry confirms again). */
+  /** The token is refused by the intake when this resolves; else 503 (the source is gone either way). */
   async delete(id: string, context: ChangeContext): Promise<void> {
-    const now = new Date().toISOString();
-    const deleted =
-      (await this.sources.findOneAndUpdate(live(id), {
-        $set: { deletedAt: now, changedAt: now },
-        $inc: { revision: 1 },
-        $addToSet: { unpublished: 'source.deleted' },
-      })) ??
-      // Deleted already, its source.deleted not yet published (the bus was down): confirm with the intake again.
-      (await this.sources.findOne({ _id: id, deletedAt: { $exists: true } }));
-    if (!deleted) throw notFound(SOURCE_NOT_FOUND);
-    await this.announce(id, context);
+    const deleted = await this.outbox.change(async (change) => {
+      const source = await change.collection<SourceDocument>(SOURCES_COLLECTION).findOneAndDelete(live(id));
+      if (!source) throw notFound(SOURCE_NOT_FOUND);
+      const revision = source.revision + 1;
+      await change.emit(
+        id,
+        'source.deleted',
+        { sourceId: id, revision },
+        { correlationId: context.correlationId },
+      );
+      return { revision };
+    });
     const sync = await this.intake.remove(id, deleted.revision);
     if (!sync.ok) {
       context.log.warn({ sourceId: id, reason: sync.reason }, 'Source deletion not confirmed by the intake');
@@ -170,68 +183,23 @@ export class Sources {
     }
   }
 
-  /**
-   * Publishes what the outbox holds for changes made before `olderThan`: the request that
-   * made them could not publish (broker unreachable, process stopped). Each source on its own, so
-   * one failing source does not hold up the others.
-   */
-  async relayUnpublished(olderThan: Date): Promise<void> {
-    const pending = await this.sources.find(
-      { unpublished: { $exists: true }, changedAt: { $lt: olderThan.toISOString() } },
-      { sort: { changedAt: 1 } },
-    );
-    for (const source of pending) {
-      try {
-        await this.publishPending(source._id, randomUUID());
-      } catch (error) {
-        this.deps.logger.error({ err: error, sourceId: source._id }, 'Source events still not published');
-      }
-    }
-  }
-
   private async change(
     id: string,
     event: 'source.updated' | 'source.token_rotated',
     fields: Partial<Pick<SourceDocument, 'name' | 'fieldMappings' | 'webhookToken'>>,
+    context: ChangeContext,
   ): Promise<SourceDocument> {
-    const source = await this.sources.findOneAndUpdate(live(id), {
-      $set: { ...fields, changedAt: new Date().toISOString() },
-      $inc: { revision: 1 },
-      $addToSet: { unpublished: event },
+    return this.outbox.change(async (change) => {
+      const source = await change.collection<SourceDocument>(SOURCES_COLLECTION).findOneAndUpdate(live(id), {
+        $set: { ...fields, changedAt: new Date().toISOString() },
+        $inc: { revision: 1 },
+      });
+      if (!source) throw notFound(SOURCE_NOT_FOUND);
+      await change.emit(id, event, await this.eventData(event, source), {
+        correlationId: context.correlationId,
+      });
+      return source;
     });
-    if (!source) throw notFound(SOURCE_NOT_FOUND);
-    return source;
-  }
-
-  /** Publishes the change now; when that fails it stays in the outbox and the relay publishes it. */
-  private async announce(id: string, context: ChangeContext): Promise<void> {
-    try {
-      await this.publishPending(id, context.correlationId);
-    } catch (error) {
-      context.log.error(
-        { err: error, sourceId: id },
-        'Source event not published; the outbox relay will retry',
-      );
-    }
-  }
-
-  private async publishPending(id: string, correlationId: string): Promise<void> {
-    const source = await this.sources.findOne({ _id: id });
-    if (!source?.unpublished?.length) return;
-    const pending = new Set(source.unpublished);
-    // source.created carries the whole current state: changes made before it went out add nothing.
-    if (pending.has('source.created')) {
-      pending.delete('source.updated');
-      pending.delete('source.token_rotated');
-    }
-    for (const type of SOURCE_EVENT_TYPES) {
-      if (pending.has(type))
-        await this.deps.bus.publish(type, await this.eventData(type, source), { correlationId });
-    }
-    // Only if nothing changed meanwhile: a newer change publishes itself (with this state included).
-    const settled = { _id: id, revision: source.revision };
-    if (source.deletedAt) await this.sources.deleteOne(settled);
-    else await this.sources.updateOne(settled, { $unset: { unpublished: '' } });
   }
 
   private async eventData<T extends SourceEventType>(

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { type MessageBus, UnroutableError } from '@lead-capture/bus';
 import { type UserRole, type UserSnapshot, validateEvent } from '@lead-capture/contracts';
 import { type DocStore, type Document, isDuplicateKeyError } from '@lead-capture/docstore';
-import { badRequest, conflict, type Logger, notFound } from '@lead-capture/kit';
+import { badRequest, conflict, notFound, type Outbox } from '@lead-capture/kit';
 import { hashPassword } from './passwords.js';
 import type { RefreshTokens } from './refresh-tokens.js';
 
 export const USERS_COLLECTION = 'gateway_users';
+/** The gateway's outbox collection (kit's Outbox): user events of stored changes not yet published. */
+export const GATEWAY_OUTBOX = 'gateway_outbox';
 
 export interface UserDoc extends Document {
   /** Lower-cased; unique. */
@@ -58,27 +59,24 @@ export function normalizeEmail(email: string): string {
 }
 
 /**
- * The gateway's users (collection gateway_users). Every change is published as user.created /
- * user.updated / user.deleted after it is stored (and undone when the bus refuses it), so the lead
- * service knows who leads can be assigned to. Disabling or deleting a user, or changing their password, revokes their refresh tokens.
+ * The gateway's users (collection gateway_users). Every change is stored with its user.created /
+ * user.updated / user.deleted in one outbox change (gateway_outbox), then published, so the lead
+ * service knows who leads can be assigned to; a publish the bus refuses is relayed later. Disabling or deleting a user, or changing their password, revokes their refresh tokens.
  */
 export class UserDirectory {
   readonly #users;
-  readonly #bus: MessageBus;
+  readonly #outbox: Outbox;
   readonly #refreshTokens: RefreshTokens;
   readonly #now: () => number;
-  readonly #logger: Logger;
 
   constructor(options: {
     store: DocStore;
-    bus: MessageBus;
+    outbox: Outbox;
     refreshTokens: RefreshTokens;
-    logger: Logger;
     now?: () => number;
   }) {
     this.#users = options.store.collection<UserDoc>(USERS_COLLECTION);
-    this.#bus = options.bus;
-    this.#logger = options.logger;
+    this.#outbox = options.outbox;
     this.#refreshTokens = options.refreshTokens;
     this.#now = options.now ?? Date.now;
   }
@@ -119,12 +117,14 @@ export class UserDirectory {
     const problem = validateEvent('user.created', snapshotOf(doc));
     if (problem) throw badRequest(problem.replace(/^Invalid user\.created: /, ''));
     try {
-      await this.#users.insertOne(doc);
+      await this.#outbox.change(async (change) => {
+        await change.collection<UserDoc>(USERS_COLLECTION).insertOne(doc);
+        await change.emit(doc._id, 'user.created', snapshotOf(doc));
+      });
     } catch (error) {
       if (isDuplicateKeyError(error)) throw conflict('A user with this email already exists');
       throw error;
     }
-    await this.#announce('user.created', snapshotOf(doc), () => this.#users.deleteOne({ _id: doc._id }));
     return doc;
   }
 
@@ -139,11 +139,14 @@ export class UserDirectory {
     if (changes.role !== undefined) set.role = changes.role;
     if (changes.active !== undefined) set.active = changes.active;
     if (changes.password !== undefined) set.passwordHash = await hashPassword(changes.password);
-    const updated = await this.#users.findOneAndUpdate({ _id: id }, { $set: set });
-    if (!updated) throw notFound('User not found');
-    await this.#announce('user.updated', snapshotOf(updated), () =>
-      this.#users.replaceOne({ _id: id }, user),
-    );
+    const updated = await this.#outbox.change(async (change) => {
+      const changed = await change
+        .collection<UserDoc>(USERS_COLLECTION)
+        .findOneAndUpdate({ _id: id }, { $set: set });
+      if (!changed) throw notFound('User not found');
+      await change.emit(id, 'user.updated', snapshotOf(changed));
+      return changed;
+    });
     if (changes.active === false || changes.password !== undefined) await this.#refreshTokens.revokeAllOf(id);
     return updated;
   }
@@ -152,28 +155,12 @@ export class UserDirectory {
   async remove(id: string): Promise<void> {
     const user = await this.#existing(id);
     if (user.role === 'admin' && user.active) await this.#assertAnotherActiveAdmin(id);
-    const { deletedCount } = await this.#users.deleteOne({ _id: id });
-    if (deletedCount === 0) throw notFound('User not found');
-    await this.#announce('user.deleted', { userId: id }, () => this.#users.insertOne(user));
+    await this.#outbox.change(async (change) => {
+      const { deletedCount } = await change.collection(USERS_COLLECTION).deleteOne({ _id: id });
+      if (deletedCount === 0) throw notFound('User not found');
+      await change.emit(id, 'user.deleted', { userId: id });
+    });
     await this.#refreshTokens.revokeAllOf(id);
-  }
-
-  /**
-   * Publishes the change; when the bus fails, the stored change is undone before the error goes
-   * on, so the other services never miss a user that exists (or keep one that does not). An event
-   * no service has ever subscribed to (no queue bound yet) is not an inconsistency: it is logged.
-   */
-  async #announce<T>(type: string, data: T, undo: () => Promise<unknown>): Promise<void> {
-    try {
-      await this.#bus.publish(type, data);
-    } catch (error) {
-      if (error instanceof UnroutableError) {
-        this.#logger.warn({ type }, 'No service consumes this user event yet; the change is stored');
-        return;
-      }
-      await undo();
-      throw error;
-    }
   }
 
   async #existing(id: string): Promise<UserDoc> {

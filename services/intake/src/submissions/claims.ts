@@ -18,7 +18,17 @@ export class DedupeClaims {
     await this.collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 });
   }
 
-  async claim(key: string, submissionId: string, now = new Date()): Promise<ClaimResult> {
+  /**
+   * Claims `key` for the submission. Pass `dedupe` to claim inside a transaction (an outbox change).
+   * It reads before it writes, so the usual answers ("held", "held by another") make no failed write,
+   * which would abort a MongoDB transaction.
+   */
+  async claim(
+    key: string,
+    submissionId: string,
+    now = new Date(),
+    dedupe: Collection<DedupeDoc> = this.collection,
+  ): Promise<ClaimResult> {
     const claim: DedupeDoc = {
       _id: key,
       submissionId,
@@ -26,26 +36,29 @@ export class DedupeClaims {
       expiresAt: new Date(now.getTime() + this.windowMs),
     };
     for (let round = 0; round < 3; round++) {
-      try {
-        await this.collection.insertOne(claim);
-        return { held: true };
-      } catch (error) {
-        if (!isDuplicateKeyError(error)) throw error;
-      }
-      // A claim past its window that the TTL sweep has not removed yet no longer counts.
-      const { _id, ...renewal } = claim;
-      const renewed = await this.collection.findOneAndUpdate(
-        { _id: key, expiresAt: { $lte: now } },
-        { $set: renewal },
-      );
-      if (renewed) return { held: true };
-      const existing = await this.collection.findOne({ _id: key });
-      if (existing) {
+      const existing = await dedupe.findOne({ _id: key });
+      if (existing && existing.expiresAt > now) {
         return existing.submissionId === submissionId
           ? { held: true }
           : { held: false, holder: existing.submissionId };
       }
-      // Swept between the two reads: insert again.
+      if (existing) {
+        // A claim past its window that the TTL sweep has not removed yet no longer counts.
+        const { _id, ...renewal } = claim;
+        const renewed = await dedupe.findOneAndUpdate(
+          { _id: key, expiresAt: { $lte: now } },
+          { $set: renewal },
+        );
+        if (renewed) return { held: true };
+        continue;
+      }
+      try {
+        await dedupe.insertOne(claim);
+        return { held: true };
+      } catch (error) {
+        // Another delivery inserted it between the read and the write (no transaction): read again.
+        if (!isDuplicateKeyError(error)) throw error;
+      }
     }
     throw new Error('Idempotency claim kept changing under us');
   }

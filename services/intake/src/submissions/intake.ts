@@ -1,18 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { type MappedSubmission, mapSubmission, nestingDepth } from '@lead-capture/capture';
-import {
-  type ClientInfo,
-  createEnvelope,
-  type LeadReceived,
-  type SubmissionOrigin,
-} from '@lead-capture/contracts';
-import type { Collection } from '@lead-capture/docstore';
-import { AppError, badRequest, conflict, type Logger, notFound } from '@lead-capture/kit';
-import type { SubmissionDoc, SubmissionOutcome } from '../collections.js';
+import type { ClientInfo, LeadReceived, SubmissionOrigin } from '@lead-capture/contracts';
+import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
+import { AppError, badRequest, conflict, type Logger, notFound, type Outbox } from '@lead-capture/kit';
+import { COLLECTIONS, type DedupeDoc, type SubmissionDoc, type SubmissionOutcome } from '../collections.js';
 import type { ActiveSource, SourceDirectory } from '../sources/directory.js';
-import type { ClaimResult, DedupeClaims } from './claims.js';
+import type { DedupeClaims } from './claims.js';
 import { dedupeKeyOf } from './idempotency.js';
-import type { Outbox } from './outbox.js';
 
 /** What a sender should wait before retrying when the submission could not be stored. */
 export const RETRY_AFTER_SECONDS = 10;
@@ -42,9 +36,15 @@ export interface SubmissionIntakeOptions {
   submissions: Collection<SubmissionDoc>;
   sources: SourceDirectory;
   claims: DedupeClaims;
+  /** The intake's outbox (kit): lead.received is recorded with the submission, in one change. */
   outbox: Outbox;
   logger: Logger;
+  /** How long a settled submission stays in the log. */
+  retentionMs: number;
 }
+
+/** Attempts of one accept when concurrent copies of a delivery race for its claim (MongoDB). */
+const ACCEPT_ATTEMPTS = 3;
 
 export interface SubmissionPage {
   data: SubmissionView[];
@@ -75,12 +75,15 @@ export class SubmissionIntake {
     const { submissions } = this.options;
     await submissions.createIndex({ sourceId: 1, receivedAt: -1 });
     await submissions.createIndex({ sourceId: 1, outcome: 1, receivedAt: -1 });
+    await submissions.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 });
   }
 
   /**
-   * Maps and accepts a delivery. Resolves only once the submission is durable and holds (or lost)
-   * its idempotency claim; the 200 may be sent then. Throws 400 when the payload cannot make a lead
-   * (the route records every rejection with recordRejection), 503 when it cannot be stored.
+   * Maps and accepts a delivery. In one outbox change: the idempotency claim, the submission, and —
+   * when this delivery holds the claim — its lead.received; a repeated delivery is stored as
+   * `duplicate_delivery` and publishes nothing. Resolves once all of it is committed: the 200 may be
+   * sent then. Throws 400 when the payload cannot make a lead (the route records every rejection
+   * with recordRejection), 503 when it cannot be stored.
    */
   async accept(
     source: ActiveSource,
@@ -90,45 +93,57 @@ export class SubmissionIntake {
   ): Promise<void> {
     const mapped = mapSubmission(payload, source.fieldMappings);
     if (!mapped.ok) throw badRequest(mapped.error);
-    const { outbox, claims, submissions, logger } = this.options;
+    const { outbox, claims, logger } = this.options;
     const submissionId = randomUUID();
     const receivedAt = new Date();
-    const event = leadReceivedEvent(source, submissionId, receivedAt, 'webhook', mapped.submission, meta);
+    const event = leadReceivedData(source, submissionId, receivedAt, 'webhook', mapped.submission, meta);
     const dedupeKey = dedupeKeyOf(source.sourceId, idempotencyKey, payload);
-    const entry: SubmissionDoc = {
-      ...this.logEntry(submissionId, source, receivedAt, meta, payload),
-      outcome: 'accepted',
-      dedupeKey,
-      claimed: false,
-      eventId: event.id,
-      published: false,
-      outbox: true,
-      event,
-      nextAttemptAt: outbox.dueAfterTakeOver(receivedAt),
-      publishAttempts: 0,
-    };
-    try {
-      await submissions.insertOne(entry);
-    } catch (error) {
-      logger.error({ err: error, sourceId: source.sourceId }, 'Submission not stored; answering 503');
-      throw storeUnavailable(error);
+    const logEntry = this.logEntry(submissionId, source, receivedAt, meta, payload);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await outbox.change(async (change) => {
+          const claim = await claims.claim(
+            dedupeKey,
+            submissionId,
+            receivedAt,
+            change.collection<DedupeDoc>(COLLECTIONS.dedupe),
+          );
+          const submissions = change.collection<SubmissionDoc>(COLLECTIONS.submissions);
+          const expiresAt = this.expiryOf(receivedAt);
+          if (!claim.held) {
+            await submissions.insertOne({
+              ...logEntry,
+              outcome: 'duplicate_delivery',
+              duplicateOf: claim.holder,
+              dedupeKey,
+              expiresAt,
+            });
+            return;
+          }
+          const envelope = await change.emit(submissionId, 'lead.received', event, {
+            correlationId: submissionId,
+          });
+          await submissions.insertOne({
+            ...logEntry,
+            outcome: 'accepted',
+            dedupeKey,
+            eventId: envelope.id,
+            expiresAt,
+          });
+        });
+        return;
+      } catch (error) {
+        // A concurrent copy of the delivery took the claim between our read and our write.
+        if (isDuplicateKeyError(error) && attempt < ACCEPT_ATTEMPTS) continue;
+        logger.error({ err: error, sourceId: source.sourceId }, 'Submission not stored; answering 503');
+        throw storeUnavailable(error);
+      }
     }
-    let claim: ClaimResult;
-    try {
-      claim = await claims.claim(dedupeKey, submissionId, receivedAt);
-    } catch (error) {
-      // Stored but unclaimed: the relay settles it (publishes it unless a retry claimed the key first).
-      logger.error({ err: error, submissionId }, 'Idempotency key not claimed; answering 503');
-      throw storeUnavailable(error);
-    }
-    if (!claim.held) {
-      // The first copy is durable already; this one only has to be settled (else the relay will).
-      await outbox.markDuplicate(entry, claim.holder).catch((error: unknown) => {
-        logger.warn({ err: error, submissionId }, 'Repeated delivery not marked yet; the relay will');
-      });
-      return;
-    }
-    await outbox.publish({ ...entry, claimed: true });
+  }
+
+  /** When a submission received at `receivedAt` leaves the log. */
+  expiryOf(receivedAt: Date): Date {
+    return new Date(receivedAt.getTime() + this.options.retentionMs);
   }
 
   /** Keeps a rejected delivery on a known token: the operator sees what arrived and why it failed. */
@@ -145,7 +160,7 @@ export class SubmissionIntake {
         ...this.logEntry(submissionId, source, receivedAt, meta, payload),
         outcome: 'rejected',
         error,
-        expiresAt: this.options.outbox.expiryOf(receivedAt),
+        expiresAt: this.expiryOf(receivedAt),
       });
     } catch (storeError) {
       // The sender gets its 4xx either way; only the log entry is missing.
@@ -189,9 +204,6 @@ export class SubmissionIntake {
     if (stored.outcome === 'duplicate_delivery') {
       throw conflict(`This delivery repeated submission ${stored.duplicateOf}; replay that one`);
     }
-    if (stored.outbox && !stored.claimed) {
-      throw conflict('This submission is still being accepted; try again in a few seconds');
-    }
     if (stored.payload === null) throw conflict('This submission has no readable payload to replay');
     const mapped = mapSubmission(JSON.parse(stored.payload), source.fieldMappings);
     if (!mapped.ok) {
@@ -201,7 +213,7 @@ export class SubmissionIntake {
       throw badRequest(mapped.error);
     }
     const meta = { ip: stored.ip, userAgent: stored.userAgent };
-    const event = leadReceivedEvent(
+    const event = leadReceivedData(
       source,
       submissionId,
       stored.receivedAt,
@@ -209,27 +221,24 @@ export class SubmissionIntake {
       mapped.submission,
       meta,
     );
-    const entry = {
-      outcome: 'accepted',
-      claimed: true,
-      eventId: event.id,
-      published: false,
-      outbox: true,
-      event,
-      nextAttemptAt: outbox.dueAfterTakeOver(),
-      publishAttempts: 0,
-    } as const;
     try {
-      await submissions.updateOne(
-        { _id: submissionId },
-        { $set: entry, $unset: { error: '', expiresAt: '' } },
-      );
+      await outbox.change(async (change) => {
+        const envelope = await change.emit(submissionId, 'lead.received', event, {
+          correlationId: submissionId,
+        });
+        await change.collection<SubmissionDoc>(COLLECTIONS.submissions).updateOne(
+          { _id: submissionId },
+          {
+            $set: { outcome: 'accepted', eventId: envelope.id, expiresAt: this.expiryOf(new Date()) },
+            $unset: { error: '' },
+          },
+        );
+      });
     } catch (error) {
       this.options.logger.error({ err: error, submissionId }, 'Replay not stored; answering 503');
       throw storeUnavailable(error);
     }
-    await outbox.publish({ ...stored, ...entry });
-    return { submissionId, outcome: entry.outcome };
+    return { submissionId, outcome: 'accepted' };
   }
 
   private async activeSource(sourceId: string): Promise<ActiveSource> {
@@ -261,7 +270,7 @@ export class SubmissionIntake {
   }
 }
 
-function leadReceivedEvent(
+function leadReceivedData(
   source: ActiveSource,
   submissionId: string,
   receivedAt: Date,
@@ -284,7 +293,7 @@ function leadReceivedEvent(
     attribution: submission.attribution,
     client,
   };
-  return createEnvelope('lead.received', data, { correlationId: submissionId });
+  return data;
 }
 
 function storeUnavailable(cause: unknown): AppError {

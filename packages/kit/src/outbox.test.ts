@@ -1,0 +1,218 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { MessageBus } from '@lead-capture/bus';
+import type { EventEnvelope } from '@lead-capture/contracts';
+import { type DocStore, openStore } from '@lead-capture/docstore';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Outbox } from './outbox.js';
+
+const logger = pino({ level: 'silent' });
+
+/** A bus that records what it is given, and refuses everything while `down` is set. */
+function recordingBus() {
+  const state = { down: false, published: [] as EventEnvelope[] };
+  const bus = {
+    async publishEnvelope(envelope: EventEnvelope) {
+      if (state.down) throw new Error('broker unreachable (test)');
+      state.published.push(envelope);
+    },
+  } as unknown as MessageBus;
+  return { bus, state };
+}
+
+describe('Outbox', () => {
+  let dataDir: string;
+  let store: DocStore;
+  let clock: number;
+
+  beforeEach(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'outbox-test-'));
+    store = await openStore(undefined, { dataDir });
+    clock = Date.parse('2026-01-01T00:00:00Z');
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  function outboxOn(bus: MessageBus) {
+    return new Outbox({ store, bus, logger, collection: 'test_outbox', now: () => clock });
+  }
+
+  it('commits the writes and the event together, publishes at once and leaves nothing behind', async () => {
+    const { bus, state } = recordingBus();
+    const outbox = outboxOn(bus);
+    await outbox.createIndexes();
+    const leadId = randomUUID();
+    const envelope = await outbox.change(async (change) => {
+      await change.collection('test_leads').insertOne({ _id: leadId });
+      return change.emit(leadId, 'lead.deleted', { leadId }, { correlationId: 'req-1' });
+    });
+    expect(await store.collection('test_leads').findOne({ _id: leadId })).toEqual({ _id: leadId });
+    expect(state.published).toEqual([envelope]);
+    expect(envelope).toMatchObject({ type: 'lead.deleted', correlationId: 'req-1', data: { leadId } });
+    expect(await outbox.pending()).toBe(0);
+  });
+
+  it('keeps neither the writes nor the event of a change that throws', async () => {
+    const { bus, state } = recordingBus();
+    const outbox = outboxOn(bus);
+    const leadId = randomUUID();
+    await expect(
+      outbox.change(async (change) => {
+        await change.collection('test_leads').insertOne({ _id: leadId });
+        await change.emit(leadId, 'lead.deleted', { leadId });
+        throw new Error('validation failed later');
+      }),
+    ).rejects.toThrow('validation failed later');
+    expect(await store.collection('test_leads').findOne({ _id: leadId })).toBeNull();
+    expect(await outbox.pending()).toBe(0);
+    expect(state.published).toEqual([]);
+  });
+
+  it('refuses an event whose payload breaks its schema, and keeps nothing of the change', async () => {
+    const { bus } = recordingBus();
+    const outbox = outboxOn(bus);
+    await expect(
+      outbox.change(async (change) => {
+        await change.collection('test_leads').insertOne({ _id: 'x' });
+        await change.emit('x', 'lead.deleted', { leadId: 'not-a-uuid' });
+      }),
+    ).rejects.toThrow(/lead\.deleted/);
+    expect(await store.collection('test_leads').countDocuments({})).toBe(0);
+  });
+
+  it('keeps an event the bus refused, and the relay publishes it under the same id once due', async () => {
+    const { bus, state } = recordingBus();
+    const outbox = outboxOn(bus);
+    await outbox.createIndexes();
+    const leadId = randomUUID();
+    state.down = true;
+    const envelope = await outbox.change((change) => change.emit(leadId, 'lead.deleted', { leadId }));
+    expect(await outbox.pending()).toBe(1);
+
+    // Not yet due: the request that stored it may still be publishing it.
+    state.down = false;
+    expect(await outbox.relay()).toBe(0);
+    clock += 5000;
+    expect(await outbox.relay()).toBe(1);
+    expect(state.published.map((event) => event.id)).toEqual([envelope.id]);
+    expect(await outbox.pending()).toBe(0);
+  });
+
+  it('backs off after a failed relay attempt, doubling the wait', async () => {
+    const { bus, state } = recordingBus();
+    const outbox = outboxOn(bus);
+    const leadId = randomUUID();
+    state.down = true;
+    await outbox.change((change) => change.emit(leadId, 'lead.deleted', { leadId }));
+    clock += 5000;
+    expect(await outbox.relay()).toBe(0); // attempt 1 fails: next in 1 s
+    clock += 999;
+    expect(await outbox.relay()).toBe(0); // not due: nothing tried
+    clock += 1;
+    expect(await outbox.relay()).toBe(0); // attempt 2 fails: next in 2 s
+    state.down = false;
+    clock += 1999;
+    expect(await outbox.relay()).toBe(0);
+    clock += 1;
+    expect(await outbox.relay()).toBe(1);
+    expect(state.published).toHaveLength(1);
+  });
+
+  it('publishes a stream in order: what waits goes out before the next change of the same stream', async () => {
+    const { bus, state } = recordingBus();
+    const outbox = outboxOn(bus);
+    const stream = randomUUID();
+    const other = randomUUID();
+    state.down = true;
+    const first = await outbox.change((change) => change.emit(stream, 'lead.deleted', { leadId: stream }));
+    const unrelated = await outbox.change((change) => change.emit(other, 'lead.deleted', { leadId: other }));
+    state.down = false;
+    const second = await outbox.change((change) =>
+      change.emit(stream, 'lead.merged', { primaryId: other, duplicateId: stream }),
+    );
+    expect(state.published.map((event) => event.id)).toEqual([first.id, second.id]);
+    clock += 5000;
+    expect(await outbox.relay()).toBe(1);
+    expect(state.published.map((event) => event.id)).toEqual([first.id, second.id, unrelated.id]);
+  });
+
+  it('lets only one of two relays (two replicas) publish an entry', async () => {
+    const { bus, state } = recordingBus();
+    const replicaA = outboxOn(bus);
+    const replicaB = outboxOn(bus);
+    const leadIds = Array.from({ length: 20 }, () => randomUUID());
+    state.down = true;
+    for (const leadId of leadIds)
+      await replicaA.change((change) => change.emit(leadId, 'lead.deleted', { leadId }));
+    state.down = false;
+    clock += 5000;
+    const [a, b] = await Promise.all([replicaA.relay(), replicaB.relay()]);
+    expect(a + b).toBe(20);
+    expect(new Set(state.published.map((event) => event.id)).size).toBe(20);
+    expect(state.published).toHaveLength(20);
+  });
+});
+
+describe('Outbox and a crash (kill -9)', () => {
+  const fixture = join(import.meta.dirname, '../test/fixtures/outbox-child.ts');
+
+  /** Runs the child until it prints `marker`, then SIGKILLs it. */
+  function runAndKill(dataDir: string, stopAt: string, leadId: string, marker: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', fixture, dataDir, stopAt, leadId], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes(marker)) child.kill('SIGKILL');
+      });
+      child.on('error', reject);
+      child.on('exit', (_code, signal) =>
+        signal === 'SIGKILL' ? resolve() : reject(new Error(`child exited before ${marker}: ${output}`)),
+      );
+    });
+  }
+
+  let dataDir: string;
+  beforeEach(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'outbox-crash-'));
+  });
+  afterEach(async () => rm(dataDir, { recursive: true, force: true }));
+
+  it('loses no event when the process dies between the commit and the publish', async () => {
+    const leadId = randomUUID();
+    await runAndKill(dataDir, 'publishing', leadId, 'PUBLISHING');
+    const store = await openStore(undefined, { dataDir });
+    try {
+      const { bus, state } = recordingBus();
+      // The relay of the restarted process, once the entry's take-over time (5 s) has passed.
+      const later = () => Date.now() + 6000;
+      const outbox = new Outbox({ store, bus, logger, collection: 'test_outbox', now: later });
+      expect(await store.collection('test_leads').findOne({ _id: leadId })).not.toBeNull();
+      expect(await outbox.relay()).toBe(1);
+      expect(state.published).toEqual([expect.objectContaining({ type: 'lead.deleted', data: { leadId } })]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps neither the change nor its event when the process dies before the commit', async () => {
+    const leadId = randomUUID();
+    await runAndKill(dataDir, 'in-work', leadId, 'IN_WORK');
+    const store = await openStore(undefined, { dataDir });
+    try {
+      expect(await store.collection('test_leads').findOne({ _id: leadId })).toBeNull();
+      expect(await store.collection('test_outbox').countDocuments({})).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+});

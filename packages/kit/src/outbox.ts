@@ -1,0 +1,243 @@
+import type { MessageBus } from '@lead-capture/bus';
+import { InvalidEventError } from '@lead-capture/bus';
+import {
+  createEnvelope,
+  type EventDataMap,
+  type EventEnvelope,
+  type EventType,
+  validateEvent,
+} from '@lead-capture/contracts';
+import type { Collection, DocStore, Document } from '@lead-capture/docstore';
+import type { Logger } from 'pino';
+import { type PeriodicTask, startPeriodicTask } from './periodic.js';
+
+/**
+ * An event of a stored change that the bus has not confirmed yet. Entries of one `stream` (a lead,
+ * a source, a user ...) are published in `position` order; an entry is deleted once published.
+ */
+export type OutboxEntry = {
+  /** The event id: every (re-)publish carries it, so consumers see one event. */
+  _id: string;
+  stream: string;
+  position: number;
+  envelope: EventEnvelope;
+  /** Failed relay attempts so far. */
+  attempts: number;
+  /** Before this the entry belongs to the request that stored it (or to the relay that leased it). */
+  nextAttemptAt: Date;
+};
+
+export interface OutboxOptions {
+  store: DocStore;
+  bus: MessageBus;
+  logger: Pick<Logger, 'warn' | 'error' | 'info'>;
+  /** The service's own outbox collection, e.g. `lead_outbox`. */
+  collection: string;
+  /** How long a new entry is left to the request that stored it before the relay takes it. Default 5 s. */
+  takeOverAfterMs?: number;
+  /** How often the relay looks for entries nobody published. Default 1 s. */
+  relayIntervalMs?: number;
+  /** Longest wait between two relay attempts of one entry. Default 5 min. */
+  maxBackoffMs?: number;
+  /** Injected clock, for tests. */
+  now?: () => number;
+}
+
+export interface EmitOptions {
+  correlationId?: string;
+  causationId?: string;
+  /** A fixed event id (derived from a cause) makes a repeated change publish the same event. */
+  id?: string;
+}
+
+/** What a change sees: the store's collections inside its transaction, and `emit` for its events. */
+export interface OutboxChange {
+  collection<TDoc extends Document = Document>(name: string): Collection<TDoc>;
+  /**
+   * Records an event of this change, committed with the change's writes (or not at all). The payload
+   * is checked now: a bad one fails the change. Published in order with the stream's other events.
+   */
+  emit<T extends EventType>(
+    stream: string,
+    type: T,
+    data: EventDataMap[T],
+    options?: EmitOptions,
+  ): Promise<EventEnvelope>;
+}
+
+/** How many entries one relay pass publishes at most, so a backlog never starves the event loop. */
+const RELAY_BATCH = 500;
+
+/**
+ * The transactional outbox every service uses to change state and publish what changed.
+ *
+ * `change(work)` runs `work` in one store transaction: the documents it writes through
+ * `change.collection(...)` and the events it records with `change.emit(...)` commit together, so a
+ * crash can never keep a change and lose its event, or the reverse. After the commit the events
+ * are published at once (with any older entry of the same stream still waiting, oldest first);
+ * whatever the bus does not take stays in the outbox and the relay publishes it later, under the
+ * same event id, with backoff. Consumers are idempotent on event ids, so a second publish is harmless.
+ *
+ * On a store that cannot run transactions (a standalone MongoDB server) the writes and the entries
+ * are made one by one in the order `work` makes them: emit an event before the change it reports.
+ */
+export class Outbox {
+  readonly #options: OutboxOptions;
+  readonly #entries: Collection<OutboxEntry>;
+  readonly #takeOverAfterMs: number;
+  readonly #maxBackoffMs: number;
+  readonly #now: () => number;
+  #lastPosition = 0;
+  #task: PeriodicTask | undefined;
+  #stopping = false;
+
+  constructor(options: OutboxOptions) {
+    this.#options = options;
+    this.#entries = options.store.collection<OutboxEntry>(options.collection);
+    this.#takeOverAfterMs = options.takeOverAfterMs ?? 5000;
+    this.#maxBackoffMs = options.maxBackoffMs ?? 5 * 60_000;
+    this.#now = options.now ?? Date.now;
+  }
+
+  async createIndexes(): Promise<void> {
+    await this.#entries.createIndex({ stream: 1, position: 1 });
+    await this.#entries.createIndex({ nextAttemptAt: 1 });
+  }
+
+  /** Runs `work` with its writes and events in one transaction, then publishes the events. */
+  async change<T>(work: (change: OutboxChange) => Promise<T>): Promise<T> {
+    const streams = new Set<string>();
+    const result = await this.#options.store.transaction(async (tx) => {
+      const entries = tx.collection<OutboxEntry>(this.#options.collection);
+      return work({
+        collection: <TDoc extends Document = Document>(name: string) => tx.collection<TDoc>(name),
+        emit: async (stream, type, data, options = {}) => {
+          const entry = this.#entry(stream, type, data, options);
+          await entries.insertOne(entry);
+          streams.add(stream);
+          return entry.envelope;
+        },
+      });
+    });
+    for (const stream of streams) await this.publishStream(stream);
+    return result;
+  }
+
+  /** Publishes what waits in one stream, oldest first; what the bus refuses stays for the relay. */
+  async publishStream(stream: string): Promise<void> {
+    try {
+      for (const entry of await this.#entries.find({ stream }, { sort: { position: 1 } })) {
+        await this.#send(entry);
+      }
+    } catch (error) {
+      this.#options.logger.warn(
+        { err: error, stream },
+        'Event not published yet; the outbox relay will retry',
+      );
+    }
+  }
+
+  /** Starts the relay: a pass every relayIntervalMs. */
+  start(): void {
+    this.#stopping = false;
+    this.#task = startPeriodicTask({
+      name: `${this.#options.collection} relay`,
+      intervalMs: this.#options.relayIntervalMs ?? 1000,
+      logger: this.#options.logger,
+      pass: () => this.relay(),
+    });
+  }
+
+  /** Stops the relay and waits for the pass under way. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    await this.#task?.stop();
+    this.#task = undefined;
+  }
+
+  /**
+   * One relay pass: publishes the due entries (their request could not), oldest first. Each entry is
+   * leased before it is sent, so two replicas never send it at once, and only the oldest entry of its
+   * stream is sent, so a stream's order holds. A stream whose entry fails waits for its backoff.
+   * Returns how many entries were published.
+   */
+  async relay(): Promise<number> {
+    const now = this.#now();
+    const due = await this.#entries.find(
+      { nextAttemptAt: { $lte: new Date(now) } },
+      { sort: { position: 1 }, limit: RELAY_BATCH },
+    );
+    const blocked = new Set<string>();
+    let published = 0;
+    for (const entry of due) {
+      if (this.#stopping) break;
+      if (blocked.has(entry.stream)) continue;
+      const older = await this.#entries.findOne({ stream: entry.stream, position: { $lt: entry.position } });
+      if (older) {
+        blocked.add(entry.stream);
+        continue;
+      }
+      const lease = await this.#entries.updateOne(
+        { _id: entry._id, nextAttemptAt: entry.nextAttemptAt },
+        { $set: { nextAttemptAt: new Date(now + this.#takeOverAfterMs) } },
+      );
+      if (lease.matchedCount === 0) {
+        blocked.add(entry.stream);
+        continue;
+      }
+      try {
+        await this.#send(entry);
+        published++;
+      } catch (error) {
+        blocked.add(entry.stream);
+        const attempts = entry.attempts + 1;
+        const backoffMs = Math.min(1000 * 2 ** (attempts - 1), this.#maxBackoffMs);
+        await this.#entries.updateOne(
+          { _id: entry._id },
+          { $set: { attempts, nextAttemptAt: new Date(this.#now() + backoffMs) } },
+        );
+        this.#options.logger.warn(
+          { err: error, stream: entry.stream, eventId: entry._id, type: entry.envelope.type, attempts },
+          'Outbox event still not published',
+        );
+      }
+    }
+    return published;
+  }
+
+  /** Entries waiting, for tests and health details. */
+  pending(): Promise<number> {
+    return this.#entries.countDocuments({});
+  }
+
+  #entry<T extends EventType>(
+    stream: string,
+    type: T,
+    data: EventDataMap[T],
+    options: EmitOptions,
+  ): OutboxEntry {
+    const problem = validateEvent(type, data);
+    if (problem) throw new InvalidEventError(`${type}: ${problem}`);
+    const envelope = createEnvelope<string, unknown>(type, data, options) as EventEnvelope;
+    const now = this.#now();
+    return {
+      _id: envelope.id,
+      stream,
+      position: this.#nextPosition(now),
+      envelope,
+      attempts: 0,
+      nextAttemptAt: new Date(now + this.#takeOverAfterMs),
+    };
+  }
+
+  /** Microseconds since the epoch, strictly increasing within this process. */
+  #nextPosition(now: number): number {
+    this.#lastPosition = Math.max(now * 1000, this.#lastPosition + 1);
+    return this.#lastPosition;
+  }
+
+  async #send(entry: OutboxEntry): Promise<void> {
+    await this.#options.bus.publishEnvelope(entry.envelope);
+    await this.#entries.deleteOne({ _id: entry._id });
+  }
+}

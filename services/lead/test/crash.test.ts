@@ -1,0 +1,85 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '@lead-capture/docstore';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { client, startHarness, waitFor } from './harness.js';
+
+const fixture = join(import.meta.dirname, 'fixtures/crash-child.ts');
+
+/** Runs the child until its change is committed and being published, SIGKILLs it, returns the leads. */
+function runAndKill(dataDir: string, action: 'delete' | 'merge'): Promise<{ a: string; b: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fixture, dataDir, action], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('PUBLISHING')) child.kill('SIGKILL');
+    });
+    child.on('error', reject);
+    child.on('exit', (_code, signal) => {
+      const leads = /LEADS (\S+) (\S+)/.exec(output);
+      if (signal === 'SIGKILL' && leads) resolve({ a: leads[1]!, b: leads[2]! });
+      else reject(new Error(`child exited before publishing: ${output}`));
+    });
+  });
+}
+
+describe('a lead change survives kill -9 between its commit and its publish', () => {
+  let dataDir: string;
+  beforeEach(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'lead-crash-'));
+  });
+  afterEach(async () => rm(dataDir, { recursive: true, force: true }));
+
+  /** The lead service restarted on the same data, its relay running every 100 ms. */
+  async function restarted() {
+    const store = await openStore(undefined, { dataDir });
+    const harness = await startHarness({ store, relayIntervalMs: 100 });
+    return {
+      harness,
+      async close() {
+        await harness.close();
+        await store.close();
+      },
+    };
+  }
+
+  it('delete: the lead stays deleted and lead.deleted is published after the restart', async () => {
+    const { a } = await runAndKill(dataDir, 'delete');
+    const { harness, close } = await restarted();
+    try {
+      expect((await client(harness).get(`/api/leads/${a}`)).status).toBe(404);
+      const deleted = await waitFor(
+        () => harness.published.find((event) => event.type === 'lead.deleted'),
+        'the relayed lead.deleted',
+      );
+      expect(deleted.data).toEqual({ leadId: a });
+    } finally {
+      await close();
+    }
+  });
+
+  it('merge: the merged lead and lead.merged are both there after the restart', async () => {
+    const { a, b } = await runAndKill(dataDir, 'merge');
+    const { harness, close } = await restarted();
+    try {
+      const api = client(harness);
+      expect((await api.get(`/api/leads/${b}`)).status).toBe(404);
+      expect((await api.get(`/api/leads/${a}`)).body).toMatchObject({
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+      });
+      const merged = await waitFor(
+        () => harness.published.find((event) => event.type === 'lead.merged'),
+        'the relayed lead.merged',
+      );
+      expect(merged.data).toEqual({ primaryId: a, duplicateId: b });
+    } finally {
+      await close();
+    }
+  });
+});
