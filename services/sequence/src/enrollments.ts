@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { type Collection, type Filter, isDuplicateKeyError } from '@lead-capture/docstore';
 import type { TemplateValues } from './template.js';
 
@@ -7,15 +6,6 @@ export const MESSAGES_COLLECTION = 'sequence_messages';
 
 export const ENROLLMENT_STATUSES = ['active', 'completed', 'stopped'] as const;
 export type EnrollmentStatus = (typeof ENROLLMENT_STATUSES)[number];
-
-/** An event decided together with the state change it reports, published right after, relayed if that failed. */
-export type PendingEvent = {
-  id: string;
-  /** The event (or request) that caused it, when there is one. */
-  causationId?: string;
-  publishAfter: string;
-  attempts: number;
-};
 
 export type EnrollmentDocument = {
   _id: string;
@@ -47,8 +37,6 @@ export type EnrollmentDocument = {
   stoppedReason?: string;
   stoppedAt?: string;
   completedAt?: string;
-  /** lead.enrollment_stopped, until published. */
-  stopEvent?: PendingEvent;
 };
 
 export const MESSAGE_STATUSES = ['sending', 'sent', 'outbox', 'failed'] as const;
@@ -73,8 +61,6 @@ export type MessageDocument = {
   error?: string;
   /** The server refused the recipient for good. */
   rejected?: boolean;
-  /** lead.sequence_step_sent, until published; set once the outcome is final. */
-  pendingEvent?: PendingEvent;
 };
 
 export interface EnrollmentListQuery {
@@ -86,22 +72,6 @@ export interface EnrollmentListQuery {
 const leaseFree = (now: string): Filter => ({
   $or: [{ leaseUntil: { $exists: false } }, { leaseUntil: { $lt: now } }],
 });
-
-/**
- * How long the relay leaves a new pending event to the code that is about to publish it: taking it
- * sooner would publish it twice (harmless with the same id, but noise downstream).
- */
-export const RELAY_GRACE_MS = 30_000;
-
-export function pendingEvent(now: Date, causationId?: string): PendingEvent {
-  const event: PendingEvent = {
-    id: randomUUID(),
-    publishAfter: new Date(now.getTime() + RELAY_GRACE_MS).toISOString(),
-    attempts: 0,
-  };
-  if (causationId !== undefined) event.causationId = causationId;
-  return event;
-}
 
 /** `sequence_enrollments` and `sequence_messages`. */
 export class Enrollments {
@@ -115,9 +85,7 @@ export class Enrollments {
     await this.enrollments.createIndex({ status: 1, nextStepAt: 1 });
     await this.enrollments.createIndex({ leadId: 1, status: 1 });
     await this.enrollments.createIndex({ sequenceId: 1, enrolledAt: -1 });
-    await this.enrollments.createIndex({ 'stopEvent.publishAfter': 1 });
     await this.messages.createIndex({ enrollmentId: 1, step: 1 }, { unique: true });
-    await this.messages.createIndex({ 'pendingEvent.publishAfter': 1 });
   }
 
   /** Inserts the enrolment, or answers the lead's existing one in that sequence (enrolled once per sequence). */
@@ -203,24 +171,6 @@ export class Enrollments {
     );
   }
 
-  /** Stops one active enrolment; null when it is no longer active. */
-  stop(id: string, reason: string, now: Date, causationId?: string): Promise<EnrollmentDocument | null> {
-    return this.enrollments.findOneAndUpdate(
-      { _id: id, status: 'active' },
-      this.stopUpdate(reason, now, causationId),
-    );
-  }
-
-  /** Stops every active enrolment of a lead, one at a time (each gets its own event). */
-  async stopAllOfLead(leadId: string, reason: string, now: Date, causationId: string): Promise<void> {
-    while (
-      await this.enrollments.findOneAndUpdate(
-        { leadId, status: 'active' },
-        this.stopUpdate(reason, now, causationId),
-      )
-    );
-  }
-
   /**
    * The enrolments follow their sequence: its current name (for the events still to come), and
    * paused while it is inactive (due steps wait) or not (they go out).
@@ -268,26 +218,5 @@ export class Enrollments {
     const existing = await this.messages.findOne({ enrollmentId: message.enrollmentId, step: message.step });
     if (!existing) throw new Error(`Step message of enrolment ${message.enrollmentId} vanished`);
     return existing;
-  }
-
-  async settleMessage(id: string, set: Partial<MessageDocument>): Promise<MessageDocument> {
-    const settled = await this.messages.findOneAndUpdate({ _id: id }, { $set: set });
-    if (!settled) throw new Error(`Step message ${id} vanished`);
-    return settled;
-  }
-
-  private stopUpdate(reason: string, now: Date, causationId: string | undefined) {
-    const at = now.toISOString();
-    return {
-      $set: {
-        status: 'stopped',
-        stoppedReason: reason,
-        stoppedAt: at,
-        nextStepAt: null,
-        updatedAt: at,
-        stopEvent: pendingEvent(now, causationId),
-      },
-      $unset: { leaseOwner: '', leaseUntil: '' },
-    };
   }
 }

@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@lead-capture/kit';
 import { MailDeliveryError, type Mailer, type MailRecipient, parseRecipient } from '@lead-capture/mailer';
-import {
-  type EnrollmentDocument,
-  type Enrollments,
-  type MessageDocument,
-  pendingEvent,
-} from './enrollments.js';
+import type { EnrollmentDocument, Enrollments, MessageDocument } from './enrollments.js';
 import type { SequenceEvents } from './events.js';
 import type { LeadStates } from './lead-states.js';
 import { MAX_STEP_ATTEMPTS, stepDueAt, stepRetryDelayMs } from './schedule.js';
@@ -70,9 +65,9 @@ export class StepScheduler {
     await this.running;
   }
 
-  /** One pass: the due steps, then the events still pending. */
+  /** One pass: the due steps. */
   async pass(): Promise<void> {
-    const { enrollments, events, now, leaseMs, logger } = this.deps;
+    const { enrollments, now, leaseMs, logger } = this.deps;
     for (let handled = 0; handled < PASS_LIMIT; handled++) {
       const enrollment = await enrollments.claimDue(this.owner, now(), leaseMs);
       if (!enrollment) break;
@@ -83,7 +78,6 @@ export class StepScheduler {
         logger.error({ err: error, enrollmentId: enrollment._id }, 'Sequence step failed unexpectedly');
       }
     }
-    await events.relay(now());
   }
 
   private async advance(enrollment: EnrollmentDocument): Promise<void> {
@@ -152,7 +146,8 @@ export class StepScheduler {
     }
     let settled: MessageDocument;
     if (message.status === 'sent' || message.status === 'outbox') {
-      // Sent by an instance that crashed before it could move the enrolment on.
+      // Sent by an instance that crashed before it could move the enrolment on (its event is in the
+      // outbox, committed with the settled mail).
       settled = message;
     } else {
       try {
@@ -162,13 +157,15 @@ export class StepScheduler {
           text: renderTemplate(step.body, enrollment.lead),
           id: message._id,
         });
-        const sentAt = now();
-        settled = await enrollments.settleMessage(message._id, {
-          status: result.status,
-          sentAt: sentAt.toISOString(),
-          ...(result.messageId ? { messageId: result.messageId } : {}),
-          pendingEvent: pendingEvent(sentAt),
-        });
+        settled = await events.settleStep(
+          message._id,
+          {
+            status: result.status,
+            sentAt: now().toISOString(),
+            ...(result.messageId ? { messageId: result.messageId } : {}),
+          },
+          true,
+        );
       } catch (error) {
         if (!(error instanceof MailDeliveryError)) throw error;
         await this.deliveryFailed(enrollment, message, error);
@@ -176,7 +173,6 @@ export class StepScheduler {
       }
     }
 
-    await events.publishStep(settled, now());
     await this.moveOn(enrollment, sequence, new Date(settled.sentAt ?? now().toISOString()));
   }
 
@@ -225,18 +221,16 @@ export class StepScheduler {
     const now = this.deps.now();
     const failures = enrollment.stepFailures + 1;
     const final = error.recipientRejected || failures >= MAX_STEP_ATTEMPTS;
-    const failed = await enrollments.settleMessage(message._id, {
-      status: 'failed',
-      error: error.message,
-      rejected: error.recipientRejected,
-      ...(final ? { pendingEvent: pendingEvent(now) } : {}),
-    });
+    await events.settleStep(
+      message._id,
+      { status: 'failed', error: error.message, rejected: error.recipientRejected },
+      final,
+    );
     logger.warn(
       { err: error, enrollmentId: enrollment._id, step: message.step, failures, final },
       'Sequence step mail failed',
     );
     if (final) {
-      await events.publishStep(failed, now);
       await this.stopEnrollment(
         enrollment,
         error.recipientRejected
@@ -257,8 +251,6 @@ export class StepScheduler {
   }
 
   private async stopEnrollment(enrollment: EnrollmentDocument, reason: string): Promise<void> {
-    const now = this.deps.now();
-    const stopped = await this.deps.enrollments.stop(enrollment._id, reason, now);
-    if (stopped) await this.deps.events.publishStop(stopped, now);
+    await this.deps.events.stop(enrollment._id, reason, this.deps.now());
   }
 }

@@ -1,6 +1,6 @@
 import type { Subscription } from '@lead-capture/bus';
 import { assertConsumable, consumerGroup } from '@lead-capture/contracts';
-import type { ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import { Outbox, type ServiceDeps, type ServiceModule } from '@lead-capture/kit';
 import { createMailer, DEFAULT_MAIL_FROM } from '@lead-capture/mailer';
 import { SequenceCatalog } from './catalog.js';
 import { loadSequenceConfig, type SequenceConfig } from './config.js';
@@ -12,7 +12,7 @@ import {
   MESSAGES_COLLECTION,
   type MessageDocument,
 } from './enrollments.js';
-import { SequenceEvents } from './events.js';
+import { SEQUENCE_OUTBOX, SequenceEvents } from './events.js';
 import { createLeadChangesHandler } from './lead-changes.js';
 import { LEAD_STATES_COLLECTION, type LeadStateDocument, LeadStates } from './lead-states.js';
 import { sequenceRoutes } from './routes/sequences/index.js';
@@ -46,7 +46,15 @@ export function createSequenceService(
     store.collection<MessageDocument>(MESSAGES_COLLECTION),
   );
   const leadStates = new LeadStates(store.collection<LeadStateDocument>(LEAD_STATES_COLLECTION));
-  const events = new SequenceEvents(bus, enrollments, logger);
+  const outbox = new Outbox({
+    store,
+    bus,
+    logger,
+    collection: SEQUENCE_OUTBOX,
+    relayIntervalMs: config.SEQUENCE_TICK_MS,
+    now: () => now().getTime(),
+  });
+  const events = new SequenceEvents(outbox);
   const catalog = new SequenceCatalog(sequences, enrollments, now);
   const mailer = createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, logger });
   const scheduler = new StepScheduler({
@@ -73,6 +81,7 @@ export function createSequenceService(
     async start() {
       await sequences.createIndexes();
       await enrollments.createIndexes();
+      await outbox.createIndexes();
       if (mailer.mode === 'outbox') {
         logger.warn('SMTP_URL is not set: sequence steps are recorded as "outbox" and not sent');
       } else {
@@ -85,7 +94,7 @@ export function createSequenceService(
       }
       const handlers = [
         [ENROL_GROUP, createNotifiedHandler({ sequences, enrollments, leadStates, bus, now })],
-        [LEAD_CHANGES_GROUP, createLeadChangesHandler({ enrollments, leadStates, events, now })],
+        [LEAD_CHANGES_GROUP, createLeadChangesHandler({ leadStates, events, now })],
       ] as const;
       for (const [name, handler] of handlers) {
         const { group, types } = consumerGroup(name);
@@ -93,10 +102,12 @@ export function createSequenceService(
         subscriptions.push(await bus.subscribe({ group, types: [...types] }, handler));
       }
       scheduler.start();
+      outbox.start();
     },
 
     async stop() {
       await scheduler.stop();
+      await outbox.stop();
       await Promise.all(subscriptions.splice(0).map((subscription) => subscription.cancel()));
       mailer.close();
     },
