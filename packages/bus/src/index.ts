@@ -1,6 +1,11 @@
 export type { EventEnvelope } from '@lead-capture/contracts';
 export { InvalidEventError, UnconfirmedError, UnroutableError } from './errors.js';
-export { createInProcessBus, type InProcessBusOptions } from './in-process/bus.js';
+export {
+  createInProcessBus,
+  type InProcessBusOptions,
+  type InProcessBusStats,
+  type InProcessMessageBus,
+} from './in-process/bus.js';
 export { createRabbitBus, type RabbitBusOptions, type ReconnectOptions } from './rabbit/bus.js';
 export { HEADERS as RABBIT_HEADERS, type RabbitNames, rabbitNames } from './rabbit/names.js';
 export { topicMatches } from './topic.js';

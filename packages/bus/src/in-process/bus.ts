@@ -25,51 +25,76 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../types.js';
-import { type DeliveryDoc, Journal } from './journal.js';
+import { type DeliveryDoc, JournalStore, type QueueStore } from './journal.js';
+import { MemoryStore } from './memory-store.js';
 
 export interface InProcessBusOptions {
   logger: BusLogger;
   /** Checks event payloads on publish and at the consumer's edge (contracts' `validateEvent`). */
   validate?: EventValidator;
   /**
-   * Makes the bus durable: pending deliveries, retries, dead letters and the known groups are kept
-   * in this collection, and redelivered after a restart. Give each bus its own collection. Without
-   * it everything is in memory (unit tests).
+   * Makes the bus durable: the queues themselves (pending deliveries, retries, dead letters) and the
+   * known groups live in this collection, and what is pending after a restart is redelivered. Give
+   * each bus its own collection. Without it the queues are in memory (unit tests).
    */
   journal?: Collection;
   /** Durable groups that exist from the start (contracts' CONSUMER_GROUPS), subscribed or not. */
   declareGroups?: readonly GroupDeclaration[];
+  /**
+   * Events a broadcast subscription may have waiting for its handler (beyond its prefetch) before
+   * the oldest are dropped, as a RabbitMQ queue with `x-max-length` drops its head. Default 10,000.
+   */
+  broadcastBacklogLimit?: number;
+}
+
+/** What the bus holds in memory; none of it grows with the number of queued events. */
+export interface InProcessBusStats {
+  /** Known groups (durable queues). */
+  groups: number;
+  /** Handlers of groups running now (at most the sum of the subscriptions' prefetch). */
+  handling: number;
+  /** Handled deliveries whose outcome (removal, retry, dead letter) is being written. */
+  recording: number;
+  /**
+   * Deliveries the bus tracks by id and sequence: being published, handled, or their outcome being
+   * written. Everything else that is queued is only in the journal.
+   */
+  tracked: number;
+  /** Timers armed for the earliest waiting retry: at most one per group. */
+  retryTimers: number;
+  /** Broadcast events waiting for a busy broadcast handler (bounded by `broadcastBacklogLimit`). */
+  broadcastBuffered: number;
+  /** Broadcast events dropped because a broadcast subscription fell too far behind. */
+  broadcastDropped: number;
+  /** Reads of the queues, and the deliveries they returned. */
+  fetches: number;
+  fetched: number;
+}
+
+export interface InProcessMessageBus extends MessageBus {
+  /** Counters of what the bus holds in memory (tests, diagnostics). */
+  stats(): InProcessBusStats;
 }
 
 /**
  * The bus of the embedded mode, with RabbitMQ's semantics in one process: groups behave like
  * durable queues (a group that ever subscribed keeps receiving events while no handler is
  * attached), competing consumers within a group, retries with backoff, dead letters, broadcast.
+ * The queues are in the journal; the bus fetches from it what its handlers are about to handle.
  */
-export function createInProcessBus(options: InProcessBusOptions): MessageBus {
+export function createInProcessBus(options: InProcessBusOptions): InProcessMessageBus {
   return new InProcessBus(options);
 }
 
-/** One delivery of one event to one group: the in-process counterpart of a queued message. */
-interface Delivery {
-  id: string;
-  group: string;
-  /** Queue position: deliveries are handed out in ascending order, like a queue's FIFO. */
-  seq: number;
-  /** The envelope as JSON, so every handler gets its own copy shaped exactly as over RabbitMQ. */
-  body: string;
-  attempt: number;
-  availableAt: number;
-  redelivered: boolean;
-  lastError?: string;
-}
-
-interface DeadDelivery {
-  delivery: Delivery;
-  reason: string;
-  attempts: number;
-  deadAt: string;
-}
+const DEFAULT_BROADCAST_BACKLOG_LIMIT = 10_000;
+/**
+ * Handled deliveries whose outcome may be being written at once, per unit of prefetch. Outcomes are
+ * written in group commits: letting a few batches overlap keeps the handlers busy meanwhile (about
+ * twice the throughput of 1 on the SQLite store), and still bounds what a group holds.
+ */
+const RECORDING_PER_PREFETCH = 4;
+/** Dead letters read per page while replaying. */
+const REPLAY_PAGE = 500;
 
 class Consumer {
   readonly prefetch: number;
@@ -77,6 +102,9 @@ class Consumer {
   readonly running = new Set<Promise<void>>();
   inFlight = 0;
   cancelled = false;
+  /** Broadcast only: bodies waiting for a free slot, oldest first from `head`. */
+  backlog: string[] = [];
+  head = 0;
 
   constructor(
     readonly options: SubscribeOptions,
@@ -98,6 +126,18 @@ class Consumer {
     return !this.cancelled && this.inFlight < this.prefetch;
   }
 
+  get freeSlots(): number {
+    return this.cancelled ? 0 : Math.max(0, this.prefetch - this.inFlight);
+  }
+
+  get buffered(): number {
+    return this.backlog.length - this.head;
+  }
+
+  matches(type: string): boolean {
+    return this.options.types.some((pattern) => topicMatches(pattern, type));
+  }
+
   track(task: Promise<void>): void {
     this.running.add(task);
     void task.finally(() => this.running.delete(task));
@@ -108,11 +148,26 @@ class Consumer {
   }
 }
 
+/**
+ * A group's view of its queue in the journal. Deliveries are fetched in `seq` order after `cursor`;
+ * `held` are those not to be handed out (being published, handled, or their outcome being written).
+ * A delivery that becomes pending at or before the cursor (a publish that finished after later ones, a
+ * retry whose time came, a replay) moves the cursor back (`rewind`); held ones are skipped.
+ */
 class Group {
-  readonly ready: Delivery[] = [];
-  readonly delayed = new Map<string, { delivery: Delivery; timer: NodeJS.Timeout }>();
-  readonly dead: DeadDelivery[] = [];
   readonly consumers: Consumer[] = [];
+  readonly held = new Map<string, number>();
+  /** Ids released while a fetch was under way: its answer may predate their new state. */
+  readonly releasedDuringFetch = new Set<string>();
+  cursor = 0;
+  /** Handled deliveries whose outcome is being written to the journal. */
+  recording = 0;
+  rewind = Number.POSITIVE_INFINITY;
+  fetching = false;
+  again = false;
+  wakeScheduled = false;
+  dueTimer: NodeJS.Timeout | null = null;
+  dueAt = Number.POSITIVE_INFINITY;
   private next = 0;
 
   constructor(
@@ -124,11 +179,19 @@ class Group {
     return this.types.some((pattern) => topicMatches(pattern, type));
   }
 
-  enqueue(delivery: Delivery): void {
-    // Concurrent publishes finish their journal writes in any order; the sequence keeps the queue FIFO.
-    let index = this.ready.length;
-    while (index > 0 && this.ready[index - 1]!.seq > delivery.seq) index--;
-    this.ready.splice(index, 0, delivery);
+  /**
+   * Deliveries that may be handed out now: the consumers' free prefetch slots, while fewer than
+   * RECORDING_PER_PREFETCH times the prefetch have their outcome being written. A group thus holds at
+   * most (1 + RECORDING_PER_PREFETCH) times its prefetch, plus the publishes under way.
+   */
+  get freeSlots(): number {
+    let free = 0;
+    let prefetch = 0;
+    for (const consumer of this.consumers) {
+      free += consumer.freeSlots;
+      if (!consumer.cancelled) prefetch += consumer.prefetch;
+    }
+    return Math.max(0, Math.min(free, RECORDING_PER_PREFETCH * prefetch - this.recording));
   }
 
   /** Round robin over the consumers with a free prefetch slot. */
@@ -142,22 +205,47 @@ class Group {
     }
     return null;
   }
+
+  /** The delivery is no longer held; `pendingSeq`: it is (again) pending at that position. */
+  release(id: string, pendingSeq: number | null): void {
+    this.held.delete(id);
+    if (this.fetching) this.releasedDuringFetch.add(id);
+    if (pendingSeq !== null) this.rewind = Math.min(this.rewind, pendingSeq - 1);
+  }
 }
+
+type Outcome =
+  | { kind: 'done' }
+  | { kind: 'retry'; reason: string; delayMs: number }
+  | { kind: 'dead'; reason: string };
 
 type State = 'running' | 'draining' | 'closed';
 
-class InProcessBus implements MessageBus {
+class InProcessBus implements InProcessMessageBus {
   readonly kind = 'in-process' as const;
-  private readonly journal: Journal | null;
+  private readonly store: QueueStore;
   private readonly groups = new Map<string, Group>();
   private readonly broadcasts = new Set<Consumer>();
+  private readonly routes = new Map<string, Group[]>();
   private readonly loaded: Promise<void>;
+  /** Fetches and retry promotions under way, awaited by close() before the store may close. */
+  private readonly background = new Set<Promise<void>>();
+  private readonly broadcastBacklogLimit: number;
   private seq = 0;
+  /** The highest sequence in the journal at start: deliveries up to it may have been handled before. */
+  private bootSeq = 0;
   private state: State = 'running';
   private closing: Promise<void> | null = null;
+  private counters = { fetches: 0, fetched: 0, broadcastDropped: 0 };
 
   constructor(private readonly options: InProcessBusOptions) {
-    this.journal = options.journal ? new Journal(options.journal) : null;
+    this.store = options.journal ? new JournalStore(options.journal) : new MemoryStore();
+    this.broadcastBacklogLimit = options.broadcastBacklogLimit ?? DEFAULT_BROADCAST_BACKLOG_LIMIT;
+    if (!Number.isInteger(this.broadcastBacklogLimit) || this.broadcastBacklogLimit < 0) {
+      throw new RangeError(
+        `broadcastBacklogLimit must be a non-negative integer, got ${this.broadcastBacklogLimit}`,
+      );
+    }
     this.loaded = this.load();
     this.loaded.catch(() => {});
   }
@@ -168,6 +256,32 @@ class InProcessBus implements MessageBus {
 
   private get validate(): EventValidator | undefined {
     return this.options.validate;
+  }
+
+  stats(): InProcessBusStats {
+    let handling = 0;
+    let recording = 0;
+    let tracked = 0;
+    let retryTimers = 0;
+    for (const group of this.groups.values()) {
+      for (const consumer of group.consumers) handling += consumer.inFlight;
+      recording += group.recording;
+      tracked += group.held.size;
+      if (group.dueTimer) retryTimers++;
+    }
+    let broadcastBuffered = 0;
+    for (const consumer of this.broadcasts) broadcastBuffered += consumer.buffered;
+    return {
+      groups: this.groups.size,
+      handling,
+      recording,
+      tracked,
+      retryTimers,
+      broadcastBuffered,
+      broadcastDropped: this.counters.broadcastDropped,
+      fetches: this.counters.fetches,
+      fetched: this.counters.fetched,
+    };
   }
 
   // ---- publishing -------------------------------------------------------------------------------
@@ -189,39 +303,57 @@ class InProcessBus implements MessageBus {
     await this.route(envelope);
   }
 
-  /** Resolves once every matching group's delivery is in the journal (when there is one). */
+  /** Resolves once every matching group's delivery is in the journal, in one write. */
   private async route(envelope: EventEnvelope): Promise<void> {
     const body = JSON.stringify(envelope);
     await this.loaded;
-    const groups = [...this.groups.values()].filter((group) => group.matches(envelope.type));
-    const broadcasts = [...this.broadcasts].filter((consumer) =>
-      consumer.options.types.some((pattern) => topicMatches(pattern, envelope.type)),
-    );
+    const groups = this.groupsFor(envelope.type);
+    const broadcasts = [...this.broadcasts].filter((consumer) => consumer.matches(envelope.type));
     if (groups.length === 0 && broadcasts.length === 0) {
       throw new UnroutableError(`Unroutable: no group or subscriber receives "${envelope.type}"`);
     }
     const now = Date.now();
     const deliveries = groups.map(
-      (group): Delivery => ({
-        id: randomUUID(),
+      (group): DeliveryDoc => ({
+        _id: randomUUID(),
+        kind: 'delivery',
         group: group.name,
         seq: this.nextSeq(),
+        state: 'pending',
         body,
         attempt: 1,
         availableAt: now,
-        redelivered: false,
       }),
     );
-    await this.journal?.add(deliveries.map((delivery) => toDoc(delivery)));
-    // Never inside publish: handlers run on a later turn of the event loop, as they would over a broker.
-    setImmediate(() => {
-      for (const delivery of deliveries) {
-        const group = this.groups.get(delivery.group)!;
-        group.enqueue(delivery);
-        this.pump(group);
-      }
-      for (const consumer of broadcasts) this.deliverBroadcast(consumer, body);
+    // Held until the write is durable: a consumer reading the journal meanwhile skips them.
+    groups.forEach((group, index) => {
+      group.held.set(deliveries[index]!._id, deliveries[index]!.seq);
     });
+    try {
+      await this.store.insert(deliveries);
+    } finally {
+      groups.forEach((group, index) => {
+        group.release(deliveries[index]!._id, deliveries[index]!.seq);
+        // Never inside publish: handlers run on a later turn of the event loop, as over a broker.
+        this.wakeSoon(group);
+      });
+    }
+    if (broadcasts.length > 0) {
+      setImmediate(() => {
+        for (const consumer of broadcasts) this.deliverBroadcast(consumer, body);
+      });
+    }
+  }
+
+  /** The groups receiving a type; cached per type until a group is added or changes its types. */
+  private groupsFor(type: string): Group[] {
+    let groups = this.routes.get(type);
+    if (!groups) {
+      groups = [...this.groups.values()].filter((group) => group.matches(type));
+      if (this.routes.size >= 1000) this.routes.clear();
+      this.routes.set(type, groups);
+    }
+    return groups;
   }
 
   private nextSeq(): number {
@@ -246,125 +378,244 @@ class InProcessBus implements MessageBus {
     } else {
       group.types = [...options.types];
     }
-    await this.journal?.saveGroup(group.name, group.types);
+    this.routes.clear();
+    await this.store.saveGroup(group.name, group.types);
     group.consumers.push(consumer);
+    this.wakeSoon(group);
     const subscribed = group;
-    setImmediate(() => this.pump(subscribed));
     return { cancel: () => this.cancel(subscribed, consumer) };
   }
 
+  private wakeSoon(group: Group): void {
+    if (group.wakeScheduled || group.consumers.length === 0) return;
+    group.wakeScheduled = true;
+    setImmediate(() => {
+      group.wakeScheduled = false;
+      this.pump(group);
+    });
+  }
+
+  /** Fills the group's free prefetch slots from the journal; one fetch at a time per group. */
   private pump(group: Group): void {
-    while (group.ready.length > 0) {
-      const consumer = group.pickConsumer();
-      if (!consumer) return;
-      const delivery = group.ready.shift()!;
-      consumer.inFlight++;
-      const handled = this.handle(group, consumer, delivery)
-        .catch((error: unknown) =>
-          this.logger.error({ group: group.name, err: error }, 'Delivery handling failed'),
-        )
-        .finally(() => {
-          consumer.inFlight--;
-          this.pump(group);
-        });
-      consumer.track(handled);
+    if (group.fetching) {
+      group.again = true;
+      return;
+    }
+    if (this.state === 'closed' || group.freeSlots === 0) return;
+    group.fetching = true;
+    const task = this.fill(group)
+      .catch((error: unknown) =>
+        this.logger.error({ group: group.name, err: error }, 'Could not read the bus journal'),
+      )
+      .finally(() => {
+        group.fetching = false;
+        group.releasedDuringFetch.clear();
+        this.background.delete(task);
+        if (group.again) this.pump(group);
+      });
+    this.background.add(task);
+  }
+
+  private async fill(group: Group): Promise<void> {
+    for (;;) {
+      group.again = false;
+      group.releasedDuringFetch.clear();
+      if (group.rewind < group.cursor) group.cursor = group.rewind;
+      group.rewind = Number.POSITIVE_INFINITY;
+      const free = group.freeSlots;
+      if (free === 0 || this.state === 'closed') return;
+      let heldAhead = 0;
+      for (const seq of group.held.values()) if (seq > group.cursor) heldAhead++;
+      const limit = free + heldAhead;
+      const docs = await this.store.pending(group.name, group.cursor, limit);
+      this.counters.fetches++;
+      this.counters.fetched += docs.length;
+      let stale = false;
+      for (const doc of docs) {
+        if (group.releasedDuringFetch.has(doc._id)) {
+          // Its outcome was written while this read ran: read it again rather than trust this copy.
+          group.rewind = Math.min(group.rewind, doc.seq - 1);
+          stale = true;
+          continue;
+        }
+        if (group.held.has(doc._id)) {
+          group.cursor = doc.seq;
+          continue;
+        }
+        const consumer = group.pickConsumer();
+        if (!consumer) return;
+        group.cursor = doc.seq;
+        this.dispatch(group, consumer, doc);
+      }
+      if (docs.length < limit && !stale && !group.again && group.rewind === Number.POSITIVE_INFINITY) return;
     }
   }
 
-  private async handle(group: Group, consumer: Consumer, delivery: Delivery): Promise<void> {
-    const parsed = parseMessage(delivery.body, this.validate);
+  private dispatch(group: Group, consumer: Consumer, doc: DeliveryDoc): void {
+    group.held.set(doc._id, doc.seq);
+    consumer.inFlight++;
+    consumer.track(this.deliver(group, consumer, doc));
+  }
+
+  private async deliver(group: Group, consumer: Consumer, doc: DeliveryDoc): Promise<void> {
+    let outcome: Outcome;
+    try {
+      outcome = await this.runHandler(group, consumer, doc);
+    } finally {
+      consumer.inFlight--;
+      group.recording++;
+    }
+    // The slot is free for the next delivery while this one's outcome is written.
+    this.pump(group);
+    let pendingSeq: number | null = null;
+    try {
+      pendingSeq = await this.record(group, doc, outcome);
+    } catch (error) {
+      // The journal still holds the delivery as it was: it is redelivered after a restart, not lost.
+      this.logger.error({ group: group.name, err: error }, 'Could not record a delivery in the bus journal');
+    } finally {
+      group.recording--;
+    }
+    group.release(doc._id, pendingSeq);
+    this.pump(group);
+  }
+
+  private async runHandler(group: Group, consumer: Consumer, doc: DeliveryDoc): Promise<Outcome> {
+    const parsed = parseMessage(doc.body, this.validate);
     if ('problem' in parsed) {
       this.logger.warn({ group: group.name, reason: parsed.problem }, 'Dead-lettering an unreadable message');
-      return this.deadLetter(group, delivery, parsed.problem);
+      return { kind: 'dead', reason: parsed.problem };
     }
     const { envelope } = parsed;
     try {
       await consumer.handler(envelope, {
-        attempt: delivery.attempt,
+        attempt: doc.attempt,
         group: group.name,
-        redelivered: delivery.redelivered,
+        redelivered: doc.seq <= this.bootSeq,
       });
+      return { kind: 'done' };
     } catch (error) {
       const reason = errorMessage(error);
       const log = {
         group: group.name,
         eventId: envelope.id,
         type: envelope.type,
-        attempt: delivery.attempt,
+        attempt: doc.attempt,
         err: error,
       };
-      if (delivery.attempt >= consumer.policy.maxAttempts) {
+      if (doc.attempt >= consumer.policy.maxAttempts) {
         this.logger.error(log, 'Handler failed on its last attempt; dead-lettering the event');
-        return this.deadLetter(group, delivery, reason);
+        return { kind: 'dead', reason };
       }
-      const delayMs = consumer.policy.retryDelayMs(delivery.attempt);
+      let delayMs: number;
+      try {
+        delayMs = consumer.policy.retryDelayMs(doc.attempt);
+      } catch (policyError) {
+        return { kind: 'dead', reason: `${reason} (no retry: ${errorMessage(policyError)})` };
+      }
       this.logger.warn({ ...log, retryInMs: delayMs }, 'Handler failed; retrying later');
-      return this.retryLater(group, delivery, delayMs, reason);
+      return { kind: 'retry', reason, delayMs };
     }
-    await this.journalWrite('remove a handled delivery', () => this.journal?.remove(delivery.id));
   }
 
-  private async retryLater(group: Group, delivery: Delivery, delayMs: number, reason: string): Promise<void> {
+  /** Writes the outcome; returns the delivery's new position when it is pending again at once. */
+  private async record(group: Group, doc: DeliveryDoc, outcome: Outcome): Promise<number | null> {
+    if (outcome.kind === 'done') {
+      await this.store.remove(doc._id);
+      return null;
+    }
+    if (outcome.kind === 'dead') {
+      const deadAt = new Date().toISOString();
+      await this.store.move(doc._id, 'pending', {
+        seq: this.nextSeq(),
+        state: 'dead',
+        attempt: doc.attempt,
+        availableAt: doc.availableAt,
+        reason: truncate(outcome.reason),
+        attempts: doc.attempt,
+        deadAt,
+      });
+      return null;
+    }
     // Like RabbitMQ's delay queue: the retry is a new message at the back of the group's queue.
-    const retry: Delivery = {
-      ...delivery,
-      seq: this.nextSeq(),
-      attempt: delivery.attempt + 1,
-      availableAt: Date.now() + delayMs,
-      redelivered: false,
-      lastError: truncate(reason),
-    };
-    await this.journalWrite('record a retry', () => this.journal?.replace(toDoc(retry)));
-    this.schedule(group, retry);
+    const seq = this.nextSeq();
+    const availableAt = Date.now() + outcome.delayMs;
+    const state = outcome.delayMs > 0 ? 'delayed' : 'pending';
+    await this.store.move(doc._id, 'pending', {
+      seq,
+      state,
+      attempt: doc.attempt + 1,
+      availableAt,
+      lastError: truncate(outcome.reason),
+    });
+    if (state === 'pending') return seq;
+    this.scheduleDue(group, availableAt);
+    return null;
   }
 
-  private schedule(group: Group, delivery: Delivery): void {
-    const delayMs = delivery.availableAt - Date.now();
-    if (delayMs <= 0) {
-      group.enqueue(delivery);
-      this.pump(group);
-      return;
-    }
-    const timer = setTimeout(() => {
-      group.delayed.delete(delivery.id);
-      group.enqueue(delivery);
-      this.pump(group);
-    }, delayMs);
-    // A waiting retry alone must not keep the process alive; the journal has it.
-    timer.unref();
-    group.delayed.set(delivery.id, { delivery, timer });
-  }
-
-  private async deadLetter(group: Group, delivery: Delivery, reason: string): Promise<void> {
-    const dead: DeadDelivery = {
-      delivery,
-      reason: truncate(reason),
-      attempts: delivery.attempt,
-      deadAt: new Date().toISOString(),
-    };
-    await this.journalWrite('record a dead letter', () =>
-      this.journal?.replace(
-        toDoc(delivery, { reason: dead.reason, attempts: dead.attempts, deadAt: dead.deadAt }),
-      ),
+  /** Arms the group's one retry timer for `at`, unless it fires earlier already. */
+  private scheduleDue(group: Group, at: number): void {
+    if (this.state === 'closed') return;
+    if (group.dueTimer && group.dueAt <= at) return;
+    if (group.dueTimer) clearTimeout(group.dueTimer);
+    group.dueAt = at;
+    group.dueTimer = setTimeout(
+      () => {
+        group.dueTimer = null;
+        group.dueAt = Number.POSITIVE_INFINITY;
+        const task = this.promoteDue(group)
+          .catch((error: unknown) =>
+            this.logger.error(
+              { group: group.name, err: error },
+              'Could not move due retries in the bus journal',
+            ),
+          )
+          .finally(() => this.background.delete(task));
+        this.background.add(task);
+      },
+      Math.max(0, at - Date.now()),
     );
-    group.dead.push(dead);
+    // A waiting retry alone must not keep the process alive; the journal has it.
+    group.dueTimer.unref();
   }
 
-  /**
-   * The handler's outcome stands even if the journal write fails (the memory state goes on); the
-   * journal then still holds the older state, which after a restart means one more delivery, not a
-   * lost one.
-   */
-  private async journalWrite(what: string, write: () => Promise<void> | undefined): Promise<void> {
-    try {
-      await write();
-    } catch (error) {
-      this.logger.error({ err: error }, `Could not ${what} in the bus journal`);
+  private async promoteDue(group: Group): Promise<void> {
+    if (this.state === 'closed') return;
+    const promoted = await this.store.promoteDue(group.name, Date.now());
+    if (promoted > 0) {
+      // Their positions are where they failed: read the queue from its start again (held ones skipped).
+      group.rewind = 0;
+      this.pump(group);
     }
+    const next = await this.store.nextDueAt(group.name);
+    if (next !== null) this.scheduleDue(group, next);
   }
 
   private deliverBroadcast(consumer: Consumer, body: string): void {
     if (consumer.cancelled) return;
+    if (consumer.inFlight < consumer.prefetch) {
+      this.runBroadcast(consumer, body);
+      return;
+    }
+    consumer.backlog.push(body);
+    if (consumer.buffered > this.broadcastBacklogLimit) {
+      consumer.backlog[consumer.head++] = '';
+      this.counters.broadcastDropped++;
+      if (this.counters.broadcastDropped % 1000 === 1) {
+        this.logger.warn(
+          { group: consumer.options.group, dropped: this.counters.broadcastDropped },
+          'A broadcast subscription fell behind; dropping its oldest events',
+        );
+      }
+    }
+    if (consumer.head > 1024 && consumer.head * 2 > consumer.backlog.length) {
+      consumer.backlog = consumer.backlog.slice(consumer.head);
+      consumer.head = 0;
+    }
+  }
+
+  private runBroadcast(consumer: Consumer, body: string): void {
+    consumer.inFlight++;
     const task = (async () => {
       const parsed = parseMessage(body, this.validate);
       if ('problem' in parsed) {
@@ -386,7 +637,18 @@ class InProcessBus implements MessageBus {
           'Broadcast handler failed; broadcast events are not retried',
         );
       }
-    })();
+    })().finally(() => {
+      consumer.inFlight--;
+      if (!consumer.cancelled && consumer.buffered > 0) {
+        const next = consumer.backlog[consumer.head]!;
+        consumer.backlog[consumer.head++] = '';
+        if (consumer.head === consumer.backlog.length) {
+          consumer.backlog = [];
+          consumer.head = 0;
+        }
+        this.runBroadcast(consumer, next);
+      }
+    });
     consumer.track(task);
   }
 
@@ -399,6 +661,8 @@ class InProcessBus implements MessageBus {
 
   private async cancelBroadcast(consumer: Consumer): Promise<void> {
     consumer.cancelled = true;
+    consumer.backlog = [];
+    consumer.head = 0;
     this.broadcasts.delete(consumer);
     await consumer.drained();
   }
@@ -407,8 +671,8 @@ class InProcessBus implements MessageBus {
 
   async listDeadLetters(group: string, limit = 100): Promise<DeadLetter[]> {
     await this.loaded;
-    const dead = this.groups.get(group)?.dead ?? [];
-    return dead.slice(0, limit).map((letter) => toDeadLetter(group, letter));
+    const docs = await this.store.dead(group, limit);
+    return docs.map((doc) => toDeadLetter(group, doc));
   }
 
   async replayDeadLetters(group: string, ids?: string[]): Promise<number> {
@@ -417,23 +681,30 @@ class InProcessBus implements MessageBus {
     const state = this.groups.get(group);
     if (!state) return 0;
     const wanted = ids ? new Set(ids) : null;
-    const chosen = state.dead.filter((letter) => !wanted || wanted.has(eventId(letter.delivery)));
-    for (const letter of chosen) {
-      const replay: Delivery = {
-        ...letter.delivery,
-        seq: this.nextSeq(),
-        attempt: 1,
-        availableAt: Date.now(),
-        redelivered: false,
-      };
-      delete replay.lastError;
-      // Journal first: a replay that is not recorded must not leave the dead letters.
-      await this.journal?.replace(toDoc(replay));
-      state.dead.splice(state.dead.indexOf(letter), 1);
-      state.enqueue(replay);
+    // Letters that die again during this replay come after this position: they are not replayed twice.
+    const before = this.nextSeq();
+    let after = 0;
+    let replayed = 0;
+    for (;;) {
+      const page = await this.store.dead(group, REPLAY_PAGE, after, before);
+      for (const doc of page) {
+        after = doc.seq;
+        if (wanted && !wanted.has(eventIdOf(doc.body))) continue;
+        const seq = this.nextSeq();
+        const moved = await this.store.move(doc._id, 'dead', {
+          seq,
+          state: 'pending',
+          attempt: 1,
+          availableAt: Date.now(),
+        });
+        if (!moved) continue;
+        replayed++;
+        state.release(doc._id, seq);
+      }
+      if (page.length < REPLAY_PAGE) break;
     }
-    if (chosen.length > 0) setImmediate(() => this.pump(state));
-    return chosen.length;
+    if (replayed > 0) this.wakeSoon(state);
+    return replayed;
   }
 
   // ---- lifecycle --------------------------------------------------------------------------------
@@ -441,7 +712,7 @@ class InProcessBus implements MessageBus {
   async ping(): Promise<void> {
     if (this.state === 'closed') throw new Error('Message bus is closed');
     await this.loaded;
-    await this.journal?.ping();
+    await this.store.ping();
   }
 
   close(): Promise<void> {
@@ -460,52 +731,32 @@ class InProcessBus implements MessageBus {
     await Promise.all(cancellations);
     this.state = 'closed';
     for (const group of this.groups.values()) {
-      for (const { timer } of group.delayed.values()) clearTimeout(timer);
-      group.delayed.clear();
+      if (group.dueTimer) clearTimeout(group.dueTimer);
+      group.dueTimer = null;
     }
+    // Reads and retry moves under way finish before the caller closes the store.
+    while (this.background.size > 0) await Promise.allSettled([...this.background]);
   }
 
   private assertOpen(): void {
     if (this.state === 'closed') throw new Error('Message bus is closed');
   }
 
-  /** Restores known groups, pending deliveries, waiting retries and dead letters from the journal. */
+  /** Restores the known groups and the sequence, and arms the timers of waiting retries. */
   private async load(): Promise<void> {
-    if (!this.journal) {
-      this.declareKnownGroups();
-      return;
-    }
-    await this.journal.prepare();
-    for (const record of await this.journal.groups()) {
+    for (const record of await this.store.groups()) {
       this.groups.set(record.group, new Group(record.group, record.types));
     }
-    const dead: Array<{ group: Group; letter: DeadDelivery }> = [];
-    for await (const doc of this.journal.deliveries()) {
-      let group = this.groups.get(doc.group);
-      if (!group) {
-        group = new Group(doc.group, []);
-        this.groups.set(doc.group, group);
-      }
-      this.seq = Math.max(this.seq, doc.seq);
-      // The process may have stopped while a handler ran: this delivery may have been handled.
-      const delivery = fromDoc(doc, true);
-      if (doc.state === 'dead') {
-        dead.push({
-          group,
-          letter: {
-            delivery,
-            reason: doc.reason ?? '',
-            attempts: doc.attempts ?? doc.attempt,
-            deadAt: doc.deadAt ?? '',
-          },
-        });
-      } else {
-        this.schedule(group, delivery);
-      }
+    const declared = this.declareKnownGroups();
+    const names = [...this.groups.keys()];
+    await this.store.prepare(names, Date.now());
+    this.bootSeq = await this.store.maxSeq(names);
+    this.seq = this.bootSeq;
+    for (const group of declared) await this.store.saveGroup(group.name, group.types);
+    for (const group of this.groups.values()) {
+      const due = await this.store.nextDueAt(group.name);
+      if (due !== null) this.scheduleDue(group, due);
     }
-    dead.sort((a, b) => a.letter.deadAt.localeCompare(b.letter.deadAt));
-    for (const { group, letter } of dead) group.dead.push(letter);
-    for (const group of this.declareKnownGroups()) await this.journal.saveGroup(group.name, group.types);
   }
 
   /** Adds the declared groups that are not known yet; returns them. */
@@ -522,45 +773,32 @@ class InProcessBus implements MessageBus {
   }
 }
 
-function toDoc(delivery: Delivery, dead?: { reason: string; attempts: number; deadAt: string }): DeliveryDoc {
-  return {
-    _id: delivery.id,
-    kind: 'delivery',
-    group: delivery.group,
-    seq: delivery.seq,
-    envelope: JSON.parse(delivery.body) as Record<string, unknown>,
-    attempt: delivery.attempt,
-    availableAt: delivery.availableAt,
-    ...(delivery.lastError === undefined ? {} : { lastError: delivery.lastError }),
-    ...(dead ? { state: 'dead', ...dead } : { state: 'pending' }),
+function eventIdOf(body: string): string {
+  try {
+    const value: unknown = JSON.parse(body);
+    return envelopeProblem(value) === null ? (value as EventEnvelope).id : '';
+  } catch {
+    return '';
+  }
+}
+
+function toDeadLetter(group: string, doc: DeliveryDoc): DeadLetter {
+  const common = {
+    group,
+    reason: doc.reason ?? '',
+    attempts: doc.attempts ?? doc.attempt,
+    deadAt: doc.deadAt ?? '',
   };
-}
-
-function fromDoc(doc: DeliveryDoc, redelivered: boolean): Delivery {
-  return {
-    id: doc._id,
-    group: doc.group,
-    seq: doc.seq,
-    body: JSON.stringify(doc.envelope),
-    attempt: doc.attempt,
-    availableAt: doc.availableAt,
-    redelivered,
-    ...(doc.lastError === undefined ? {} : { lastError: doc.lastError }),
-  };
-}
-
-function eventId(delivery: Delivery): string {
-  const value: unknown = JSON.parse(delivery.body);
-  return envelopeProblem(value) === null ? (value as EventEnvelope).id : '';
-}
-
-function toDeadLetter(group: string, letter: DeadDelivery): DeadLetter {
-  const value: unknown = JSON.parse(letter.delivery.body);
-  const common = { group, reason: letter.reason, attempts: letter.attempts, deadAt: letter.deadAt };
+  let value: unknown;
+  try {
+    value = JSON.parse(doc.body);
+  } catch {
+    value = undefined;
+  }
   if (envelopeProblem(value) === null) {
     const event = value as EventEnvelope;
     return { id: event.id, event, ...common };
   }
-  const event: EventEnvelope = { id: '', type: '', occurredAt: letter.deadAt, correlationId: '', data: null };
-  return { id: '', event, ...common, raw: letter.delivery.body };
+  const event: EventEnvelope = { id: '', type: '', occurredAt: common.deadAt, correlationId: '', data: null };
+  return { id: '', event, ...common, raw: doc.body };
 }
