@@ -40,7 +40,7 @@ export {
   unavailable,
   unsupportedMediaType,
 } from './errors.js';
-export { type IdentityGuard, requireRole, requireScope } from './guards.js';
+export { type IdentityGuard, requireRole, requireScope, requireSession } from './guards.js';
 export { HEALTH_PATHS, type HealthCheck, type HealthOptions, registerHealthRoutes } from './health.js';
 export { createHttpApp, type HttpAppOptions, REQUEST_ID_HEADER } from './http.js';
 export { type Identity, INTERNAL_IDENTITY_HEADER, signIdentity, verifyIdentity } from './identity.js';
@@ -73,7 +73,14 @@ export {
   type OutboxEntry,
   type OutboxOptions,
 } from './outbox.js';
-export { MAX_PAGE, PAGE_QUERY_SCHEMA, PAGINATION_SCHEMA } from './pagination.js';
+export {
+  LIMIT_QUERY_SCHEMA,
+  MAX_PAGE,
+  PAGE_QUERY_SCHEMA,
+  PAGINATION_SCHEMA,
+  pagedListSchema,
+  pagination,
+} from './pagination.js';
 export { type PeriodicTask, startPeriodicTask } from './periodic.js';
 export {
   buildServiceApp,

@@ -19,3 +19,21 @@ export const MAX_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / 100);
 
 /** The `page` query parameter of every paged list: an integer from 1 to MAX_PAGE, default 1. */
 export const PAGE_QUERY_SCHEMA = { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 } as const;
+
+/** The `limit` query parameter of every paged list: 1 to 100, default 20. */
+export const LIMIT_QUERY_SCHEMA = { type: 'integer', minimum: 1, maximum: 100, default: 20 } as const;
+
+/** The answer of a paged list: `{data: [item...], pagination}`. */
+export function pagedListSchema<TItem extends object>(item: TItem) {
+  return {
+    type: 'object',
+    required: ['data', 'pagination'],
+    additionalProperties: false,
+    properties: { data: { type: 'array', items: item }, pagination: PAGINATION_SCHEMA },
+  } as const;
+}
+
+/** The contract's Pagination object of a page: `pages` is ceil(total / limit), 0 when nothing matches. */
+export function pagination(page: number, limit: number, total: number) {
+  return { page, limit, total, pages: Math.ceil(total / limit) };
+}

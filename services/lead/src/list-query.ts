@@ -1,13 +1,11 @@
 import { LEAD_STATUSES, type LeadStatus } from '@lead-capture/contracts';
 import type { Filter, SortSpec } from '@lead-capture/docstore';
-import { badRequest, PAGE_QUERY_SCHEMA } from '@lead-capture/kit';
+import { badRequest, LIMIT_QUERY_SCHEMA, PAGE_QUERY_SCHEMA } from '@lead-capture/kit';
 import { digitsOf, foldForSearch } from './normalize.js';
 
 export const LEAD_SORTS = ['createdAt', '-createdAt', 'score', '-score'] as const;
 export type LeadSort = (typeof LEAD_SORTS)[number];
 
-const MAX_PAGE_SIZE = 100;
-const DEFAULT_PAGE_SIZE = 20;
 
 /** The filters the list and the export share (both validate with LEAD_LIST_QUERY_SCHEMA). */
 export interface LeadFilterQuery {
@@ -42,7 +40,7 @@ export const LEAD_LIST_QUERY_SCHEMA = {
   additionalProperties: false,
   properties: {
     page: PAGE_QUERY_SCHEMA,
-    limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
+    limit: LIMIT_QUERY_SCHEMA,
     ...FILTER_PROPERTIES,
   },
 } as const;

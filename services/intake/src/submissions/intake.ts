@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { type MappedSubmission, mapSubmission, nestingDepth } from '@lead-capture/capture';
 import type { ClientInfo, LeadReceived, SubmissionOrigin } from '@lead-capture/contracts';
 import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
-import { AppError, badRequest, conflict, type Logger, notFound, type Outbox } from '@lead-capture/kit';
+import {
+  AppError,
+  badRequest,
+  conflict,
+  type Logger,
+  notFound,
+  type Outbox,
+  pagination,
+} from '@lead-capture/kit';
 import { COLLECTIONS, type DedupeDoc, type SubmissionDoc, type SubmissionOutcome } from '../collections.js';
 import type { ActiveSource, SourceDirectory } from '../sources/directory.js';
 import type { DedupeClaims } from './claims.js';
@@ -14,6 +22,16 @@ export const RETRY_AFTER_SECONDS = 10;
 /** Raw payloads nested deeper than this are not kept (they could not even be serialized safely). */
 const STORABLE_DEPTH = 100;
 
+/**
+ * Of a rejected delivery the log keeps at most this much of its JSON text (and its size): the
+ * webhook is public, and a rejection must not cost us what the sender chose to post.
+ */
+export const REJECTED_PAYLOAD_EXCERPT_BYTES = 2048;
+/** The reason kept with a rejection is cut at this length (a custom key's path can be long). */
+const MAX_ERROR_LENGTH = 1000;
+/** Ids removed per round of a trim of the rejected submissions. */
+const TRIM_BATCH = 500;
+
 type LogEntryField =
   | '_id'
   | 'sourceId'
@@ -22,7 +40,9 @@ type LogEntryField =
   | 'headers'
   | 'ip'
   | 'userAgent'
-  | 'payload';
+  | 'payload'
+  | 'payloadBytes'
+  | 'payloadTruncated';
 
 /** Where a delivery came from, as recorded with it. */
 export interface DeliveryMeta {
@@ -41,6 +61,8 @@ export interface SubmissionIntakeOptions {
   logger: Logger;
   /** How long a settled submission stays in the log. */
   retentionMs: number;
+  /** REJECTED_SUBMISSIONS_PER_SOURCE: past it the oldest rejected submissions of the source go. */
+  maxRejectedPerSource: number;
 }
 
 /** Attempts of one accept when concurrent copies of a delivery race for its claim (MongoDB). */
@@ -62,6 +84,11 @@ export interface SubmissionView {
   ip: string;
   userAgent: string | null;
   payload: unknown;
+  /** The payload was too large to keep whole (a rejected delivery): `payloadExcerpt` has its start. */
+  payloadTruncated: boolean;
+  /** Size of the payload's JSON text in bytes; null for submissions stored before it was recorded. */
+  payloadBytes: number | null;
+  payloadExcerpt?: string;
 }
 
 /**
@@ -69,6 +96,10 @@ export interface SubmissionView {
  * idempotency, rejections kept for the operator, replay through the current mappings.
  */
 export class SubmissionIntake {
+  /** Rejections recorded per source since its last trim (in this process). */
+  readonly #rejectionsSinceTrim = new Map<string, number>();
+  readonly #trimming = new Set<string>();
+
   constructor(private readonly options: SubmissionIntakeOptions) {}
 
   async createIndexes(): Promise<void> {
@@ -146,7 +177,13 @@ export class SubmissionIntake {
     return new Date(receivedAt.getTime() + this.options.retentionMs);
   }
 
-  /** Keeps a rejected delivery on a known token: the operator sees what arrived and why it failed. */
+  /**
+   * Keeps a rejected delivery on a known token: the operator sees what arrived (at most the first
+   * REJECTED_PAYLOAD_EXCERPT_BYTES of it) and why it failed. The source keeps at most
+   * `maxRejectedPerSource` rejections, give or take a tenth: every tenth of that many rejections
+   * (and the first after start) the oldest rejected ones beyond it are removed, through the
+   * (sourceId, outcome, receivedAt) index; accepted submissions are never removed here.
+   */
   async recordRejection(
     source: ActiveSource,
     meta: DeliveryMeta,
@@ -155,11 +192,14 @@ export class SubmissionIntake {
   ): Promise<void> {
     const submissionId = randomUUID();
     const receivedAt = new Date();
+    const entry = this.logEntry(submissionId, source, receivedAt, meta, payload);
+    const excerpt = excerptOf(entry.payload);
     try {
       await this.options.submissions.insertOne({
-        ...this.logEntry(submissionId, source, receivedAt, meta, payload),
+        ...entry,
+        ...(excerpt === entry.payload ? {} : { payload: excerpt, payloadTruncated: true }),
         outcome: 'rejected',
-        error,
+        error: error.length > MAX_ERROR_LENGTH ? `${error.slice(0, MAX_ERROR_LENGTH)}…` : error,
         expiresAt: this.expiryOf(receivedAt),
       });
     } catch (storeError) {
@@ -168,6 +208,47 @@ export class SubmissionIntake {
         { err: storeError, sourceId: source.sourceId },
         'Rejected submission not recorded',
       );
+      return;
+    }
+    await this.trimRejectedWhenDue(source.sourceId);
+  }
+
+  private async trimRejectedWhenDue(sourceId: string): Promise<void> {
+    const { maxRejectedPerSource: max } = this.options;
+    const since = this.#rejectionsSinceTrim.get(sourceId);
+    const every = Math.max(1, Math.ceil(max / 10));
+    if (since !== undefined && since + 1 < every) {
+      this.#rejectionsSinceTrim.set(sourceId, since + 1);
+      return;
+    }
+    if (this.#trimming.has(sourceId)) return;
+    this.#trimming.add(sourceId);
+    this.#rejectionsSinceTrim.set(sourceId, 0);
+    try {
+      await this.trimRejected(sourceId);
+    } catch (error) {
+      this.options.logger.warn({ err: error, sourceId }, 'Rejected submissions not trimmed; next time');
+      this.#rejectionsSinceTrim.delete(sourceId);
+    } finally {
+      this.#trimming.delete(sourceId);
+    }
+  }
+
+  /** Removes the source's rejected submissions beyond the newest `maxRejectedPerSource`. */
+  private async trimRejected(sourceId: string): Promise<void> {
+    const { submissions, maxRejectedPerSource } = this.options;
+    const filter = { sourceId, outcome: 'rejected' };
+    for (;;) {
+      const beyond = await submissions.find(filter, {
+        sort: { receivedAt: -1, _id: -1 },
+        skip: maxRejectedPerSource,
+        limit: TRIM_BATCH,
+        projection: { _id: 1 },
+      });
+      if (beyond.length === 0) return;
+      // outcome again: a replay may have accepted one of them meanwhile.
+      await submissions.deleteMany({ _id: { $in: beyond.map((doc) => doc._id) }, outcome: 'rejected' });
+      if (beyond.length < TRIM_BATCH) return;
     }
   }
 
@@ -185,7 +266,7 @@ export class SubmissionIntake {
     ]);
     return {
       data: documents.map(toView),
-      pagination: { page, limit, total, pages: Math.ceil(total / limit) },
+      pagination: pagination(page, limit, total),
     };
   }
 
@@ -205,6 +286,11 @@ export class SubmissionIntake {
       throw conflict(`This delivery repeated submission ${stored.duplicateOf}; replay that one`);
     }
     if (stored.payload === null) throw conflict('This submission has no readable payload to replay');
+    if (stored.payloadTruncated) {
+      throw conflict(
+        `Only the first ${REJECTED_PAYLOAD_EXCERPT_BYTES} bytes of this rejected payload were kept; the sender must send it again`,
+      );
+    }
     const mapped = mapSubmission(JSON.parse(stored.payload), source.fieldMappings);
     if (!mapped.ok) {
       await submissions.updateOne({ _id: submissionId }, { $set: { error: mapped.error } }).catch(() => {
@@ -254,6 +340,10 @@ export class SubmissionIntake {
     meta: DeliveryMeta,
     payload: unknown,
   ): Pick<SubmissionDoc, LogEntryField> {
+    const json =
+      payload === undefined || nestingDepth(payload, STORABLE_DEPTH) > STORABLE_DEPTH
+        ? null
+        : JSON.stringify(payload);
     return {
       _id: submissionId,
       sourceId: source.sourceId,
@@ -262,10 +352,8 @@ export class SubmissionIntake {
       headers: meta.headers,
       ip: meta.ip,
       userAgent: meta.userAgent,
-      payload:
-        payload === undefined || nestingDepth(payload, STORABLE_DEPTH) > STORABLE_DEPTH
-          ? null
-          : JSON.stringify(payload),
+      payload: json,
+      ...(json === null ? {} : { payloadBytes: Buffer.byteLength(json, 'utf8') }),
     };
   }
 }
@@ -303,7 +391,18 @@ function storeUnavailable(cause: unknown): AppError {
   });
 }
 
+/** The start of a payload's JSON text, at most REJECTED_PAYLOAD_EXCERPT_BYTES (UTF-8), never a half character. */
+function excerptOf(json: string | null): string | null {
+  if (json === null || Buffer.byteLength(json, 'utf8') <= REJECTED_PAYLOAD_EXCERPT_BYTES) return json;
+  let excerpt = json.slice(0, REJECTED_PAYLOAD_EXCERPT_BYTES);
+  while (Buffer.byteLength(excerpt, 'utf8') > REJECTED_PAYLOAD_EXCERPT_BYTES) excerpt = excerpt.slice(0, -1);
+  // Not the first half of a surrogate pair.
+  if (/[\uD800-\uDBFF]$/.test(excerpt)) excerpt = excerpt.slice(0, -1);
+  return excerpt;
+}
+
 function toView(document: SubmissionDoc): SubmissionView {
+  const truncated = document.payloadTruncated === true;
   return {
     id: document._id,
     receivedAt: document.receivedAt.toISOString(),
@@ -314,6 +413,9 @@ function toView(document: SubmissionDoc): SubmissionView {
     contentType: document.contentType,
     ip: document.ip,
     userAgent: document.userAgent,
-    payload: document.payload === null ? null : JSON.parse(document.payload),
+    payload: document.payload === null || truncated ? null : JSON.parse(document.payload),
+    payloadTruncated: truncated,
+    payloadBytes: document.payloadBytes ?? null,
+    ...(truncated && document.payload !== null ? { payloadExcerpt: document.payload } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { LEAD_STATUSES, QUALIFICATIONS } from '@lead-capture/contracts';
-import { ERROR_RESPONSE_SCHEMA, PAGINATION_SCHEMA } from '@lead-capture/kit';
+import { ERROR_RESPONSE_SCHEMA, pagedListSchema } from '@lead-capture/kit';
 
 /** JSON schemas of the Leads API responses (what fastify serialises, and what the OpenAPI document shows). */
 
@@ -92,15 +92,7 @@ export const LEAD_DETAIL_SCHEMA = {
   properties: detailProperties,
 } as const;
 
-export const LEAD_LIST_RESPONSE_SCHEMA = {
-  type: 'object',
-  required: ['data', 'pagination'],
-  additionalProperties: false,
-  properties: {
-    data: { type: 'array', items: LEAD_LIST_ITEM_SCHEMA },
-    pagination: PAGINATION_SCHEMA,
-  },
-} as const;
+export const LEAD_LIST_RESPONSE_SCHEMA = pagedListSchema(LEAD_LIST_ITEM_SCHEMA);
 
 export const TIMELINE_RESPONSE_SCHEMA = {
   type: 'object',
@@ -226,15 +218,7 @@ export const IMPORT_STATUS_SCHEMA = {
   properties: { ...importSummaryProperties, errors: rowErrors },
 } as const;
 
-export const IMPORT_LIST_RESPONSE_SCHEMA = {
-  type: 'object',
-  required: ['data', 'pagination'],
-  additionalProperties: false,
-  properties: {
-    data: { type: 'array', items: IMPORT_SUMMARY_SCHEMA },
-    pagination: PAGINATION_SCHEMA,
-  },
-} as const;
+export const IMPORT_LIST_RESPONSE_SCHEMA = pagedListSchema(IMPORT_SUMMARY_SCHEMA);
 
 /** The error replies a route can give, for its response schema. */
 export function errorResponses(...statuses: number[]): Record<number, typeof ERROR_RESPONSE_SCHEMA> {

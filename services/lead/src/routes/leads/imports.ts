@@ -1,4 +1,4 @@
-import { notFound, PAGE_QUERY_SCHEMA } from '@lead-capture/kit';
+import { LIMIT_QUERY_SCHEMA, notFound, PAGE_QUERY_SCHEMA, pagination } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import type { LeadRouteDeps } from '../deps.js';
 import { errorResponses, IMPORT_LIST_RESPONSE_SCHEMA, IMPORT_STATUS_SCHEMA } from '../schemas.js';
@@ -15,7 +15,7 @@ const IMPORT_LIST_QUERY_SCHEMA = {
   additionalProperties: false,
   properties: {
     page: PAGE_QUERY_SCHEMA,
-    limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    limit: LIMIT_QUERY_SCHEMA,
   },
 } as const;
 
@@ -35,7 +35,7 @@ export function registerImportsRoutes(app: FastifyInstance, { imports }: LeadRou
     async (request) => {
       const { page, limit } = request.query;
       const { data, total } = await imports.list(page, limit);
-      return { data, pagination: { page, limit, total, pages: Math.ceil(total / limit) } };
+      return { data, pagination: pagination(page, limit, total) };
     },
   );
 

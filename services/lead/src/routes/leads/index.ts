@@ -1,3 +1,4 @@
+import { pagination } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { buildLeadFilter, LEAD_LIST_QUERY_SCHEMA, type LeadListQuery, sortOf } from '../../list-query.js';
 import { loadViewContext, toListItem } from '../../views.js';
@@ -31,7 +32,7 @@ export async function leadsRoutes(app: FastifyInstance, deps: LeadRouteDeps): Pr
       const view = await loadViewContext(deps.context.collections, found);
       return {
         data: found.map((lead) => toListItem(lead, view)),
-        pagination: { page, limit, total, pages: Math.ceil(total / limit) },
+        pagination: pagination(page, limit, total),
       };
     },
   );

@@ -1,4 +1,10 @@
-import { ERROR_RESPONSE_SCHEMA, PAGE_QUERY_SCHEMA, PAGINATION_SCHEMA, requireScope } from '@lead-capture/kit';
+import {
+  ERROR_RESPONSE_SCHEMA,
+  LIMIT_QUERY_SCHEMA,
+  PAGE_QUERY_SCHEMA,
+  pagedListSchema,
+  requireScope,
+} from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { SUBMISSION_OUTCOMES, type SubmissionOutcome } from '../../../collections.js';
 import type { SubmissionIntake } from '../../../submissions/intake.js';
@@ -16,7 +22,22 @@ const submissionSchema = {
     contentType: { type: ['string', 'null'] },
     ip: { type: 'string' },
     userAgent: { type: ['string', 'null'] },
-    payload: { description: 'The payload as received (null when it could not be read)' },
+    payload: {
+      description:
+        'The payload as received (null when it could not be read, or when only an excerpt of a rejected one was kept)',
+    },
+    payloadTruncated: {
+      type: 'boolean',
+      description: 'A rejected payload larger than 2 KiB: only its first 2 KiB are kept, in payloadExcerpt',
+    },
+    payloadBytes: {
+      type: ['integer', 'null'],
+      description: "Size of the payload's JSON text in bytes (null when unknown)",
+    },
+    payloadExcerpt: {
+      type: 'string',
+      description: "The first 2 KiB of a truncated payload's JSON text (not valid JSON by itself)",
+    },
   },
 } as const;
 
@@ -36,19 +57,12 @@ const listSchema = {
     type: 'object',
     properties: {
       page: PAGE_QUERY_SCHEMA,
-      limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+      limit: LIMIT_QUERY_SCHEMA,
       outcome: { type: 'string', enum: SUBMISSION_OUTCOMES },
     },
   },
   response: {
-    200: {
-      type: 'object',
-      required: ['data', 'pagination'],
-      properties: {
-        data: { type: 'array', items: submissionSchema },
-        pagination: PAGINATION_SCHEMA,
-      },
-    },
+    200: pagedListSchema(submissionSchema),
     401: ERROR_RESPONSE_SCHEMA,
     404: ERROR_RESPONSE_SCHEMA,
   },
