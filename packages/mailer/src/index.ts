@@ -1,3 +1,4 @@
+export { type EmailProblem, type EmailSyntax, parseEmailAddress } from './address.js';
 export { DEFAULT_MAIL_FROM, MAILER_CONFIG, parseMailFrom } from './config.js';
 export {
   createMailer,

@@ -1,6 +1,6 @@
+import { type EmailProblem, parseEmailAddress } from '@lead-capture/mailer';
 import { isDisposableDomain, isFreeMailDomain, isRoleLocalPart } from './domains.js';
 import type { MailHostLookup, MailHostStatus } from './mail-dns.js';
-import { type EmailProblem, parseEmailAddress } from './syntax.js';
 
 /** What the enrichment says about a lead's e-mail address (the `email` part of `lead.enriched`). */
 export type EmailEnrichment = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseEmailAddress } from './syntax.js';
+import { parseEmailAddress } from './address.js';
 
 describe('parseEmailAddress', () => {
   it.each([

@@ -21,7 +21,8 @@ const DIGITS = /^[0-9]+$/;
 const FOREIGN_ASCII = /[^A-Za-z0-9.\-\u{80}-\u{10FFFF}]/u;
 
 /**
- * The syntax check: the dot-atom subset of RFC 5322 that mail systems accept in practice.
+ * The syntax check: the dot-atom subset of RFC 5322 that mail systems accept in practice, shared by
+ * enrichment (which reports why an address is invalid) and the transport (parseRecipient).
  * Local part: atext atoms joined by single dots (no quoted strings, no comments). Domain: at least
  * two DNS labels, an internationalised one converted to punycode, a top-level label that is not all
  * digits (so no IP addresses; domain literals like `[192.0.2.1]` are refused too). Lengths are
