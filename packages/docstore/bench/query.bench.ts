@@ -84,7 +84,8 @@ function lead(i: number): Document {
       `email:${first}.${last}.${i}@company${company}.example`.toLowerCase(),
       `phone:+1555${String(i).padStart(7, '0')}`,
     ],
-    tagIds: random() < 0.5 ? [] : [`tag-${Math.floor(random() * TAGS)}`, `tag-${Math.floor(random() * TAGS)}`],
+    tagIds:
+      random() < 0.5 ? [] : [`tag-${Math.floor(random() * TAGS)}`, `tag-${Math.floor(random() * TAGS)}`],
     createdAt,
     updatedAt: createdAt,
   };
@@ -239,7 +240,8 @@ try {
     'findOne {identityKeys: key, _id: {$ne: id}} (multikey, releaseKeys)': {
       run: async (i) => {
         const { key, id } = keyOf(i);
-        if (await leads.findOne({ identityKeys: key, _id: { $ne: id } })) throw new Error('unexpected holder');
+        if (await leads.findOne({ identityKeys: key, _id: { $ne: id } }))
+          throw new Error('unexpected holder');
       },
       total: () => leads.countDocuments({ identityKeys: keyOf(0).key }),
       runs: 40,

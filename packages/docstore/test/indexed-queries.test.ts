@@ -1,4 +1,7 @@
+import { join } from 'node:path';
+import Database from 'libsql';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { STORE_FILE } from '../src/embedded/store.js';
 import {
   type Collection,
   type Filter,
@@ -28,6 +31,11 @@ const BASE_TIME = Date.UTC(2024, 0, 1);
 const NAMES = ['Ada Lovelace', 'ada.b (x)', 'Grace Hopper', 'grace+1@x.io', 'Alan Turing', 'a.d*a', ''];
 /** Values of every type a scalar field can hold, so ranges and equality meet type brackets and null. */
 const MIXED = [null, -1, 0, 2.5, 7, 'a', 'b7', '', true, false, new Date(BASE_TIME), new Date(BASE_TIME + 1)];
+/**
+ * Scalars of a multikey field (as the lead service's identityKeys), where equal keys must meet: 1 and
+ * 1.0, a Date and its copy, `true` and 1 apart, '1' and 1 apart.
+ */
+const KEYS = ['k1', 'k2', 'k3', '1', 1, 2.5, true, false, new Date(BASE_TIME), null] as const;
 const SORTS: (SortSpec | undefined)[] = [
   undefined,
   { createdAt: -1 },
@@ -67,12 +75,15 @@ describe('embedded store: queries through indexes', () => {
       { mixed: 1 },
       { name: 1 },
       { 'contact.city': 1 },
+      { keys: 1 },
     ];
     for (const keys of singleFields) await indexed.createIndex(keys);
     await indexed.createIndex({ status: 1, sourceId: 1, createdAt: -1 });
     await indexed.createIndex({ email: 1 }, { unique: true });
     // The note's literal patterns come from its trigram table (a superset mingo checks).
     await indexed.createIndex({ note: 1 }, { substring: true });
+    // Its first field turns multikey mid-run (an element table is then built over the rows).
+    await indexed.createIndex({ keys: 1, score: -1 });
 
     let nextId = 0;
     const makeLead = () => {
@@ -85,6 +96,7 @@ describe('embedded store: queries through indexes', () => {
         'n/a',
         { city: random.pick(['Paris', 'Lyon', null]) },
         {},
+        { city: random.pick(['Paris', 'Lyon', null]) },
       ]);
       return {
         _id: `d${String(id).padStart(4, '0')}`,
@@ -99,6 +111,8 @@ describe('embedded store: queries through indexes', () => {
         name: random.pick(NAMES),
         note: random.pick(NAMES),
         ...(random.next() < 0.8 && { mixed: random.pick(MIXED) }),
+        // Scalars only at first: arrays come with the writes below.
+        ...(random.next() < 0.9 && { keys: random.pick(KEYS) }),
         ...(owner !== undefined && { owner }),
         ...(contact !== undefined && { contact }),
       };
@@ -111,6 +125,18 @@ describe('embedded store: queries through indexes', () => {
     await both((collection) => collection.insertMany(structuredClone(seed)));
 
     const time = () => new Date(BASE_TIME + random.int(500) * 60_000);
+    /** A value for the multikey field: a scalar, or an array of them (nested, objects, empty too). */
+    const keysValue = (): unknown =>
+      random.pick<() => unknown>([
+        () => random.pick(KEYS),
+        () => [random.pick(KEYS), random.pick(KEYS)],
+        () => [random.pick(KEYS)],
+        () => [],
+        () => [[random.pick(KEYS)], random.pick(KEYS)],
+        () => [{ k: random.pick(KEYS) }, random.pick(KEYS)],
+        () => [null, random.pick(KEYS)],
+        () => ['k1', 1.0, new Date(BASE_TIME)],
+      ])();
     const dayText = () => new Date(BASE_TIME + random.int(500) * 3_600_000).toISOString();
     const pattern = () =>
       random.pick<unknown>([
@@ -133,7 +159,7 @@ describe('embedded store: queries through indexes', () => {
     };
     /** One condition on a random field: what the indexes answer, what they narrow, what they leave. */
     const randomCondition = (): Filter => {
-      switch (random.int(17)) {
+      switch (random.int(18)) {
         case 0:
           return { status: random.pick([random.pick(STATUSES), { $in: [random.pick(STATUSES), 'won'] }]) };
         case 1:
@@ -188,6 +214,8 @@ describe('embedded store: queries through indexes', () => {
         case 14:
           return { score: { $gt: random.int(40), $lt: 'x' } };
         case 15:
+          return random.next() < 0.5 ? keysCondition() : tagsCondition();
+        case 16:
           return {
             $or: [
               { status: random.pick(STATUSES), sourceId: `s${random.int(8)}` },
@@ -198,6 +226,37 @@ describe('embedded store: queries through indexes', () => {
           return { $nor: [randomCondition()] };
       }
     };
+    /** Equality and $in on a multikey field (through its element table), and what it must not narrow. */
+    const keysCondition = (): Filter => ({
+      keys: random.pick<() => unknown>([
+        () => random.pick(KEYS),
+        () => ({ $eq: random.pick(KEYS) }),
+        () => ({ $in: [random.pick(KEYS), random.pick(KEYS)] }),
+        () => ({ $in: [] }),
+        () => ({ $in: [random.pick(KEYS), [random.pick(KEYS)]] }),
+        () => [random.pick(KEYS)],
+        () => ({ $ne: random.pick(KEYS) }),
+        () => ({ $nin: [random.pick(KEYS), 'k2'] }),
+        () => ({ $eq: random.pick(KEYS), $ne: random.pick(KEYS) }),
+        () => ({ $elemMatch: { $eq: random.pick(KEYS) } }),
+        () => ({ $all: [random.pick(KEYS)] }),
+        () => ({ $exists: random.next() < 0.5 }),
+        () => ({ k: random.pick(KEYS) }),
+        () => new Date(BASE_TIME),
+        () => 1.0,
+      ])(),
+    });
+    const tagsCondition = (): Filter =>
+      random.pick<Filter>([
+        { tags: { $in: ['a', 'e'] } },
+        { tags: { $eq: 'b' } },
+        { $or: [{ tags: 'e' }, { keys: random.pick(KEYS) }] },
+        { $or: [{ tags: 'e' }, { mixed: 1 }, { owner: 'o1' }] },
+        { $and: [{ tags: 'a' }, { keys: { $in: ['k1', 1] } }] },
+        { owner: { $in: ['o1', 'o2'] } },
+        { 'contact.city': { $in: ['Lyon', 'Paris'] } },
+        { mixed: random.pick(MIXED) },
+      ]);
     const randomFilter = (): Filter => {
       const filter: Filter = {};
       for (let i = random.int(4); i > 0; i--) Object.assign(filter, randomCondition());
@@ -241,8 +300,192 @@ describe('embedded store: queries through indexes', () => {
             collection.updateMany({ owner: { $type: 'array' } }, { $set: { owner: 'o2', mixed: 7 } }),
           );
         }
+        // The multikey field: from the third batch of writes on, documents turn from scalars to arrays
+        // and back (the first array builds its element table over the rows).
+        if (round >= 74) {
+          for (let i = 0; i < 30; i++) {
+            const _id = seed[random.int(seed.length)]._id;
+            const value = keysValue();
+            await both((collection) =>
+              collection.updateOne({ _id }, { $set: { keys: structuredClone(value) } }),
+            );
+          }
+          await both((collection) =>
+            collection.updateMany({ keys: { $type: 'array' }, score: { $lt: 5 } }, { $set: { keys: 'k2' } }),
+          );
+          await both((collection) => collection.deleteMany({ keys: 'k3', score: { $gt: 35 } }));
+          const arrays = {
+            _id: `x${round}`,
+            email: `x${round}@example.com`,
+            keys: keysValue(),
+            tags: ['e'],
+            score: random.int(40),
+          };
+          await both((collection) => collection.insertOne(structuredClone(arrays)));
+        }
         await both((collection) => collection.insertMany(structuredClone(fresh)));
       }
     }
   }, 180_000);
+
+  it('reads only the candidate rows of an equality on a multikey field', async () => {
+    const dataDir = await tempDir('multikey');
+    let store = await openEmbeddedStore({ dataDir: dataDir.path });
+    onTestFinished(async () => {
+      await store.close();
+      await dataDir.remove();
+    });
+    let leads = store.collection('leads');
+    await leads.createIndex({ identityKeys: 1 });
+    await leads.createIndex({ tagIds: 1, createdAt: -1 });
+    const total = 20_000;
+    for (let start = 0; start < total; start += 2000) {
+      await leads.insertMany(
+        Array.from({ length: 2000 }, (_, offset) => {
+          const i = start + offset;
+          return {
+            _id: `l${i}`,
+            identityKeys: [`email:u${i}@x.com`, `phone:+1415${String(i).padStart(7, '0')}`],
+            tagIds: i % 100 === 0 ? ['vip', 7] : i % 2 === 0 ? [] : ['t1'],
+            createdAt: new Date(BASE_TIME + i),
+          };
+        }),
+      );
+    }
+    const decoded = async <T>(read: () => Promise<T>): Promise<{ result: T; rows: number }> => {
+      const table = store.table('leads');
+      const before = table.rowsDecoded;
+      const result = await read();
+      return { result, rows: table.rowsDecoded - before };
+    };
+    const idsOf = (documents: { _id: string }[]) => documents.map((document) => document._id).sort();
+
+    // The lead service's releaseKeys: another holder of the key?
+    expect(
+      await decoded(() => leads.findOne({ identityKeys: 'email:u12345@x.com', _id: { $ne: 'l12345' } })),
+    ).toEqual({ result: null, rows: 0 });
+    expect(await decoded(() => leads.findOne({ identityKeys: 'email:u12345@x.com' }))).toMatchObject({
+      result: { _id: 'l12345' },
+      rows: 1,
+    });
+    const byIn = await decoded(() =>
+      leads.find({ identityKeys: { $in: ['email:u7@x.com', 'phone:+14150000009', 'none'] } }),
+    );
+    expect({ ids: idsOf(byIn.result), rows: byIn.rows }).toEqual({ ids: ['l7', 'l9'], rows: 2 });
+    const byEq = await decoded(() => leads.find({ identityKeys: { $eq: 'phone:+14150000009' } }));
+    expect({ ids: idsOf(byEq.result), rows: byEq.rows }).toEqual({ ids: ['l9'], rows: 1 });
+    // 7 and 7.0 are one key; '7' and true are others.
+    expect(await decoded(() => leads.countDocuments({ tagIds: 7.0 }))).toEqual({ result: 200, rows: 200 });
+    expect(await decoded(() => leads.countDocuments({ tagIds: { $in: ['7', true] } }))).toEqual({
+      result: 0,
+      rows: 0,
+    });
+    const sorted = await decoded(() =>
+      leads.find({ tagIds: 'vip' }, { sort: { createdAt: -1 }, skip: 10, limit: 5 }),
+    );
+    expect({ ids: sorted.result.map((lead) => lead._id), rows: sorted.rows }).toEqual({
+      ids: ['l18900', 'l18800', 'l18700', 'l18600', 'l18500'],
+      // In SQL's createdAt order, reading stops once the page is full.
+      rows: 15,
+    });
+    expect(
+      await decoded(() =>
+        leads.countDocuments({ $or: [{ identityKeys: 'email:u1@x.com' }, { tagIds: { $in: ['vip'] } }] }),
+      ),
+    ).toEqual({ result: 201, rows: 201 });
+    expect(
+      await decoded(() =>
+        leads.countDocuments({ $and: [{ tagIds: 'vip' }, { identityKeys: 'email:u100@x.com' }] }),
+      ),
+    ).toEqual({ result: 1, rows: 1 });
+    // Inside a transaction, reads go through the writer: narrowed too, and they see the transaction's writes.
+    const inTransaction = await decoded(() =>
+      store.transaction(async (tx) => {
+        const txLeads = tx.collection('leads');
+        await txLeads.updateOne({ _id: 'l5' }, { $push: { identityKeys: 'email:new@x.com' } });
+        return txLeads.findOne({ identityKeys: 'email:new@x.com', _id: { $ne: 'l6' } });
+      }),
+    );
+    expect(inTransaction).toMatchObject({ result: { _id: 'l5' } });
+    // The update's own read of l5 is by _id: one row, then the narrowed findOne: one row.
+    expect(inTransaction.rows).toBe(2);
+    // Writes move the keys: removed, replaced, back to a scalar.
+    await leads.deleteOne({ _id: 'l7' });
+    await leads.updateOne({ _id: 'l9' }, { $set: { identityKeys: 'phone:+14150000009' } });
+    await leads.updateOne({ _id: 'l11' }, { $set: { identityKeys: ['email:u7@x.com'] } });
+    const moved = await decoded(() =>
+      leads.find({ identityKeys: { $in: ['email:u7@x.com', 'phone:+14150000009', 'email:u11@x.com'] } }),
+    );
+    expect({ ids: idsOf(moved.result), rows: moved.rows }).toEqual({ ids: ['l11', 'l9'], rows: 2 });
+
+    // Null is not narrowed (a missing field matches it), but answered right.
+    await leads.insertOne({ _id: 'bare', createdAt: new Date(BASE_TIME) });
+    expect(idsOf(await leads.find({ identityKeys: null }))).toEqual(['bare']);
+    expect(idsOf(await leads.find({ identityKeys: { $in: [null, 'email:u3@x.com'] } }))).toEqual([
+      'bare',
+      'l3',
+    ]);
+
+    // The catalog remembers the element tables across a restart.
+    await store.close();
+    store = await openEmbeddedStore({ dataDir: dataDir.path });
+    leads = store.collection('leads');
+    expect(await decoded(() => leads.findOne({ identityKeys: 'email:u12345@x.com' }))).toMatchObject({
+      result: { _id: 'l12345' },
+      rows: 1,
+    });
+  }, 120_000);
+
+  it('builds an element table when a field first holds an array, also over existing rows', async () => {
+    const dataDir = await tempDir('multikey-build');
+    let store = await openEmbeddedStore({ dataDir: dataDir.path });
+    onTestFinished(async () => {
+      await store.close();
+      await dataDir.remove();
+    });
+    let items = store.collection('items');
+    await items.insertMany(
+      Array.from({ length: 300 }, (_, i) => ({ _id: `i${i}`, tags: [`t${i % 30}`], n: i })),
+    );
+    // An index added over arrays starts with its element table.
+    await items.createIndex({ tags: 1 });
+    const decoded = async <T>(read: () => Promise<T>): Promise<{ result: T; rows: number }> => {
+      const table = store.table('items');
+      const before = table.rowsDecoded;
+      const result = await read();
+      return { result, rows: table.rowsDecoded - before };
+    };
+    expect(await decoded(() => items.countDocuments({ tags: 't3' }))).toEqual({ result: 10, rows: 10 });
+
+    // A field of scalars turns multikey with a write: the table is built then, over every row.
+    await items.createIndex({ code: 1 });
+    for (let r = 0; r < 7; r++) await items.updateMany({ n: { $mod: [7, r] } }, { $set: { code: `c${r}` } });
+    // Strings only so far: SQL counts exactly, decoding nothing.
+    expect(await decoded(() => items.countDocuments({ code: 'c3' }))).toEqual({ result: 43, rows: 0 });
+    // Written without awaiting: the array creates the table in the open batch. A read in the same turn
+    // (on the reader, which sees committed data only) must not see the table before its commit.
+    const write = items.updateOne({ _id: 'i3' }, { $set: { code: ['c3', 'x'] } });
+    expect(await items.countDocuments({ code: 'c3' })).toBe(43);
+    await write;
+    expect(await decoded(() => items.countDocuments({ code: 'x' }))).toEqual({ result: 1, rows: 1 });
+    expect(await decoded(() => items.countDocuments({ code: 'c3' }))).toEqual({ result: 43, rows: 43 });
+    await items.updateOne({ _id: 'i3' }, { $set: { code: 'c3' } });
+    expect(await decoded(() => items.countDocuments({ code: 'x' }))).toEqual({ result: 0, rows: 0 });
+
+    // A catalog written before element tables existed (no column, no tables): built on the next open.
+    await store.close();
+    const db = new Database(join(dataDir.path, STORE_FILE));
+    const tables = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'm:%'")
+      .raw()
+      .all() as string[][];
+    expect(tables.map(([name]) => name).sort()).toEqual(['m:items:code', 'm:items:tags']);
+    for (const [name] of tables) db.exec(`DROP TABLE "${name}"`);
+    db.exec('ALTER TABLE catalog DROP COLUMN elements');
+    db.close();
+    store = await openEmbeddedStore({ dataDir: dataDir.path });
+    items = store.collection('items');
+    expect(await decoded(() => items.countDocuments({ tags: 't3' }))).toEqual({ result: 10, rows: 10 });
+    expect(await decoded(() => items.countDocuments({ code: 'c3' }))).toEqual({ result: 43, rows: 43 });
+  });
 });

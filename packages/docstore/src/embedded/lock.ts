@@ -17,7 +17,9 @@ const heldHere = new Set<string>();
 export async function lockDirectory(directory: string): Promise<DirectoryLock> {
   const path = join(directory, 'LOCK');
   const draft = `${path}.${process.pid}.${randomUUID()}`;
-  await writeFile(draft, JSON.stringify({ pid: process.pid, since: new Date().toISOString() }));
+  await writeFile(draft, JSON.stringify({ pid: process.pid, since: new Date().toISOString() }), {
+    mode: 0o600,
+  });
   try {
     for (let attempt = 0; ; attempt++) {
       try {

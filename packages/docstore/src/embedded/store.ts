@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
 import Database from 'libsql';
 import type { StoreLogger } from '../logger.js';
@@ -6,6 +6,7 @@ import type { Collection, DocStore, Document, Transaction } from '../types.js';
 import { EmbeddedCollection } from './collection.js';
 import { migrateLegacyStore } from './legacy/migrate.js';
 import { type DirectoryLock, lockDirectory } from './lock.js';
+import { secureDataDirectory } from './permissions.js';
 import { type CatalogEntry, type Db, type Statement, Table, type TableHost } from './table.js';
 
 export interface EmbeddedStoreOptions {
@@ -27,7 +28,9 @@ function openConnection(path: string, cacheKiB: number, readonly: boolean): Db {
   if (!readonly) {
     db.pragma('journal_mode = WAL');
   }
-  db.pragma('synchronous = FULL');
+  // The writer's COMMIT does not wait for the disk: the store syncs the WAL itself, off the event
+  // loop, before it acknowledges a batch (see #syncCommitted). Checkpoints still sync (NORMAL).
+  db.pragma(readonly ? 'synchronous = FULL' : 'synchronous = NORMAL');
   db.pragma(`cache_size = -${cacheKiB}`);
   db.pragma('busy_timeout = 10000');
   db.pragma('temp_store = MEMORY');
@@ -38,7 +41,8 @@ function openConnection(path: string, cacheKiB: number, readonly: boolean): Db {
 export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<EmbeddedDocStore> {
   const started = Date.now();
   const dataDir = resolvePath(options.dataDir);
-  await mkdir(dataDir, { recursive: true });
+  // Created 0700, or tightened to 0700 / 0600 when it exists: it holds tokens, hashes, personal data.
+  await secureDataDirectory(dataDir, options.logger);
   const lock = await lockDirectory(dataDir);
   const connections: Db[] = [];
   try {
@@ -52,7 +56,10 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
         'CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)',
     );
     // A catalog written before element tables existed gets their column (and the tables, below).
-    const columns = writer.prepare('SELECT name FROM pragma_table_info(?)').raw().all('catalog') as string[][];
+    const columns = writer
+      .prepare('SELECT name FROM pragma_table_info(?)')
+      .raw()
+      .all('catalog') as string[][];
     if (!columns.some(([column]) => column === 'elements')) {
       writer.exec("ALTER TABLE catalog ADD COLUMN elements TEXT NOT NULL DEFAULT '[]'");
     }
@@ -93,7 +100,7 @@ interface Batch {
  * The embedded implementation of DocStore on SQLite. Writes run at once, synchronously, on the writer
  * connection, inside a batch transaction that commits once per event-loop turn (group commit); each
  * write is a savepoint of it, so a failing write undoes only itself. A write's promise resolves once
- * its batch is committed (WAL, synchronous=FULL). Reads outside a transaction run on a read-only
+ * its batch is committed and the WAL holding it is synced to disk (fdatasync off the event loop). Reads outside a transaction run on a read-only
  * connection and see committed data only.
  */
 export class EmbeddedDocStore implements DocStore, TableHost {
@@ -111,6 +118,11 @@ export class EmbeddedDocStore implements DocStore, TableHost {
   readonly #ttlTimer: NodeJS.Timeout;
   #batch: Batch | null = null;
   #commitScheduled = false;
+  /** Committed batches waiting for the WAL sync that acknowledges them. */
+  readonly #committed: Batch[] = [];
+  #syncing: Promise<void> | null = null;
+  /** The WAL file, kept open for fdatasync. */
+  #wal: FileHandle | null = null;
   /** What waits for the batch's commit (a new table becoming visible to the reader). */
   readonly #commitHooks: (() => void)[] = [];
   #depth = 0;
@@ -227,6 +239,8 @@ export class EmbeddedDocStore implements DocStore, TableHost {
       // An open transaction finishes first (its work may still write).
       if (!this.#tryLock()) await this.#lockWhenFree();
       if (this.#batch && !this.#failure) this.#commit();
+      while (this.#syncing) await this.#syncing;
+      await this.#wal?.close();
       this.#reader.close();
       this.writer.close();
     } finally {
@@ -412,7 +426,40 @@ export class EmbeddedDocStore implements DocStore, TableHost {
       return;
     }
     for (const done of this.#commitHooks.splice(0)) done();
-    batch.resolve();
+    this.#committed.push(batch);
+    this.#syncCommitted();
+  }
+
+  /**
+   * Acknowledges committed batches once the WAL that holds them is on disk. One fdatasync at a time,
+   * on libuv's thread pool, so the event loop goes on meanwhile; the batches committed while one runs
+   * share the next (group commit). A failed sync fails the store, as a failed commit does.
+   */
+  #syncCommitted(): void {
+    if (this.#syncing || this.#committed.length === 0) return;
+    const batches = this.#committed.splice(0);
+    this.#syncing = this.#syncWal()
+      .then(
+        () => {
+          for (const batch of batches) batch.resolve();
+        },
+        (error: unknown) => {
+          this.#failure ??= new Error(`The docstore could not sync its log: ${String(error)}`, {
+            cause: error,
+          });
+          this.#logger?.error({ err: error, dataDir: this.#dataDir }, 'docstore sync failed');
+          for (const batch of batches) batch.reject(this.#failure);
+        },
+      )
+      .finally(() => {
+        this.#syncing = null;
+        this.#syncCommitted();
+      });
+  }
+
+  async #syncWal(): Promise<void> {
+    this.#wal ??= await open(`${this.#path}-wal`, 'r+');
+    await this.#wal.datasync();
   }
 
   #removeExpired(): void {

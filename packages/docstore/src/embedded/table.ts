@@ -169,9 +169,7 @@ export class Table {
     }
     const json = jsonPath(path);
     if (json === undefined) return undefined;
-    const substring = this.indexes.find(
-      (index) => index.substring && Object.keys(index.keys)[0] === path,
-    );
+    const substring = this.indexes.find((index) => index.substring && Object.keys(index.keys)[0] === path);
     const fts = substring && this.#ftsTable(substring);
     const exact = exactType(flags);
     const elements = exact === undefined ? this.#elementsOf(path) : undefined;
@@ -497,7 +495,7 @@ export class Table {
           db,
           `SELECT rid, doc FROM ${this.rows}${where}${orderBy}${window}`,
         );
-        for (const [rid, doc] of statement.iterate(...condition.params) as Iterable<[number, string]>) {
+        for (const [rid, doc] of rowsOf<[number, string]>(statement, condition.params)) {
           yield { rid, doc: this.#decode(doc) };
         }
         return;
@@ -506,7 +504,7 @@ export class Table {
       const end = limit !== undefined ? skip + limit : Number.POSITIVE_INFINITY;
       if (end <= skip) return;
       const statement = this.#host.statement(db, `SELECT rid, doc FROM ${this.rows}${where}${orderBy}`);
-      for (const [rid, text] of statement.iterate(...condition.params) as Iterable<[number, string]>) {
+      for (const [rid, text] of rowsOf<[number, string]>(statement, condition.params)) {
         const doc = this.#decode(text);
         if (!query.test(doc)) continue;
         if (position++ >= skip) yield { rid, doc };
@@ -584,6 +582,29 @@ export class Table {
         .filter((value): value is Date => value instanceof Date)
         .map((date) => date.getTime());
       if (times.length > 0 && Math.min(...times) <= cutoff) yield row;
+    }
+  }
+}
+
+/**
+ * The rows of a statement. A caller that stops early (a page is full) leaves it open, and libsql's
+ * iterator cannot close it: an open statement keeps its connection's read snapshot, so every later
+ * read on that connection would miss newer commits (and tables created since). Stopping early resets
+ * it by running it again to its first row (`get` resets the statement after that row), which costs
+ * less than what was read already, unless SQL sorts in a temporary table.
+ */
+function* rowsOf<T>(statement: Statement, params: unknown[]): Generator<T> {
+  let finished = false;
+  try {
+    for (const row of statement.iterate(...params) as Iterable<T>) yield row;
+    finished = true;
+  } finally {
+    if (!finished) {
+      try {
+        statement.get(...params);
+      } catch {
+        // Whatever stopped the reading is the error to report.
+      }
     }
   }
 }
