@@ -16,7 +16,18 @@ export function registerExportRoute(app: FastifyInstance, { context }: LeadRoute
   const { leads } = context.collections;
   app.get<{ Querystring: LeadListQuery }>(
     '/api/leads/export',
-    { schema: { querystring: LEAD_LIST_QUERY_SCHEMA, response: errorResponses(400, 401) } },
+    {
+      schema: {
+        querystring: LEAD_LIST_QUERY_SCHEMA,
+        response: {
+          200: {
+            description: 'The matching leads as CSV: UTF-8 with a BOM, CRLF line ends, a header row',
+            content: { 'text/csv': { schema: { type: 'string' } } },
+          },
+          ...errorResponses(400, 401, 429),
+        },
+      },
+    },
     async (request, reply) => {
       const filter = buildLeadFilter(request.query);
       const view = await loadFullViewContext(context.collections);

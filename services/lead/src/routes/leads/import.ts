@@ -93,7 +93,9 @@ export async function registerImportRoute(
           }
         },
         preHandler: requireScope('full'),
-        schema: { response: { 200: IMPORT_RESPONSE_SCHEMA, ...errorResponses(400, 401, 403, 413, 415) } },
+        schema: {
+          response: { 200: IMPORT_RESPONSE_SCHEMA, ...errorResponses(400, 401, 403, 413, 415, 429) },
+        },
       },
       async (request) => {
         const requester = requesterOf(request);

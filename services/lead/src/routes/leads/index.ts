@@ -19,7 +19,7 @@ export async function leadsRoutes(app: FastifyInstance, deps: LeadRouteDeps): Pr
     {
       schema: {
         querystring: LEAD_LIST_QUERY_SCHEMA,
-        response: { 200: LEAD_LIST_RESPONSE_SCHEMA, ...errorResponses(400, 401) },
+        response: { 200: LEAD_LIST_RESPONSE_SCHEMA, ...errorResponses(400, 401, 429) },
       },
     },
     async (request) => {

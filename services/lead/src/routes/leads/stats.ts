@@ -12,7 +12,7 @@ export function registerStatsRoute(app: FastifyInstance, { context }: LeadRouteD
   const { leads } = context.collections;
   app.get(
     '/api/leads/stats',
-    { schema: { response: { 200: STATS_RESPONSE_SCHEMA, ...errorResponses(401) } } },
+    { schema: { response: { 200: STATS_RESPONSE_SCHEMA, ...errorResponses(401, 429) } } },
     async () => {
       const counts = await Promise.all(LEAD_STATUSES.map((status) => leads.countDocuments({ status })));
       return {

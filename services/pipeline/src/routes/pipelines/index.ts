@@ -53,7 +53,7 @@ export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (
       schema: {
         tags: TAGS,
         summary: 'List pipelines with their stages, oldest first',
-        response: { 200: { type: 'array', items: PIPELINE }, ...errorResponses(401) },
+        response: { 200: { type: 'array', items: PIPELINE }, ...errorResponses(401, 429) },
       },
     },
     async () => pipelines.list(),
@@ -67,7 +67,7 @@ export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (
         tags: TAGS,
         summary: 'One pipeline with its stages',
         params: PIPELINE_PARAMS,
-        response: { 200: PIPELINE, ...errorResponses(401, 404) },
+        response: { 200: PIPELINE, ...errorResponses(401, 404, 429) },
       },
     },
     async (request) => pipelines.get(request.params.id),
@@ -81,7 +81,7 @@ export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (
         tags: TAGS,
         summary: 'Create a pipeline with its stages',
         body: CREATE_PIPELINE_BODY,
-        response: { 201: PIPELINE, ...errorResponses(400, 401, 403) },
+        response: { 201: PIPELINE, ...errorResponses(400, 401, 403, 429) },
       },
     },
     async (request, reply) => {
@@ -107,7 +107,7 @@ export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (
         summary: 'Rename, make default, and/or replace the stage list of a pipeline',
         params: PIPELINE_PARAMS,
         body: UPDATE_PIPELINE_BODY,
-        response: { 200: PIPELINE, ...errorResponses(400, 401, 403, 404, 409) },
+        response: { 200: PIPELINE, ...errorResponses(400, 401, 403, 404, 409, 429) },
       },
     },
     async (request) => {
@@ -131,7 +131,7 @@ export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (
         tags: TAGS,
         summary: 'Delete a pipeline and its stages; the default pipeline cannot be deleted',
         params: PIPELINE_PARAMS,
-        response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404, 409) },
+        response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404, 409, 429) },
       },
     },
     async (request, reply) => {

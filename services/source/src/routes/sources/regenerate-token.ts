@@ -13,7 +13,7 @@ export const regenerateTokenRoute: FastifyPluginAsync<SourceRoutesOptions> = asy
         tags: TAGS,
         summary: 'Replace the webhook token; the old one stops working at once',
         params: SOURCE_PARAMS,
-        response: { 200: TOKEN, ...errorResponses(401, 403, 404, 503) },
+        response: { 200: TOKEN, ...errorResponses(401, 403, 404, 429, 503) },
       },
     },
     async (request) => {

@@ -17,7 +17,7 @@ export function registerAssignRoute(app: FastifyInstance, { context, actions }: 
           additionalProperties: false,
           properties: { userId: { type: ['string', 'null'], maxLength: 100 } },
         },
-        response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
     async (request) =>

@@ -11,7 +11,7 @@ export function registerDuplicatesRoute(app: FastifyInstance, { context, actions
     {
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,
-        response: { 200: DUPLICATES_RESPONSE_SCHEMA, ...errorResponses(401, 404) },
+        response: { 200: DUPLICATES_RESPONSE_SCHEMA, ...errorResponses(401, 404, 429) },
       },
     },
     async (request) => {

@@ -11,7 +11,7 @@ export function registerEventsRoute(app: FastifyInstance, { context, actions }: 
     {
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,
-        response: { 200: TIMELINE_RESPONSE_SCHEMA, ...errorResponses(401, 404) },
+        response: { 200: TIMELINE_RESPONSE_SCHEMA, ...errorResponses(401, 404, 429) },
       },
     },
     async (request) => {

@@ -20,7 +20,7 @@ export function registerLeadRoutes(app: FastifyInstance, deps: LeadRouteDeps): v
     {
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,
-        response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(401, 404) },
+        response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(401, 404, 429) },
       },
     },
     async (request) => detailOf(context, await actions.requireLead(request.params.id)),
@@ -32,7 +32,7 @@ export function registerLeadRoutes(app: FastifyInstance, deps: LeadRouteDeps): v
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,
-        response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404) },
+        response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404, 429) },
       },
     },
     async (request, reply) => {

@@ -20,7 +20,7 @@ export function registerMergeRoute(app: FastifyInstance, { context, actions }: L
           additionalProperties: false,
           properties: { duplicateId: { type: 'string', maxLength: 100 } },
         },
-        response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
     async (request) =>

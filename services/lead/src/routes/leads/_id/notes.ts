@@ -19,7 +19,7 @@ export function registerNotesRoute(app: FastifyInstance, { context, actions }: L
           additionalProperties: false,
           properties: { notes: { type: 'string', maxLength: NOTES_MAX_LENGTH } },
         },
-        response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
     async (request) =>

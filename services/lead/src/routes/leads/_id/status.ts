@@ -18,7 +18,7 @@ export function registerStatusRoute(app: FastifyInstance, { context, actions }: 
           additionalProperties: false,
           properties: { status: { type: 'string', enum: LEAD_STATUSES } },
         },
-        response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
     async (request) =>

@@ -21,7 +21,7 @@ export function registerTagRoutes(app: FastifyInstance, { actions }: LeadRouteDe
           // Checked again after trimming (1 to 50 characters).
           properties: { name: { type: 'string', minLength: 1, maxLength: 200 } },
         },
-        response: { 200: TAG_SCHEMA, 201: TAG_SCHEMA, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: TAG_SCHEMA, 201: TAG_SCHEMA, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
     async (request, reply) => {
@@ -40,7 +40,7 @@ export function registerTagRoutes(app: FastifyInstance, { actions }: LeadRouteDe
           required: ['id', 'tagId'],
           properties: { id: { type: 'string' }, tagId: { type: 'string' } },
         },
-        response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404) },
+        response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404, 429) },
       },
     },
     async (request, reply) => {
