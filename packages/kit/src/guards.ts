@@ -28,3 +28,17 @@ export function requireRole(role: Identity['role']): IdentityGuard {
     }
   };
 }
+
+/**
+ * preHandler: only a signed-in user (an access token) passes; an API key gets 403 with `message`,
+ * whatever its scope or its creator's role. For what must never follow from a leaked key: managing
+ * users and keys. No identity at all is 401. Combine with requireRole for an admin's session.
+ */
+export function requireSession(
+  message = 'API keys cannot do this; sign in to the dashboard instead',
+): IdentityGuard {
+  return async (request) => {
+    const identity = identityOf(request);
+    if (identity.method !== 'jwt') throw forbidden(message);
+  };
+}

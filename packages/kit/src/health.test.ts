@@ -11,9 +11,15 @@ afterEach(async () => {
   await app.close();
 });
 
+/** The probes' clock: a test moves it past the readiness cache. */
+let clock = 0;
+const advance = (ms: number) => {
+  clock += ms;
+};
+
 function appWith(checks: Record<string, HealthCheck>, isShuttingDown?: () => boolean) {
   app = createHttpApp({ logger });
-  registerHealthRoutes(app, { checks, timeoutMs: 100, isShuttingDown });
+  registerHealthRoutes(app, { checks, timeoutMs: 100, isShuttingDown, now: () => clock });
   return app;
 }
 
@@ -55,7 +61,32 @@ describe('GET /readyz', () => {
     });
     expect((await app.inject({ url: '/readyz' })).statusCode).toBe(503);
     storeUp = true;
+    advance(1000);
     expect((await app.inject({ url: '/readyz' })).statusCode).toBe(200);
+  });
+
+  it('runs its checks at most once a second, however many probes come (security review, finding 10)', async () => {
+    let pings = 0;
+    let storeUp = true;
+    appWith({
+      store: async () => {
+        pings++;
+        if (!storeUp) throw new Error('down');
+      },
+    });
+    const burst = await Promise.all(Array.from({ length: 20 }, () => app.inject({ url: '/readyz' })));
+    expect(burst.map((response) => response.statusCode)).toEqual(Array(20).fill(200));
+    for (let i = 0; i < 10; i++) expect((await app.inject({ url: '/readyz' })).statusCode).toBe(200);
+    expect(pings).toBe(1);
+
+    storeUp = false;
+    advance(999);
+    expect((await app.inject({ url: '/readyz' })).statusCode).toBe(200);
+    expect(pings).toBe(1);
+    advance(1);
+    expect((await app.inject({ url: '/readyz' })).json()).toEqual({ error: 'Not ready: store' });
+    expect((await app.inject({ url: '/readyz' })).statusCode).toBe(503);
+    expect(pings).toBe(2);
   });
 
   it('counts a check that throws synchronously as failed', async () => {

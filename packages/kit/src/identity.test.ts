@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireRole, requireScope } from './guards.js';
+import { requireRole, requireScope, requireSession } from './guards.js';
 import { registerHealthRoutes } from './health.js';
 import { createHttpApp } from './http.js';
 import { type Identity, INTERNAL_IDENTITY_HEADER, signIdentity, verifyIdentity } from './identity.js';
@@ -18,6 +18,13 @@ const readOnlyKey: Identity = {
   apiKeyId: 'k-1',
 };
 const memberSession: Identity = { method: 'jwt', userId: 'u-member', role: 'member', scope: 'full' };
+const adminFullKey: Identity = {
+  method: 'api-key',
+  userId: 'u-admin',
+  role: 'admin',
+  scope: 'full',
+  apiKeyId: 'k-2',
+};
 
 function forge(
   claims: Record<string, unknown>,
@@ -81,6 +88,11 @@ describe('internalIdentity plugin and guards', () => {
     app.put('/api/leads/:id/status', { preHandler: requireScope('full') }, async () => ({ ok: true }));
     app.get('/api/api-keys', { preHandler: requireRole('admin') }, async () => ({ ok: true }));
     app.post('/api/webhooks/:token', { preHandler: requireScope('full') }, async () => ({ success: true }));
+    app.post(
+      '/api/users',
+      { preHandler: [requireSession('Sign in to manage users'), requireRole('admin')] },
+      async () => ({ ok: true }),
+    );
     app.post('/api/webhooks/inbound/:token', async (request) => ({ identity: request.identity ?? null }));
     await app.ready();
   });
@@ -148,6 +160,21 @@ describe('internalIdentity plugin and guards', () => {
       body: { error: 'Only an admin can do this' },
     });
     expect((await as(admin, 'GET', '/api/api-keys')).status).toBe(200);
+  });
+
+  it('requireSession: 403 for any API key (an admin full key too), 200 for a signed-in admin', async () => {
+    for (const key of [adminFullKey, readOnlyKey]) {
+      expect(await as(key, 'POST', '/api/users')).toEqual({
+        status: 403,
+        body: { error: 'Sign in to manage users' },
+      });
+    }
+    expect(await as(memberSession, 'POST', '/api/users')).toEqual({
+      status: 403,
+      body: { error: 'Only an admin can do this' },
+    });
+    expect((await as(admin, 'POST', '/api/users')).status).toBe(200);
+    expect((await as(undefined, 'POST', '/api/users')).status).toBe(401);
   });
 
   it('guards answer 401 where there is no identity at all', async () => {

@@ -1,5 +1,10 @@
 import { openStore } from '@lead-capture/docstore';
-import { buildGateway, createRedisRateLimitStore } from '@lead-capture/gateway';
+import {
+  buildGateway,
+  buildMetricsApp,
+  createGatewayMetrics,
+  createRedisRateLimitStore,
+} from '@lead-capture/gateway';
 import {
   createInProcessInternalClient,
   createLogger,
@@ -65,6 +70,7 @@ try {
     return module;
   });
 
+  const metrics = createGatewayMetrics();
   const app = await buildGateway({
     logger,
     store,
@@ -77,6 +83,7 @@ try {
       announceGenerated: announceFirstAdmin,
     },
     rateLimitStore,
+    metrics,
     services: modules,
     isShuttingDown: shutdown.isShuttingDown,
   });
@@ -89,6 +96,13 @@ try {
     await module.start?.();
   }
   await app.listen({ host: config.HOST, port: config.PORT });
+  if (config.METRICS_PORT !== undefined) {
+    const metricsApp = buildMetricsApp({ metrics, token: config.METRICS_TOKEN, logger });
+    shutdown.register('metrics-http', 'stop-accepting', async () => {
+      await metricsApp.close();
+    });
+    await metricsApp.listen({ host: config.HOST, port: config.METRICS_PORT });
+  }
 } catch (error) {
   logger.fatal({ err: error }, 'Lead capture failed to start');
   await shutdown.run('startup failure');

@@ -12,15 +12,17 @@ import {
   toFastifyTrustProxy,
 } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
+import { registerAuditTrail } from './audit/index.js';
 import type { GatewayConfig } from './config.js';
 import { createAccessTokens } from './identity/access-tokens.js';
 import { ApiKeys } from './identity/api-keys.js';
 import { createAuthenticator } from './identity/authenticate.js';
 import { ensureFirstAdmin, type FirstAdminOptions } from './identity/first-admin.js';
-import { unmatchableHash } from './identity/passwords.js';
+import { HashingQueue } from './identity/hashing-queue.js';
+import { unmatchableHash, verifyPassword } from './identity/passwords.js';
 import { createRefreshTokens } from './identity/refresh-tokens.js';
 import { GATEWAY_OUTBOX, UserDirectory } from './identity/users.js';
-import { createGatewayMetrics, METRICS_PATH, registerMetrics } from './metrics.js';
+import { createGatewayMetrics, type GatewayMetrics, METRICS_PATH, registerMetrics } from './metrics.js';
 import { createRateLimiter } from './rate-limit/limiter.js';
 import { createMemoryRateLimitStore } from './rate-limit/memory-store.js';
 import type { RateLimitStore } from './rate-limit/store.js';
@@ -32,6 +34,7 @@ import { registerGuard } from './routing/guard.js';
 import { DOCS_PREFIX, OPENAPI_PATH, registerOpenApiDocument } from './routing/openapi-document.js';
 import { assertModulesMatchTable, isPublicUpstreamRoute, ROUTING_TABLE } from './routing/table.js';
 import { registerUpstreams } from './routing/upstreams.js';
+import { DOCS_CONTENT_SECURITY_POLICY, registerSecurityHeaders } from './security-headers.js';
 
 /** The gateway's settings: GATEWAY_CONFIG with its secrets resolved, and the body limit. */
 export type GatewaySettings = Omit<
@@ -50,8 +53,18 @@ export interface GatewayDeps {
   config: GatewaySettings;
   /** Created when the app becomes ready (listen, or ready()) and no user exists yet. */
   firstAdmin: FirstAdminOptions;
-  /** Where rate-limit counters live; in this process's memory when absent. Closed by its owner. */
+  /**
+   * Where rate-limit counters live (per-IP and per-account sign-in limits); in this process's memory
+   * when absent. Closed by its owner.
+   */
   rateLimitStore?: RateLimitStore;
+  /**
+   * The gateway's metrics, when its process also serves them on METRICS_PORT (buildMetricsApp);
+   * created here otherwise.
+   */
+  metrics?: GatewayMetrics;
+  /** How a sign-in's password is checked (tests hold one open). Default: scrypt, verifyPassword. */
+  verifyPassword?: (password: string, hash: string) => Promise<boolean>;
   /** Embedded mode: the service modules served inside the gateway's app. */
   services?: readonly ServiceModule[];
   /** Distributed mode: each service's base URL; requests are forwarded there. */
@@ -100,6 +113,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     bodyLimit: config.BODY_LIMIT_BYTES,
     trustProxy: toFastifyTrustProxy(config.TRUST_PROXY),
   });
+  // First: every answer carries the browser-facing headers, refusals by the guard included.
+  await registerSecurityHeaders(app, { hsts: config.HSTS });
   // On ready (listen), after the hosting process started the services: their subscriptions to
   // user events exist by then.
   app.addHook('onReady', async () => {
@@ -118,9 +133,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
     uiConfig: { urls: [{ url: OPENAPI_PATH, name: 'Lead Capture API' }] },
+    staticCSP: DOCS_CONTENT_SECURITY_POLICY,
   });
 
-  const metrics = createGatewayMetrics();
+  const metrics = deps.metrics ?? createGatewayMetrics();
   const rateLimitStore =
     deps.rateLimitStore ?? createMemoryRateLimitStore({ windowMs: config.RATE_LIMIT_WINDOW_MS, now });
   if (!deps.rateLimitStore) app.addHook('onClose', () => rateLimitStore.close());
@@ -140,14 +156,37 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     isPublicServiceRoute,
     servesInternalRoutes: !upstreams,
   });
-  registerMetrics(app, metrics);
+  registerMetrics(app, metrics, {
+    token: config.METRICS_TOKEN,
+    servedByApi: config.METRICS_TOKEN !== undefined && config.METRICS_PORT === undefined,
+  });
   registerHealthRoutes(app, {
     checks: { store: () => store.ping(), bus: () => bus.ping() },
     isShuttingDown: deps.isShuttingDown,
+    now,
   });
-  registerOpenApiDocument(app, upstreams);
+  registerOpenApiDocument(app, upstreams, { now });
 
-  await app.register(authRoutes, { users, accessTokens, refreshTokens, unmatchableHash: unmatchableHash() });
+  await registerAuditTrail(app, { store, logger, retentionDays: config.AUDIT_LOG_RETENTION_DAYS, now });
+  await app.register(authRoutes, {
+    users,
+    accessTokens,
+    refreshTokens,
+    unmatchableHash: unmatchableHash(),
+    loginLimiter: createRateLimiter({
+      store: rateLimitStore,
+      windowMs: config.LOGIN_ATTEMPTS_WINDOW_MS,
+      limits: { login: config.LOGIN_ATTEMPTS_PER_ACCOUNT },
+      logger,
+      storeErrors: metrics.rateLimitStoreErrors,
+      now,
+    }),
+    hashing: new HashingQueue({
+      concurrency: config.LOGIN_HASH_CONCURRENCY,
+      maxWaiting: config.LOGIN_HASH_QUEUE,
+    }),
+    verifyPassword: deps.verifyPassword ?? verifyPassword,
+  });
   await app.register(userRoutes, { users });
   await app.register(apiKeyRoutes, { apiKeys, now });
   await app.register(deadLetterRoutes, { bus });

@@ -2,6 +2,8 @@ import {
   COMMON_CONFIG,
   type ConfigOf,
   int,
+  oneOf,
+  port,
   required,
   SERVICE_URL_CONFIG,
   secret,
@@ -44,9 +46,49 @@ export const GATEWAY_CONFIG = {
     doc: 'Requests per window and client IP on /api/webhooks/ (0: no limit), counted apart from the API',
   }),
   RATE_LIMIT_WINDOW_MS: int({ min: 1000, default: 60_000, doc: 'Rate-limit window (sliding), in ms' }),
+  AUDIT_LOG_RETENTION_DAYS: int({
+    min: 1,
+    max: 3650,
+    default: 365,
+    doc: 'Days an entry of the audit log (changes to users, API keys, settings, sequences, webhook tokens) is kept',
+  }),
   TRUST_PROXY: trustProxy({
     default: false,
     doc: 'Proxies whose X-Forwarded-For gives the client IP: false, a hop count, or IPs / CIDR ranges',
+  }),
+  LOGIN_ATTEMPTS_PER_ACCOUNT: int({
+    min: 0,
+    default: 10,
+    doc: 'Sign-in attempts per account (e-mail, known or not) per LOGIN_ATTEMPTS_WINDOW_MS; past it 429 (0: no limit)',
+  }),
+  LOGIN_ATTEMPTS_WINDOW_MS: int({
+    min: 1000,
+    default: 900_000,
+    doc: 'Window (sliding) of LOGIN_ATTEMPTS_PER_ACCOUNT, in ms',
+  }),
+  LOGIN_HASH_CONCURRENCY: int({
+    min: 1,
+    max: 64,
+    default: 2,
+    doc: 'Sign-in password checks (scrypt, ~128 MiB each) computed at once by one gateway process',
+  }),
+  LOGIN_HASH_QUEUE: int({
+    min: 0,
+    default: 16,
+    doc: 'Sign-ins waiting for a password check; past it 503 with Retry-After',
+  }),
+  METRICS_TOKEN: secret({
+    optional: true,
+    minBytes: 16,
+    doc: 'When set, GET /metrics on the API port requires Authorization: Bearer <token>; with neither this nor METRICS_PORT, /metrics is not served',
+  }),
+  METRICS_PORT: port({
+    optional: true,
+    doc: 'When set, /metrics is served on this port only (on HOST; keep it off the public ingress), with METRICS_TOKEN if that is set too',
+  }),
+  HSTS: oneOf(['https', 'always', 'off'] as const, {
+    default: 'https',
+    doc: 'Strict-Transport-Security (one year, subdomains): https = on answers to HTTPS requests (TLS, or X-Forwarded-Proto from a trusted proxy), always, or off',
   }),
 };
 

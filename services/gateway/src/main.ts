@@ -9,6 +9,7 @@ import {
 } from '@lead-capture/kit';
 import { buildGateway } from './app.js';
 import { DISTRIBUTED_GATEWAY_CONFIG } from './config.js';
+import { buildMetricsApp, createGatewayMetrics } from './metrics.js';
 import { createRedisRateLimitStore } from './rate-limit/redis-store.js';
 
 /** The gateway as its own process (distributed mode): every service is reached at its URL. */
@@ -27,6 +28,7 @@ try {
     : undefined;
   if (rateLimitStore) shutdown.register('redis', 'close-clients', () => rateLimitStore.close());
 
+  const metrics = createGatewayMetrics();
   const app = await buildGateway({
     logger,
     store,
@@ -34,6 +36,7 @@ try {
     config,
     firstAdmin: { email: config.ADMIN_EMAIL, password: config.ADMIN_PASSWORD, name: config.ADMIN_NAME },
     rateLimitStore,
+    metrics,
     upstreams: serviceUrlsFromConfig(config),
     isShuttingDown: shutdown.isShuttingDown,
   });
@@ -41,6 +44,13 @@ try {
     await app.close();
   });
   await app.listen({ host: config.HOST, port: config.PORT });
+  if (config.METRICS_PORT !== undefined) {
+    const metricsApp = buildMetricsApp({ metrics, token: config.METRICS_TOKEN, logger });
+    shutdown.register('metrics-http', 'stop-accepting', async () => {
+      await metricsApp.close();
+    });
+    await metricsApp.listen({ host: config.HOST, port: config.METRICS_PORT });
+  }
 } catch (error) {
   logger.fatal({ err: error }, 'Gateway failed to start');
   await shutdown.run('startup failure');

@@ -1,4 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import { timingSafeEqual } from 'node:crypto';
+import { createHttpApp, type Logger, unauthorized } from '@lead-capture/kit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
 
 export const METRICS_PATH = '/metrics';
@@ -40,8 +42,40 @@ export function createGatewayMetrics(): GatewayMetrics {
   };
 }
 
-/** Counts every response and serves GET /metrics in the Prometheus text format. */
-export function registerMetrics(app: FastifyInstance, metrics: GatewayMetrics): void {
+export interface MetricsAccess {
+  /** METRICS_TOKEN: when set, GET /metrics requires `Authorization: Bearer <token>`. */
+  token?: string;
+  /**
+   * Whether the API app serves /metrics: only with a token, and never when METRICS_PORT is set
+   * (then only the metrics app does). Otherwise /metrics is a 404 like any unknown path.
+   */
+  servedByApi: boolean;
+}
+
+function bearerMatches(request: FastifyRequest, token: string): boolean {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string' || !header.startsWith('Bearer ')) return false;
+  const given = Buffer.from(header.slice('Bearer '.length));
+  const expected = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+function serveMetrics(app: FastifyInstance, metrics: GatewayMetrics, token: string | undefined): void {
+  app.get(METRICS_PATH, { schema: { hide: true } }, async (request, reply) => {
+    if (token !== undefined && !bearerMatches(request, token)) {
+      void reply.header('www-authenticate', 'Bearer realm="metrics"');
+      throw unauthorized('A valid metrics token is required');
+    }
+    void reply.header('content-type', metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+}
+
+/**
+ * Counts every response and, when `access.servedByApi`, serves GET /metrics (Prometheus text
+ * format) behind the metrics token.
+ */
+export function registerMetrics(app: FastifyInstance, metrics: GatewayMetrics, access: MetricsAccess): void {
   app.addHook('onResponse', async (request, reply) => {
     metrics.httpRequests.inc({
       method: request.method,
@@ -49,8 +83,19 @@ export function registerMetrics(app: FastifyInstance, metrics: GatewayMetrics): 
       status: String(reply.statusCode),
     });
   });
-  app.get(METRICS_PATH, { schema: { hide: true } }, async (_request, reply) => {
-    void reply.header('content-type', metrics.registry.contentType);
-    return metrics.registry.metrics();
-  });
+  if (access.servedByApi) serveMetrics(app, metrics, access.token);
+}
+
+/**
+ * The app of METRICS_PORT, not listening: GET /metrics (behind METRICS_TOKEN when set) and nothing
+ * else. The process that builds the gateway with `metrics` listens on it.
+ */
+export function buildMetricsApp(options: {
+  metrics: GatewayMetrics;
+  token?: string;
+  logger: Logger;
+}): FastifyInstance {
+  const app = createHttpApp({ logger: options.logger });
+  serveMetrics(app, options.metrics, options.token);
+  return app;
 }

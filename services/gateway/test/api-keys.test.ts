@@ -150,6 +150,74 @@ describe('who may manage keys', () => {
   });
 });
 
+describe('user management with a key', () => {
+  const NEEDS_SESSION = { error: 'API keys cannot manage users; sign in as an admin' };
+
+  it("refuses an admin's full key with 403 on every user change, and lets it list users", async () => {
+    const fullKey = await createKey({ label: 'provisioning', scope: 'full' });
+    const headers = withKey(fullKey.key);
+    const attempts = [
+      inject({
+        method: 'POST',
+        url: '/api/users',
+        headers,
+        payload: {
+          email: 'intruder@example.com',
+          name: 'Intruder',
+          password: 'intruder-password',
+          role: 'admin',
+        },
+      }),
+      inject({ method: 'PATCH', url: `/api/users/${member.user.id}`, headers, payload: { role: 'admin' } }),
+      inject({
+        method: 'PATCH',
+        url: `/api/users/${member.user.id}`,
+        headers,
+        payload: { password: 'taken-over-password' },
+      }),
+      inject({ method: 'PATCH', url: `/api/users/${member.user.id}`, headers, payload: { active: false } }),
+      inject({ method: 'DELETE', url: `/api/users/${member.user.id}`, headers }),
+    ];
+    for (const response of await Promise.all(attempts)) {
+      expect(response.statusCode).toBe(403);
+      expect(response.json()).toEqual(NEEDS_SESSION);
+    }
+
+    const list = await inject({ method: 'GET', url: '/api/users', headers });
+    expect(list.statusCode).toBe(200);
+    const users = list.json<{ id: string; email: string; role: string; active: boolean }[]>();
+    expect(users.map((user) => user.email)).not.toContain('intruder@example.com');
+    expect(users.find((user) => user.id === member.user.id)).toMatchObject({ role: 'member', active: true });
+    // The member's session (and so their password) survived: a password change would have revoked it.
+    const refreshed = await inject({
+      method: 'POST',
+      url: '/api/auth/refresh',
+      payload: { refreshToken: member.refreshToken },
+    });
+    expect(refreshed.statusCode).toBe(200);
+    member = { ...member, ...refreshed.json<{ token: string; refreshToken: string }>() };
+  });
+
+  it('still lets a signed-in admin create and change users', async () => {
+    const created = await inject({
+      method: 'POST',
+      url: '/api/users',
+      headers: bearer(admin.token),
+      payload: { email: 'newcomer@example.com', name: 'Newcomer', password: 'newcomer-password' },
+    });
+    expect(created.statusCode).toBe(201);
+    const id = created.json<{ id: string }>().id;
+    const changed = await inject({
+      method: 'PATCH',
+      url: `/api/users/${id}`,
+      headers: bearer(admin.token),
+      payload: { role: 'admin', password: 'another-password' },
+    });
+    expect(changed.statusCode).toBe(200);
+    expect(changed.json()).toMatchObject({ id, role: 'admin' });
+  });
+});
+
 describe('authenticating with a key', () => {
   it('accepts both headers and acts as the creator with the key scope', async () => {
     const created = await createKey({ label: 'both headers', scope: 'full' });

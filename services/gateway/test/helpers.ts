@@ -17,6 +17,7 @@ import {
 import type { FastifyInstance } from 'fastify';
 import { buildGateway } from '../src/app.js';
 import { GATEWAY_CONFIG } from '../src/config.js';
+import type { GatewayMetrics } from '../src/metrics.js';
 import type { RateLimitStore } from '../src/rate-limit/store.js';
 
 export const ADMIN_EMAIL = 'admin@example.com';
@@ -42,6 +43,8 @@ export interface TestGatewayOptions {
   now?: () => number;
   log?: CapturedLog;
   secrets?: { jwtSecret: string; internalSecret: string };
+  metrics?: GatewayMetrics;
+  verifyPassword?: (password: string, hash: string) => Promise<boolean>;
 }
 
 export interface TestGateway {
@@ -82,6 +85,8 @@ export async function createTestGateway(options: TestGatewayOptions = {}): Promi
     services: options.services,
     upstreams: options.upstreams,
     now: options.now,
+    metrics: options.metrics,
+    verifyPassword: options.verifyPassword,
   });
   await app.ready();
   return {

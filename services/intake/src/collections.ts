@@ -64,8 +64,16 @@ export interface SubmissionDoc {
   headers: Record<string, string>;
   ip: string;
   userAgent: string | null;
-  /** The parsed payload as JSON text (keys as sent, `$` and `.` included); null when unreadable. */
+  /**
+   * The parsed payload as JSON text (keys as sent, `$` and `.` included); null when unreadable. Of a
+   * rejected delivery larger than REJECTED_PAYLOAD_EXCERPT_BYTES only the start is kept, and
+   * `payloadTruncated` is set: the excerpt is not valid JSON.
+   */
   payload: string | null;
+  /** Size of the whole payload's JSON text in bytes (UTF-8); absent on submissions stored before. */
+  payloadBytes?: number;
+  /** `payload` holds only the first REJECTED_PAYLOAD_EXCERPT_BYTES of a rejected delivery. */
+  payloadTruncated?: true;
   /** Idempotency claim in intake_dedupe of this delivery. */
   dedupeKey?: string;
   /** Id of the latest lead.received built for this submission. */

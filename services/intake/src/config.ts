@@ -13,6 +13,11 @@ export const INTAKE_CONFIG = {
     default: 30,
     doc: 'Days a webhook submission (accepted or rejected) is kept in the submissions log',
   }),
+  REJECTED_SUBMISSIONS_PER_SOURCE: int({
+    min: 1,
+    default: 1000,
+    doc: 'Most rejected webhook submissions kept per source in the submissions log; past it the oldest rejected ones are dropped (accepted ones never)',
+  }),
   IDEMPOTENCY_WINDOW_HOURS: int({
     min: 1,
     max: 24 * 30,

@@ -41,7 +41,15 @@ export function createIntakeService(
     takeOverAfterMs: config.OUTBOX_RELAY_AFTER_MS,
   });
   const retentionMs = config.SUBMISSION_RETENTION_DAYS * 24 * HOUR_MS;
-  const intake = new SubmissionIntake({ submissions, sources, claims, outbox, logger, retentionMs });
+  const intake = new SubmissionIntake({
+    submissions,
+    sources,
+    claims,
+    outbox,
+    logger,
+    retentionMs,
+    maxRejectedPerSource: config.REJECTED_SUBMISSIONS_PER_SOURCE,
+  });
   const subscriptions: Subscription[] = [];
 
   return {

@@ -22,6 +22,9 @@ interface ListedSubmission {
   ip: string;
   userAgent: string | null;
   payload: unknown;
+  payloadTruncated: boolean;
+  payloadBytes: number | null;
+  payloadExcerpt?: string;
 }
 
 interface SubmissionList {
@@ -95,6 +98,8 @@ describe('GET /api/sources/<sourceId>/submissions', () => {
       ip: '127.0.0.1',
       userAgent: 'lightMyRequest',
       payload: null,
+      payloadTruncated: false,
+      payloadBytes: null,
     });
     expect(data[1]).toMatchObject({
       outcome: 'accepted',
@@ -287,5 +292,74 @@ describe('POST /api/sources/<sourceId>/submissions/<submissionId>/replay', () =>
     const response = await replay(source, unreadable!.id);
     expect(response.statusCode).toBe(409);
     expect(response.json()).toEqual({ error: 'This submission has no readable payload to replay' });
+  });
+});
+
+describe('rejected deliveries cannot fill the log (security review, finding 3)', () => {
+  it('keeps only the first 2 KiB of a large rejected payload, with its size, and refuses to replay it', async () => {
+    const source = await intake.addSource();
+    const huge = { email: `${'a'.repeat(600_000)}@example.com`, name: 'é'.repeat(3000) };
+    const response = await intake.post(source.token, huge);
+    expect(response.statusCode).toBe(400);
+
+    const [rejected] = (await list(source)).data;
+    const wholeBytes = Buffer.byteLength(JSON.stringify(huge), 'utf8');
+    expect(rejected).toMatchObject({
+      outcome: 'rejected',
+      payload: null,
+      payloadTruncated: true,
+      payloadBytes: wholeBytes,
+    });
+    expect(JSON.stringify(huge).startsWith(rejected!.payloadExcerpt!)).toBe(true);
+    expect(Buffer.byteLength(rejected!.payloadExcerpt!, 'utf8')).toBeLessThanOrEqual(2048);
+    expect(Buffer.byteLength(rejected!.payloadExcerpt!, 'utf8')).toBeGreaterThan(2000);
+    const stored = await intake.store
+      .collection<{ _id: string; payload: string | null }>('intake_submissions')
+      .findOne({ _id: rejected!.id });
+    expect(Buffer.byteLength(stored!.payload!, 'utf8')).toBeLessThanOrEqual(2048);
+
+    const again = await replay(source, rejected!.id);
+    expect(again.statusCode).toBe(409);
+    expect(again.json()).toEqual({
+      error: 'Only the first 2048 bytes of this rejected payload were kept; the sender must send it again',
+    });
+  });
+
+  it('keeps a small rejected payload whole (replayable) with its size', async () => {
+    const source = await intake.addSource();
+    await intake.post(source.token, { email: { nested: true } });
+    const [rejected] = (await list(source)).data;
+    expect(rejected).toMatchObject({
+      payload: { email: { nested: true } },
+      payloadTruncated: false,
+      payloadBytes: Buffer.byteLength(JSON.stringify({ email: { nested: true } })),
+    });
+    expect(rejected).not.toHaveProperty('payloadExcerpt');
+  });
+
+  it('keeps at most REJECTED_SUBMISSIONS_PER_SOURCE rejections per source, dropping the oldest, never an accepted one', async () => {
+    const capped = await startIntake({ env: { REJECTED_SUBMISSIONS_PER_SOURCE: '3' } });
+    try {
+      const source = await capped.addSource();
+      const other = await capped.addSource();
+      expect((await capped.post(source.token, { email: 'kept@example.com' })).statusCode).toBe(200);
+      await capped.post(other.token, { rejected: 'other source' });
+      for (let i = 0; i < 8; i++) {
+        await sleep(2); // distinct receivedAt, so "oldest" is well defined
+        expect((await capped.post(source.token, { email: { attempt: i } })).statusCode).toBe(400);
+      }
+      const response = await capped.asUser('GET', `/api/sources/${source.sourceId}/submissions`);
+      const { data } = response.json() as SubmissionList;
+      expect(data.map((entry) => [entry.outcome, entry.payload])).toEqual([
+        ['rejected', { email: { attempt: 7 } }],
+        ['rejected', { email: { attempt: 6 } }],
+        ['rejected', { email: { attempt: 5 } }],
+        ['accepted', { email: 'kept@example.com' }],
+      ]);
+      const otherList = await capped.asUser('GET', `/api/sources/${other.sourceId}/submissions`);
+      expect((otherList.json() as SubmissionList).data).toHaveLength(1);
+    } finally {
+      await capped.close();
+    }
   });
 });

@@ -6,7 +6,6 @@ import { digitsOf, foldForSearch } from './normalize.js';
 export const LEAD_SORTS = ['createdAt', '-createdAt', 'score', '-score'] as const;
 export type LeadSort = (typeof LEAD_SORTS)[number];
 
-
 /** The filters the list and the export share (both validate with LEAD_LIST_QUERY_SCHEMA). */
 export interface LeadFilterQuery {
   status?: LeadStatus;

@@ -142,6 +142,39 @@ describe('PUT /api/settings/notifications', () => {
   });
 });
 
+describe('who may choose the recipients', () => {
+  const body = { enabled: true, recipients: ['me@private.example'], qualifications: ['hot', 'warm'] };
+
+  it('refuses a member (a session or a full key) with 403 and keeps the stored settings', async () => {
+    expect((await h.call('PUT', SETTINGS, DEFAULTS)).status).toBe(200);
+    for (const identity of [
+      { method: 'jwt', role: 'member', scope: 'full' },
+      { method: 'api-key', role: 'member', scope: 'full', apiKeyId: randomUUID() },
+    ] as const) {
+      expect(await h.call('PUT', SETTINGS, body, identity)).toEqual({
+        status: 403,
+        body: { error: 'Only an admin can do this' },
+      });
+    }
+    expect(await h.call('GET', SETTINGS, undefined, { role: 'member' })).toEqual({
+      status: 200,
+      body: DEFAULTS,
+    });
+  });
+
+  it('lets an admin set them, signed in or with a full key', async () => {
+    expect(await h.call('PUT', SETTINGS, body, { method: 'jwt', role: 'admin' })).toEqual({
+      status: 200,
+      body,
+    });
+    const viaKey = { ...body, recipients: ['sales@example.com'] };
+    expect(
+      await h.call('PUT', SETTINGS, viaKey, { method: 'api-key', role: 'admin', apiKeyId: randomUUID() }),
+    ).toEqual({ status: 200, body: viaKey });
+    expect((await h.call('PUT', SETTINGS, DEFAULTS)).status).toBe(200);
+  });
+});
+
 describe('GET /api/notifications', () => {
   it('answers an empty first page before any mail', async () => {
     expect(await h.call('GET', '/api/notifications')).toEqual({

@@ -266,6 +266,44 @@ describe('DELETE /api/sequences/<id>', () => {
   });
 });
 
+describe('who may write sequences', () => {
+  const MEMBERS = [
+    { method: 'jwt', role: 'member', scope: 'full' },
+    { method: 'api-key', role: 'member', scope: 'full', apiKeyId: randomUUID() },
+  ] as const;
+  const ADMIN_ONLY = { status: 403, body: { error: 'Only an admin can do this' } };
+
+  it('refuses a member with full scope on create, replace and delete, and changes nothing', async () => {
+    const created = await create();
+    const count = ((await h.call('GET', '/api/sequences')).body as SequenceView[]).length;
+    const replacement = {
+      ...valid,
+      name: 'Hijacked',
+      steps: [{ ...STEP, body: 'Write to me at me@private.example' }],
+    };
+    for (const member of MEMBERS) {
+      expect(await h.call('POST', '/api/sequences', valid, member)).toEqual(ADMIN_ONLY);
+      expect(await h.call('PUT', `/api/sequences/${created.id}`, replacement, member)).toEqual(ADMIN_ONLY);
+      expect(await h.call('DELETE', `/api/sequences/${created.id}`, undefined, member)).toEqual(ADMIN_ONLY);
+    }
+    expect(await h.call('GET', `/api/sequences/${created.id}`, undefined, MEMBERS[0])).toEqual({
+      status: 200,
+      body: created,
+    });
+    expect((await h.call('GET', '/api/sequences')).body).toHaveLength(count);
+  });
+
+  it("takes an admin's full key as well as an admin's session", async () => {
+    const reply = await h.call('POST', '/api/sequences', valid, {
+      method: 'api-key',
+      role: 'admin',
+      scope: 'full',
+      apiKeyId: randomUUID(),
+    });
+    expect(reply.status).toBe(201);
+  });
+});
+
 describe('GET /api/sequences/<id>/enrollments', () => {
   it('answers an empty page for a sequence nobody is enrolled in', async () => {
     const created = await create();

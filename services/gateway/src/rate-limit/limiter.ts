@@ -4,8 +4,11 @@ import { remaining, retryAfterMs, windowPosition } from './sliding-window.js';
 import type { RateLimitStore } from './store.js';
 import { throttledWarning } from './throttled-warning.js';
 
-/** Two separate budgets per client IP: the API, and the inbound webhooks. */
-export type RateLimitBucket = 'api' | 'webhook';
+/**
+ * Separate budgets: per client IP the API and the inbound webhooks; per account (normalized e-mail)
+ * the sign-ins.
+ */
+export type RateLimitBucket = 'api' | 'webhook' | 'login';
 
 export interface RateLimitDecision {
   limit: number;
@@ -19,8 +22,8 @@ export interface RateLimitDecision {
 export interface RateLimiterOptions {
   store: RateLimitStore;
   windowMs: number;
-  /** Requests per window per client; 0 turns a budget off. */
-  limits: Record<RateLimitBucket, number>;
+  /** Requests per window per client; 0 (or absent) turns a budget off. */
+  limits: Partial<Record<RateLimitBucket, number>>;
   logger: Logger;
   /** Counts every time the store failed or was too slow and a request was let through. */
   storeErrors: Counter;
@@ -31,7 +34,7 @@ export interface RateLimiterOptions {
 
 export interface RateLimiter {
   /** null when the budget is off, or when the store failed (fail open: the request goes on). */
-  check(bucket: RateLimitBucket, clientIp: string): Promise<RateLimitDecision | null>;
+  check(bucket: RateLimitBucket, client: string): Promise<RateLimitDecision | null>;
 }
 
 class StoreTimeout extends Error {
@@ -56,14 +59,14 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const warn = throttledWarning(logger, 30_000);
 
   return {
-    async check(bucket, clientIp) {
-      const limit = limits[bucket];
+    async check(bucket, client) {
+      const limit = limits[bucket] ?? 0;
       if (limit === 0) return null;
       const position = windowPosition(now(), windowMs);
       let counts: Awaited<ReturnType<RateLimitStore['hit']>>;
       try {
         counts = await withTimeout(
-          store.hit(`${bucket}:${clientIp}`, position, limit, windowMs),
+          store.hit(`${bucket}:${client}`, position, limit, windowMs),
           storeTimeoutMs,
         );
       } catch (error) {

@@ -5,11 +5,14 @@ interface ClientCounters {
   index: number;
   current: number;
   previous: number;
+  /** When the counters no longer matter (two windows of their own length after their window). */
+  forgetAt: number;
 }
 
 /**
  * Counters in this process (embedded mode). Clients idle for two windows are forgotten by a sweep
- * once per window, so memory follows the number of active clients.
+ * once per `windowMs`, so memory follows the number of active clients. Limits with other windows
+ * (the per-account login limit) may share the store: each entry knows its own window.
  */
 export function createMemoryRateLimitStore(options: {
   windowMs: number;
@@ -19,22 +22,24 @@ export function createMemoryRateLimitStore(options: {
   const counters = new Map<string, ClientCounters>();
 
   const sweep = setInterval(() => {
-    const oldestKept = Math.floor(now() / windowMs) - 1;
-    for (const [key, entry] of counters) if (entry.index < oldestKept) counters.delete(key);
+    const time = now();
+    for (const [key, entry] of counters) if (entry.forgetAt <= time) counters.delete(key);
   }, windowMs);
   sweep.unref();
 
   return {
     kind: 'memory',
-    async hit(key: string, position: WindowPosition, limit: number): Promise<WindowCounts> {
+    async hit(key: string, position: WindowPosition, limit: number, window: number): Promise<WindowCounts> {
       let entry = counters.get(key);
+      const forgetAt = (position.index + 2) * window;
       if (!entry || entry.index < position.index - 1) {
-        entry = { index: position.index, current: 0, previous: 0 };
+        entry = { index: position.index, current: 0, previous: 0, forgetAt };
         counters.set(key, entry);
       } else if (entry.index === position.index - 1) {
         entry.previous = entry.current;
         entry.current = 0;
         entry.index = position.index;
+        entry.forgetAt = forgetAt;
       }
       const allowed = fits(entry.current, entry.previous, position.previousWeight, limit);
       if (allowed) entry.current += 1;

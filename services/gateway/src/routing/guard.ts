@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Counter } from 'prom-client';
 import type { Authenticate } from '../identity/authenticate.js';
 import { METRICS_PATH } from '../metrics.js';
+import { rateLimitClientKey } from '../rate-limit/client-key.js';
 import type { RateLimitBucket, RateLimiter } from '../rate-limit/limiter.js';
 import { DOCS_PREFIX, OPENAPI_PATH } from './openapi-document.js';
 import { isUnderPrefix, WEBHOOK_PREFIX } from './table.js';
@@ -63,7 +64,8 @@ async function serviceIdentityOf(request: FastifyRequest, secret: string): Promi
  * and unknown paths), in this order:
  * 1. an `x-internal-identity` from outside is dropped; `/internal/` answers 404 unless (embedded)
  *    the caller is a service with a valid signed identity;
- * 2. rate limit per client IP (API and webhook budgets apart), headers on every answer;
+ * 2. rate limit per client IP, an IPv6 client by its /64 (API and webhook budgets apart), headers
+ *    on every answer;
  * 3. authentication (access token or API key) -> request.identity, except public routes;
  * 4. a read-only API key may only GET / HEAD.
  */
@@ -73,7 +75,7 @@ export function registerGuard(app: FastifyInstance, options: GuardOptions): void
   if (!app.hasRequestDecorator('identity')) app.decorateRequest('identity', undefined);
 
   async function applyRateLimit(request: FastifyRequest, reply: FastifyReply, bucket: RateLimitBucket) {
-    const decision = await limiter.check(bucket, request.ip);
+    const decision = await limiter.check(bucket, rateLimitClientKey(request.ip));
     if (!decision) return;
     void reply.headers({
       'ratelimit-limit': String(decision.limit),

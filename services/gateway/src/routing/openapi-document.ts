@@ -5,14 +5,17 @@ import { isUnderPrefix, ROUTING_TABLE } from './table.js';
 export const OPENAPI_PATH = '/api/openapi.json';
 export const DOCS_PREFIX = '/docs';
 
-interface OpenApiDocument {
+export interface OpenApiDocument {
   paths?: Record<string, unknown>;
   components?: { schemas?: Record<string, unknown> } & Record<string, unknown>;
   [field: string]: unknown;
 }
 
 const UPSTREAM_TIMEOUT_MS = 1000;
-const MERGED_CACHE_MS = 30_000;
+/** A merged document with every service in it is reused this long. */
+const COMPLETE_TTL_MS = 30_000;
+/** One missing a service (down, or no URL) this long: its paths come back soon after it does. */
+const INCOMPLETE_TTL_MS = 5_000;
 
 async function fetchDocument(base: string): Promise<OpenApiDocument> {
   const response = await fetch(`${base}${SERVICE_OPENAPI_PATH}`, {
@@ -22,15 +25,33 @@ async function fetchDocument(base: string): Promise<OpenApiDocument> {
   return (await response.json()) as OpenApiDocument;
 }
 
+interface Merged {
+  document: OpenApiDocument;
+  complete: boolean;
+  builtAt: number;
+}
+
+export interface MergedDocumentOptions {
+  upstreams: ServiceUrls;
+  logger: FastifyBaseLogger;
+  now?: () => number;
+  /** How services' documents are fetched (tests count the calls). */
+  fetchDocument?: (base: string) => Promise<OpenApiDocument>;
+}
+
 /**
  * The gateway's own document plus each service's (its /openapi.json), keeping from a service only
- * the paths the routing table gives to it. A service that does not answer is left out (and the
- * merged document is not cached, so it appears as soon as it is back).
+ * the paths the routing table gives to it. A service that does not answer is left out. The merged
+ * document is kept and served to everyone: for 30 s when complete, 5 s when a service was missing;
+ * past that the kept one is still served while one refresh runs in the background, so the services
+ * are asked at most once per period however many clients ask (only the very first request waits).
  */
-function createMergedDocument(app: FastifyInstance, upstreams: ServiceUrls, logger: FastifyBaseLogger) {
-  let cached: { document: OpenApiDocument; until: number } | undefined;
-  return async (): Promise<OpenApiDocument> => {
-    if (cached && cached.until > Date.now()) return cached.document;
+export function createMergedDocument(app: FastifyInstance, options: MergedDocumentOptions) {
+  const { upstreams, logger, now = Date.now, fetchDocument: fetchOne = fetchDocument } = options;
+  let cached: Merged | undefined;
+  let refreshing: Promise<Merged> | undefined;
+
+  async function build(): Promise<Merged> {
     const merged = structuredClone(app.swagger()) as OpenApiDocument;
     merged.paths ??= {};
     merged.components ??= {};
@@ -39,7 +60,7 @@ function createMergedDocument(app: FastifyInstance, upstreams: ServiceUrls, logg
     const documents = await Promise.allSettled(
       services.map((service) => {
         const base = upstreams[service];
-        return base === undefined ? Promise.reject(new Error('no URL configured')) : fetchDocument(base);
+        return base === undefined ? Promise.reject(new Error('no URL configured')) : fetchOne(base);
       }),
     );
     documents.forEach((result, i) => {
@@ -57,16 +78,42 @@ function createMergedDocument(app: FastifyInstance, upstreams: ServiceUrls, logg
       }
       merged.components!.schemas = { ...result.value.components?.schemas, ...merged.components!.schemas };
     });
-    if (complete) cached = { document: merged, until: Date.now() + MERGED_CACHE_MS };
-    return merged;
+    return { document: merged, complete, builtAt: now() };
+  }
+
+  function refresh(): Promise<Merged> {
+    refreshing ??= build()
+      .then((merged) => {
+        cached = merged;
+        return merged;
+      })
+      .finally(() => {
+        refreshing = undefined;
+      });
+    return refreshing;
+  }
+
+  return async (): Promise<OpenApiDocument> => {
+    if (!cached) return (await refresh()).document;
+    const ttl = cached.complete ? COMPLETE_TTL_MS : INCOMPLETE_TTL_MS;
+    if (now() - cached.builtAt >= ttl) {
+      refresh().catch((error: unknown) => logger.error({ err: error }, 'OpenAPI document not refreshed'));
+    }
+    return cached.document;
   };
 }
 
 /**
  * GET /api/openapi.json: the whole public API. Embedded, every service's routes are in the
- * gateway's app already; distributed, the services' documents are merged in.
+ * gateway's app already; distributed, the services' documents are merged in (and cached).
  */
-export function registerOpenApiDocument(app: FastifyInstance, upstreams: ServiceUrls | undefined): void {
-  const document = upstreams ? createMergedDocument(app, upstreams, app.log) : async () => app.swagger();
+export function registerOpenApiDocument(
+  app: FastifyInstance,
+  upstreams: ServiceUrls | undefined,
+  options: { now?: () => number } = {},
+): void {
+  const document = upstreams
+    ? createMergedDocument(app, { upstreams, logger: app.log, now: options.now })
+    : async () => app.swagger();
   app.get(OPENAPI_PATH, { schema: { hide: true } }, () => document());
 }

@@ -1,9 +1,11 @@
-import { unauthorized } from '@lead-capture/kit';
+import { createHash } from 'node:crypto';
+import { tooManyRequests, unauthorized } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import type { AccessTokens } from '../../identity/access-tokens.js';
-import { verifyPassword } from '../../identity/passwords.js';
+import type { HashingQueue } from '../../identity/hashing-queue.js';
 import type { RefreshTokens } from '../../identity/refresh-tokens.js';
-import type { UserDirectory } from '../../identity/users.js';
+import { normalizeEmail, type UserDirectory } from '../../identity/users.js';
+import type { RateLimiter } from '../../rate-limit/limiter.js';
 import { errorResponses, NO_CONTENT, ROLE } from '../schemas.js';
 
 export interface AuthRoutesOptions {
@@ -12,6 +14,11 @@ export interface AuthRoutesOptions {
   refreshTokens: RefreshTokens;
   /** Verified against when the e-mail is unknown, so both failures take the same time. */
   unmatchableHash: string;
+  /** The 'login' budget: sign-in attempts per account (normalized e-mail), known or not. */
+  loginLimiter: RateLimiter;
+  /** Every password check of a sign-in waits for a slot here (503 past its queue). */
+  hashing: HashingQueue;
+  verifyPassword: (password: string, hash: string) => Promise<boolean>;
 }
 
 const INVALID_LOGIN = 'Invalid email or password';
@@ -35,7 +42,20 @@ const TOKENS = {
 
 /** /api/auth: login, refresh (rotation), logout, and who am I. */
 export async function authRoutes(app: FastifyInstance, options: AuthRoutesOptions): Promise<void> {
-  const { users, accessTokens, refreshTokens, unmatchableHash } = options;
+  const { users, accessTokens, refreshTokens, unmatchableHash, loginLimiter, hashing, verifyPassword } =
+    options;
+
+  /** Refused before any hashing: too many attempts on this account, whether it exists or not. */
+  async function limitAttempts(email: string): Promise<void> {
+    const account = createHash('sha256').update(normalizeEmail(email)).digest('base64url');
+    const decision = await loginLimiter.check('login', account);
+    if (decision?.retryAfterSeconds !== undefined) {
+      throw tooManyRequests(
+        `Too many sign-in attempts for this account; retry in ${decision.retryAfterSeconds} seconds`,
+        decision.retryAfterSeconds,
+      );
+    }
+  }
 
   app.post<{ Body: { email: string; password: string } }>(
     '/api/auth/login',
@@ -67,14 +87,18 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
               },
             },
           },
-          ...errorResponses(400, 401, 429),
+          ...errorResponses(400, 401, 429, 503),
         },
       },
     },
     async (request) => {
       const { email, password } = request.body;
+      await limitAttempts(email);
       const user = await users.findByEmail(email);
-      const passwordMatches = await verifyPassword(password, user?.passwordHash ?? unmatchableHash);
+      // An unknown e-mail costs the same hash (and waits in the same queue) as a wrong password.
+      const passwordMatches = await hashing.run(() =>
+        verifyPassword(password, user?.passwordHash ?? unmatchableHash),
+      );
       if (!user || !passwordMatches || !user.active) throw unauthorized(INVALID_LOGIN);
       return {
         token: await accessTokens.issue(user._id),

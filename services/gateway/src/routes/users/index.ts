@@ -1,14 +1,20 @@
 import type { UserRole } from '@lead-capture/contracts';
-import { requireRole } from '@lead-capture/kit';
+import { requireRole, requireSession } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { toPublicUser, type UserChanges, type UserDirectory } from '../../identity/users.js';
 import { EMAIL, errorResponses, ID_PARAMS, NO_CONTENT, PASSWORD, ROLE, USER, USER_NAME } from '../schemas.js';
 
-const adminOnly = requireRole('admin');
+export const USERS_NEED_A_SESSION = 'API keys cannot manage users; sign in as an admin';
 
 /**
- * /api/users: the people leads can be assigned to. Anyone signed in may list them; only admins
- * (a signed-in admin, or a full-scope key an admin created) create, change and delete them.
+ * A signed-in admin only: an API key acts as its creator, so an admin's leaked key would otherwise
+ * be an admin login (create an admin, reset a password), as it may not manage keys either.
+ */
+const signedInAdminOnly = [requireSession(USERS_NEED_A_SESSION), requireRole('admin')];
+
+/**
+ * /api/users: the people leads can be assigned to. Anyone authenticated (API keys too) may list
+ * them; only a signed-in admin (an access token, never an API key) creates, changes and deletes them.
  */
 export async function userRoutes(app: FastifyInstance, options: { users: UserDirectory }): Promise<void> {
   const { users } = options;
@@ -28,10 +34,11 @@ export async function userRoutes(app: FastifyInstance, options: { users: UserDir
   app.post<{ Body: { email: string; name: string; password: string; role: UserRole } }>(
     '/api/users',
     {
-      preHandler: adminOnly,
+      preHandler: signedInAdminOnly,
       schema: {
         tags: ['users'],
-        summary: 'Create a user (admin)',
+        summary: 'Create a user (signed-in admin)',
+        description: 'Needs an access token of an admin; any API key gets 403.',
         body: {
           type: 'object',
           required: ['email', 'name', 'password'],
@@ -52,12 +59,12 @@ export async function userRoutes(app: FastifyInstance, options: { users: UserDir
   app.patch<{ Params: { id: string }; Body: UserChanges }>(
     '/api/users/:id',
     {
-      preHandler: adminOnly,
+      preHandler: signedInAdminOnly,
       schema: {
         tags: ['users'],
-        summary: 'Change a user (admin)',
+        summary: 'Change a user (signed-in admin)',
         description:
-          'Disabling a user or changing their password signs them out everywhere. The last active admin cannot be demoted or disabled (409).',
+          'Needs an access token of an admin; any API key gets 403. Disabling a user or changing their password signs them out everywhere. The last active admin cannot be demoted or disabled (409).',
         params: ID_PARAMS,
         body: {
           type: 'object',
@@ -74,11 +81,12 @@ export async function userRoutes(app: FastifyInstance, options: { users: UserDir
   app.delete<{ Params: { id: string } }>(
     '/api/users/:id',
     {
-      preHandler: adminOnly,
+      preHandler: signedInAdminOnly,
       schema: {
         tags: ['users'],
-        summary: 'Delete a user (admin)',
-        description: 'The last active admin cannot be deleted (409).',
+        summary: 'Delete a user (signed-in admin)',
+        description:
+          'Needs an access token of an admin; any API key gets 403. The last active admin cannot be deleted (409).',
         params: ID_PARAMS,
         response: { 204: NO_CONTENT, ...errorResponses(401, 403, 404, 409, 429) },
       },

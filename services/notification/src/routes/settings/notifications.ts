@@ -1,4 +1,4 @@
-import { requireScope } from '@lead-capture/kit';
+import { requireRole, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import { errorResponses, SETTINGS, SETTINGS_BODY, TAGS } from '../../schemas.js';
 import { type NotificationSettings, normaliseSettings, type SettingsStore } from '../../settings.js';
@@ -7,7 +7,10 @@ export interface SettingsRoutesOptions {
   settings: SettingsStore;
 }
 
-/** /api/settings/notifications: any identity reads; replacing needs full scope. */
+/**
+ * /api/settings/notifications: any identity reads; replacing needs an admin with full scope: the
+ * recipients receive every matching lead's personal data, so a member may not choose them.
+ */
 export const settingsRoutes: FastifyPluginAsync<SettingsRoutesOptions> = async (app, { settings }) => {
   app.get(
     '/api/settings/notifications',
@@ -25,10 +28,11 @@ export const settingsRoutes: FastifyPluginAsync<SettingsRoutesOptions> = async (
   app.put<{ Body: NotificationSettings }>(
     '/api/settings/notifications',
     {
-      preHandler: requireScope('full'),
+      preHandler: [requireScope('full'), requireRole('admin')],
       schema: {
         tags: TAGS,
-        summary: 'Replace the notification settings',
+        summary: 'Replace the notification settings (admin)',
+        description: 'The recipients receive the personal data of every matching lead: admins only.',
         body: SETTINGS_BODY,
         response: { 200: SETTINGS, ...errorResponses(400, 401, 403) },
       },

@@ -1,4 +1,4 @@
-import { requireScope } from '@lead-capture/kit';
+import { requireRole, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import type { SequenceCatalog } from '../../catalog.js';
 import {
@@ -33,11 +33,14 @@ function sequenceView(sequence: SequenceDocument) {
   };
 }
 
-/** /api/sequences and /api/sequences/<id>: any identity reads; writes need full scope. */
+/**
+ * /api/sequences and /api/sequences/<id>: any identity reads; writes need an admin with full scope
+ * (a sequence mails leads in the workspace's name, so choosing what is sent is an admin's call).
+ */
 export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (app, options) => {
   const { catalog } = options;
   const read = requireScope('read');
-  const write = requireScope('full');
+  const write = [requireScope('full'), requireRole('admin')];
 
   app.get(
     '/api/sequences',
@@ -72,7 +75,7 @@ export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (
       preHandler: write,
       schema: {
         tags: TAGS,
-        summary: 'Create a sequence; matching leads are enrolled from their next notification on',
+        summary: 'Create a sequence (admin); matching leads are enrolled from their next notification on',
         body: CREATE_SEQUENCE_BODY,
         response: { 201: SEQUENCE, ...errorResponses(400, 401, 403) },
       },
@@ -89,7 +92,7 @@ export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (
       preHandler: write,
       schema: {
         tags: TAGS,
-        summary: 'Replace a sequence (name, active, steps and match)',
+        summary: 'Replace a sequence (admin): name, active, steps and match',
         params: SEQUENCE_PARAMS,
         body: REPLACE_SEQUENCE_BODY,
         response: { 200: SEQUENCE, ...errorResponses(400, 401, 403, 404) },
@@ -105,7 +108,7 @@ export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (
       preHandler: write,
       schema: {
         tags: TAGS,
-        summary: 'Delete a sequence; its active enrolments are stopped',
+        summary: 'Delete a sequence (admin); its active enrolments are stopped',
         params: SEQUENCE_PARAMS,
         response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404) },
       },
