@@ -1,9 +1,11 @@
 /**
  * `pnpm bench`: runs every benchmark script (packages/<name>/bench/*.bench.ts and the same under
- * services/) one after another, so they do not compete for the CPU, and prints what each measured.
+ * services/, then the end-to-end e2e/bench/*.bench.ts last: it starts the real processes and takes
+ * longest) one after another, so they do not compete for the CPU, and prints what each measured.
  * A benchmark prints its human-readable table and ends with one line `BENCH_JSON {...}`; the
  * collected results are also written to .bench/results.json for comparison between runs.
- * `pnpm bench docstore` runs only the benchmarks whose path contains "docstore".
+ * `pnpm bench docstore` runs only the benchmarks whose path contains "docstore"; `pnpm bench e2e`
+ * only the end-to-end one (its knobs are in the header of e2e/bench/e2e.bench.ts).
  */
 import { spawn } from 'node:child_process';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
@@ -12,16 +14,21 @@ import { join, relative } from 'node:path';
 const root = join(import.meta.dirname, '..');
 const filter = process.argv[2];
 
+async function benchFiles(benchDir: string): Promise<string[]> {
+  const files = await readdir(benchDir).catch(() => []);
+  return files.filter((file) => file.endsWith('.bench.ts')).map((file) => join(benchDir, file));
+}
+
 async function findBenchmarks(): Promise<string[]> {
   const found: string[] = [];
   for (const area of ['packages', 'services']) {
-    for (const name of await readdir(join(root, area))) {
-      const benchDir = join(root, area, name, 'bench');
-      const files = await readdir(benchDir).catch(() => []);
-      for (const file of files) if (file.endsWith('.bench.ts')) found.push(join(benchDir, file));
-    }
+    for (const name of await readdir(join(root, area)))
+      found.push(...(await benchFiles(join(root, area, name, 'bench'))));
   }
-  return found.filter((file) => !filter || file.includes(filter)).sort();
+  const endToEnd = await benchFiles(join(root, 'e2e', 'bench'));
+  // The filter is matched against the path from the repository root, so "e2e" means e2e/bench only.
+  const matches = (file: string) => !filter || relative(root, file).includes(filter);
+  return [...found.filter(matches).sort(), ...endToEnd.filter(matches).sort()];
 }
 
 function runBenchmark(file: string): Promise<{ code: number; result: unknown }> {
