@@ -18,6 +18,7 @@ import type {
 } from '../types.js';
 import { upsertEqualities } from '../upsert.js';
 import { defaultIndexName, type IndexDefinition } from './indexes.js';
+import { applySimpleUpdate } from './simple-update.js';
 import type { EmbeddedDocStore } from './store.js';
 import type { Db, Row, Table } from './table.js';
 import { cloneValue, isPlainObject, normalizeValue, type PlainObject } from './values.js';
@@ -404,6 +405,8 @@ function upserted(filter: Filter, update: UpdateSpec): Document {
  * Returns the fields it changed.
  */
 function modify(draft: PlainObject, modifier: UpdateSpec, filter?: Filter): string[] {
+  const simple = applySimpleUpdate(draft, modifier, ownCopy);
+  if (simple) return simple;
   const resolved = filter ? resolveSharedPositionals(draft, modifier, filter) : modifier;
   return applyModifier(draft, ownCopy(resolved) as UpdateSpec, undefined, filter, { cloneMode: 'none' });
 }

@@ -121,6 +121,8 @@ export class EmbeddedDocStore implements DocStore, TableHost {
   /** Committed batches waiting for the WAL sync that acknowledges them. */
   readonly #committed: Batch[] = [];
   #syncing: Promise<void> | null = null;
+  /** A batch waits for the sync under way, then commits. */
+  #commitAfterSync = false;
   /** The WAL file, kept open for fdatasync. */
   #wal: FileHandle | null = null;
   /** What waits for the batch's commit (a new table becoming visible to the reader). */
@@ -403,8 +405,12 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     this.#commitScheduled = true;
     setImmediate(() => {
       this.#commitScheduled = false;
-      // An open transaction keeps the batch open; it schedules the commit when it ends.
-      if (!this.#transactionOpen && this.#batch) this.#commit();
+      // An open transaction keeps the batch open; it schedules the commit when it ends. While the
+      // WAL is being synced, the batch grows instead: it commits when the sync ends, so there is at
+      // most one commit per sync and hot pages are written once for many writes (group commit).
+      if (this.#transactionOpen || !this.#batch) return;
+      if (this.#syncing) this.#commitAfterSync = true;
+      else this.#commit();
     });
   }
 
@@ -453,6 +459,10 @@ export class EmbeddedDocStore implements DocStore, TableHost {
       )
       .finally(() => {
         this.#syncing = null;
+        if (this.#commitAfterSync) {
+          this.#commitAfterSync = false;
+          if (!this.#transactionOpen && this.#batch && !this.#failure) this.#commit();
+        }
         this.#syncCommitted();
       });
   }
