@@ -252,6 +252,7 @@ export async function createIndexes(collections: LeadCollections): Promise<void>
     // The list: newest first by default, each filter with the default order for MongoDB.
     leads.createIndex({ createdAt: -1 }),
     leads.createIndex({ score: -1 }),
+    leads.createIndex({ status: 1, score: -1 }),
     leads.createIndex({ status: 1, createdAt: -1 }),
     leads.createIndex({ sourceId: 1, createdAt: -1 }),
     leads.createIndex({ assignedTo: 1, createdAt: -1 }),
