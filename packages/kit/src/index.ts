@@ -113,4 +113,5 @@ export {
   StageResults,
   type StageResultsOptions,
 } from './stage-results.js';
+export { subscribeGroup } from './subscribe.js';
 export { parseTrustProxy, type TrustProxySetting, toFastifyTrustProxy, trustProxy } from './trust-proxy.js';

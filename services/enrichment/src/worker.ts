@@ -1,6 +1,6 @@
 import type { Subscription } from '@lead-capture/bus';
-import { assertConsumable, consumerGroup, type EventOf, type LeadEnriched } from '@lead-capture/contracts';
-import { derivedEventId, type ServiceDeps, StageResults } from '@lead-capture/kit';
+import type { EventOf, LeadEnriched } from '@lead-capture/contracts';
+import { derivedEventId, type ServiceDeps, StageResults, subscribeGroup } from '@lead-capture/kit';
 import type { MailHostLookup } from './email/mail-dns.js';
 import { enrichLead, type LeadEnrichment } from './enrich.js';
 
@@ -59,9 +59,7 @@ export class EnrichmentWorker {
   }
 
   async subscribe(): Promise<Subscription> {
-    const { group, types } = consumerGroup(ENRICH_GROUP);
-    assertConsumable(types);
-    return this.deps.bus.subscribe({ group, types: [...types] }, (event) =>
+    return subscribeGroup(this.deps.bus, ENRICH_GROUP, (event) =>
       this.handle(event as EventOf<'lead.captured'>),
     );
   }

@@ -1,6 +1,5 @@
 import type { Subscription } from '@lead-capture/bus';
-import { assertConsumable, consumerGroup } from '@lead-capture/contracts';
-import { loadConfig, Outbox, type ServiceDeps, type ServiceModule } from '@lead-capture/kit';
+import { loadConfig, Outbox, type ServiceDeps, type ServiceModule, subscribeGroup } from '@lead-capture/kit';
 import { COLLECTIONS, type DedupeDoc, type SourceDoc, type SubmissionDoc } from './collections.js';
 import { INTAKE_CONFIG, type IntakeConfig } from './config.js';
 import { internalSourceRoutes } from './routes/internal/intake/sources.js';
@@ -74,9 +73,7 @@ export function createIntakeService(
         ['intake.source.sync', sourceEventsHandler(sources)],
         ['intake.lead.link', leadLinkHandler(submissions)],
       ] as const) {
-        const { group, types } = consumerGroup(name);
-        assertConsumable(types);
-        subscriptions.push(await bus.subscribe({ group, types: [...types] }, handler));
+        subscriptions.push(await subscribeGroup(bus, name, handler));
       }
       outbox.start();
     },

@@ -1,11 +1,6 @@
 import type { Subscription } from '@lead-capture/bus';
-import {
-  assertConsumable,
-  consumerGroup,
-  type EventEnvelope,
-  type KnownEvent,
-} from '@lead-capture/contracts';
-import { Outbox, type ServiceDeps, type ServiceModule } from '@lead-capture/kit';
+import type { EventEnvelope, KnownEvent } from '@lead-capture/contracts';
+import { Outbox, type ServiceDeps, type ServiceModule, subscribeGroup } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { CAPTURE_MAX_ATTEMPTS, createCaptureHandler } from './capture.js';
 import { type LeadConfig, loadLeadConfig } from './config.js';
@@ -17,9 +12,9 @@ import { createProgressHandler } from './progress.js';
 import { leadsRoutes } from './routes/leads/index.js';
 import { createIndexes, LEAD_OUTBOX, leadCollections } from './store.js';
 
-const CAPTURE_GROUP = consumerGroup('lead.lead.capture');
-const PROGRESS_GROUP = consumerGroup('lead.lead.progress');
-const DIRECTORY_GROUP = consumerGroup('lead.directory.sync');
+const CAPTURE_GROUP = 'lead.lead.capture';
+const PROGRESS_GROUP = 'lead.lead.progress';
+const DIRECTORY_GROUP = 'lead.directory.sync';
 
 /** The bus validated the payload against its type's schema before the handler runs. */
 function asKnown(event: EventEnvelope): KnownEvent {
@@ -71,38 +66,38 @@ export function createLeadService(
     },
 
     async start() {
-      for (const group of [CAPTURE_GROUP, PROGRESS_GROUP, DIRECTORY_GROUP]) assertConsumable(group.types);
       await createIndexes(context.collections);
       subscriptions.push(
-        await deps.bus.subscribe(
-          { group: CAPTURE_GROUP.group, types: [...CAPTURE_GROUP.types], maxAttempts: CAPTURE_MAX_ATTEMPTS },
+        await subscribeGroup(
+          deps.bus,
+          CAPTURE_GROUP,
           async (event, delivery) => {
             const known = asKnown(event);
             if (known.type === 'lead.received') await captureLead(known, delivery);
           },
+          { maxAttempts: CAPTURE_MAX_ATTEMPTS },
         ),
-        await deps.bus.subscribe(
-          { group: PROGRESS_GROUP.group, types: [...PROGRESS_GROUP.types] },
-          async (event) => {
-            const known = asKnown(event);
-            switch (known.type) {
-              case 'lead.enriched':
-              case 'lead.scored':
-              case 'lead.notified':
-              case 'lead.enrolled':
-              case 'lead.sequence_step_sent':
-              case 'lead.enrollment_stopped':
-                await recordProgress(known);
-            }
-          },
-        ),
+        await subscribeGroup(deps.bus, PROGRESS_GROUP, async (event) => {
+          const known = asKnown(event);
+          switch (known.type) {
+            case 'lead.enriched':
+            case 'lead.scored':
+            case 'lead.notified':
+            case 'lead.enrolled':
+            case 'lead.sequence_step_sent':
+            case 'lead.enrollment_stopped':
+              await recordProgress(known);
+          }
+        }),
         // One at a time: a pipeline's update and its deletion must not overtake each other here.
-        await deps.bus.subscribe(
-          { group: DIRECTORY_GROUP.group, types: [...DIRECTORY_GROUP.types], prefetch: 1 },
+        await subscribeGroup(
+          deps.bus,
+          DIRECTORY_GROUP,
           async (event) => {
             const known = asKnown(event);
             if (isDirectoryEvent(known)) await syncDirectory(known);
           },
+          { prefetch: 1 },
         ),
       );
       await outbox.createIndexes();

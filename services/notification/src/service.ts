@@ -1,6 +1,5 @@
 import type { Subscription } from '@lead-capture/bus';
-import { assertConsumable, consumerGroup } from '@lead-capture/contracts';
-import type { ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import { type ServiceDeps, type ServiceModule, subscribeGroup } from '@lead-capture/kit';
 import { createMailer, DEFAULT_MAIL_FROM } from '@lead-capture/mailer';
 import { loadNotificationConfig, type NotificationConfig } from './config.js';
 import { MAILS_COLLECTION, type MailDocument, NotificationMails } from './mails.js';
@@ -58,10 +57,9 @@ export function createNotificationService(
           logger.warn({ err: error }, 'The SMTP server cannot be reached yet; notifications will be retried');
         });
       }
-      const { group, types } = consumerGroup(NOTIFY_GROUP);
-      assertConsumable(types);
-      subscription = await bus.subscribe(
-        { group, types: [...types] },
+      subscription = await subscribeGroup(
+        bus,
+        NOTIFY_GROUP,
         createScoredHandler({
           settings,
           mails,

@@ -1,13 +1,6 @@
 import type { Subscription } from '@lead-capture/bus';
-import {
-  assertConsumable,
-  consumerGroup,
-  type EventOf,
-  type LeadScored,
-  type Qualification,
-  type ScoreReason,
-} from '@lead-capture/contracts';
-import { derivedEventId, type ServiceDeps, StageResults } from '@lead-capture/kit';
+import type { EventOf, LeadScored, Qualification, ScoreReason } from '@lead-capture/contracts';
+import { derivedEventId, type ServiceDeps, StageResults, subscribeGroup } from '@lead-capture/kit';
 import { scoreLead } from './score.js';
 import type { ScoringSettings } from './settings.js';
 
@@ -78,9 +71,7 @@ export class ScoringWorker {
   }
 
   async subscribe(): Promise<Subscription> {
-    const { group, types } = consumerGroup(SCORE_GROUP);
-    assertConsumable(types);
-    return this.deps.bus.subscribe({ group, types: [...types] }, (event) =>
+    return subscribeGroup(this.deps.bus, SCORE_GROUP, (event) =>
       this.handle(event as EventOf<'lead.enriched'>),
     );
   }

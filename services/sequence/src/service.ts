@@ -1,6 +1,5 @@
 import type { Subscription } from '@lead-capture/bus';
-import { assertConsumable, consumerGroup } from '@lead-capture/contracts';
-import { Outbox, type ServiceDeps, type ServiceModule } from '@lead-capture/kit';
+import { Outbox, type ServiceDeps, type ServiceModule, subscribeGroup } from '@lead-capture/kit';
 import { createMailer, DEFAULT_MAIL_FROM } from '@lead-capture/mailer';
 import { SequenceCatalog } from './catalog.js';
 import { loadSequenceConfig, type SequenceConfig } from './config.js';
@@ -97,9 +96,7 @@ export function createSequenceService(
         [LEAD_CHANGES_GROUP, createLeadChangesHandler({ leadStates, events, now })],
       ] as const;
       for (const [name, handler] of handlers) {
-        const { group, types } = consumerGroup(name);
-        assertConsumable(types);
-        subscriptions.push(await bus.subscribe({ group, types: [...types] }, handler));
+        subscriptions.push(await subscribeGroup(bus, name, handler));
       }
       scheduler.start();
       outbox.start();

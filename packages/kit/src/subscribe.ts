@@ -1,0 +1,18 @@
+import type { EventHandler, MessageBus, SubscribeOptions, Subscription } from '@lead-capture/bus';
+import { assertConsumable, consumerGroup } from '@lead-capture/contracts';
+
+/**
+ * Subscribes `handler` to a consumer group declared in contracts' chain.ts, with exactly the types
+ * declared there; throws at start when one of them has no event schema (a typo, a missing schema),
+ * instead of dead-lettering every message later.
+ */
+export function subscribeGroup(
+  bus: MessageBus,
+  name: string,
+  handler: EventHandler,
+  options: Omit<SubscribeOptions, 'group' | 'types' | 'broadcast'> = {},
+): Promise<Subscription> {
+  const { group, types } = consumerGroup(name);
+  assertConsumable(types);
+  return bus.subscribe({ ...options, group, types: [...types] }, handler);
+}
