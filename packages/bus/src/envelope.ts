@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventEnvelope } from '@lead-capture/contracts';
 import { InvalidEventError } from './errors.js';
-import { invalidEventType } from './topic.js';
+import { invalidEventType, invalidTopicPattern } from './topic.js';
 import type { EventValidator, PublishOptions, SubscribeOptions } from './types.js';
 
 /** Builds the envelope for `publish` after checking the type and the payload. */
@@ -105,6 +105,22 @@ export function validatePrefetch(prefetch: number | undefined): number {
     throw new RangeError(`prefetch must be an integer from 1 to 65535, got ${value}`);
   }
   return value;
+}
+
+/**
+ * Checks what every bus requires of a subscription (a group, at least one valid type or pattern, a
+ * prefetch and a retry policy in range) and answers the prefetch and the policy.
+ */
+export function checkedSubscription(options: SubscribeOptions): { prefetch: number; policy: RetryPolicy } {
+  if (!options.group) throw new TypeError('subscribe: group is required');
+  if (!Array.isArray(options.types) || options.types.length === 0) {
+    throw new TypeError(`subscribe(${options.group}): types must list at least one event type`);
+  }
+  for (const type of options.types) {
+    const problem = invalidTopicPattern(type);
+    if (problem) throw new TypeError(`subscribe(${options.group}): ${problem}`);
+  }
+  return { prefetch: validatePrefetch(options.prefetch), policy: retryPolicy(options) };
 }
 
 /** Error messages go into headers and documents; keep them bounded. */

@@ -13,15 +13,8 @@ const PROGRESS_INTERVAL_MS = 1000;
 
 const OUTCOME_KEY = { created: 'created', duplicate: 'duplicates', failed: 'failed' } as const;
 
-/** An import as GET /api/leads/imports/<id> answers it. */
-export interface ImportStatusView {
-  importId: string;
-  status: ImportStatus;
-  rows: number;
-  accepted: number;
-  created: number;
-  duplicates: number;
-  failed: number;
+/** An import as GET /api/leads/imports/<id> answers it: its progress, the row errors, when. */
+export interface ImportStatusView extends LeadImportProgress {
   errors: ImportRowError[];
   createdAt: string;
   finishedAt: string | null;

@@ -4,16 +4,15 @@ import type { Collection } from '@lead-capture/docstore';
 import {
   assertPublishable,
   buildEnvelope,
+  checkedSubscription,
   envelopeProblem,
   errorMessage,
   parseMessage,
   type RetryPolicy,
-  retryPolicy,
   truncate,
-  validatePrefetch,
 } from '../envelope.js';
 import { UnroutableError } from '../errors.js';
-import { invalidTopicPattern, topicMatches } from '../topic.js';
+import { topicMatches } from '../topic.js';
 import type {
   BusLogger,
   DeadLetter,
@@ -110,16 +109,7 @@ class Consumer {
     readonly options: SubscribeOptions,
     readonly handler: EventHandler,
   ) {
-    if (!options.group) throw new TypeError('subscribe: group is required');
-    if (!Array.isArray(options.types) || options.types.length === 0) {
-      throw new TypeError(`subscribe(${options.group}): types must list at least one event type`);
-    }
-    for (const type of options.types) {
-      const problem = invalidTopicPattern(type);
-      if (problem) throw new TypeError(`subscribe(${options.group}): ${problem}`);
-    }
-    this.prefetch = validatePrefetch(options.prefetch);
-    this.policy = retryPolicy(options);
+    ({ prefetch: this.prefetch, policy: this.policy } = checkedSubscription(options));
   }
 
   get hasCapacity(): boolean {

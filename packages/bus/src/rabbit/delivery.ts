@@ -1,13 +1,5 @@
 import type { Channel, ConsumeMessage } from 'amqplib';
-import {
-  errorMessage,
-  parseMessage,
-  type RetryPolicy,
-  retryPolicy,
-  truncate,
-  validatePrefetch,
-} from '../envelope.js';
-import { invalidTopicPattern } from '../topic.js';
+import { checkedSubscription, errorMessage, parseMessage, type RetryPolicy, truncate } from '../envelope.js';
 import type { BusLogger, EventHandler, EventValidator, SubscribeOptions } from '../types.js';
 import { copyProperties, publisherHeaders } from './copies.js';
 import { HEADERS, type RabbitNames } from './names.js';
@@ -32,16 +24,7 @@ export class RabbitSubscription {
     readonly options: SubscribeOptions,
     readonly handler: EventHandler,
   ) {
-    if (!options.group) throw new TypeError('subscribe: group is required');
-    if (!Array.isArray(options.types) || options.types.length === 0) {
-      throw new TypeError(`subscribe(${options.group}): types must list at least one event type`);
-    }
-    for (const type of options.types) {
-      const problem = invalidTopicPattern(type);
-      if (problem) throw new TypeError(`subscribe(${options.group}): ${problem}`);
-    }
-    this.prefetch = validatePrefetch(options.prefetch);
-    this.policy = retryPolicy(options);
+    ({ prefetch: this.prefetch, policy: this.policy } = checkedSubscription(options));
   }
 
   /** The distinct delays of retries 1 .. maxAttempts-1; one delay queue each. */
