@@ -42,7 +42,8 @@ function randomUpdate(next: () => number): UpdateSpec {
     const operator = pick(next, ['$set', '$unset', '$inc']);
     const value =
       operator === '$inc' ? pick(next, [1, -2, 0.5]) : operator === '$unset' ? '' : pick(next, VALUES);
-    (update[operator] ??= {})[randomPath(next)] = value;
+    update[operator] ??= {};
+    update[operator][randomPath(next)] = value;
   }
   return update;
 }
