@@ -4,7 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireRole, requireScope, requireSession } from './guards.js';
 import { registerHealthRoutes } from './health.js';
 import { createHttpApp } from './http.js';
-import { type Identity, INTERNAL_IDENTITY_HEADER, signIdentity, verifyIdentity } from './identity.js';
+import {
+  clientOf,
+  type Identity,
+  type IdentityTarget,
+  INTERNAL_IDENTITY_HEADER,
+  signIdentity,
+  signInternalToken,
+  verifyIdentity,
+  verifyInternalToken,
+} from './identity.js';
 import { internalIdentity } from './internal-identity.js';
 import { createLogger } from './logger.js';
 
@@ -26,15 +35,17 @@ const adminFullKey: Identity = {
   apiKeyId: 'k-2',
 };
 
+const LIST_LEADS: IdentityTarget = { service: 'lead', method: 'GET', path: '/api/leads' };
+
 function forge(
   claims: Record<string, unknown>,
   options: { issuer?: string; audience?: string; expires?: string | number },
 ) {
-  return new SignJWT(claims)
+  return new SignJWT({ htm: 'GET', htu: '/api/leads', ...claims })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject('u-admin')
     .setIssuer(options.issuer ?? 'lead-capture-gateway')
-    .setAudience(options.audience ?? 'lead-capture-services')
+    .setAudience(options.audience ?? 'lead-capture:lead')
     .setIssuedAt()
     .setExpirationTime(options.expires ?? '60s')
     .sign(new TextEncoder().encode(SECRET));
@@ -42,12 +53,16 @@ function forge(
 
 describe('signIdentity / verifyIdentity', () => {
   it('round-trips an identity', async () => {
-    expect(await verifyIdentity(await signIdentity(admin, SECRET), SECRET)).toEqual(admin);
-    expect(await verifyIdentity(await signIdentity(readOnlyKey, SECRET), SECRET)).toEqual(readOnlyKey);
+    expect(await verifyIdentity(await signIdentity(admin, SECRET, LIST_LEADS), SECRET, LIST_LEADS)).toEqual(
+      admin,
+    );
+    expect(
+      await verifyIdentity(await signIdentity(readOnlyKey, SECRET, LIST_LEADS), SECRET, LIST_LEADS),
+    ).toEqual(readOnlyKey);
   });
 
-  it('signs a short-lived HS256 token from the gateway to the services', async () => {
-    const token = await signIdentity(admin, SECRET);
+  it('signs a short-lived HS256 token for one service and one request', async () => {
+    const token = await signIdentity(admin, SECRET, { ...LIST_LEADS, path: '/api/leads?page=2' });
     const [header, payload] = token
       .split('.')
       .slice(0, 2)
@@ -55,14 +70,28 @@ describe('signIdentity / verifyIdentity', () => {
     expect(header).toEqual({ alg: 'HS256' });
     expect(payload).toMatchObject({
       iss: 'lead-capture-gateway',
-      aud: 'lead-capture-services',
+      aud: 'lead-capture:lead',
+      htm: 'GET',
+      htu: '/api/leads',
       sub: 'u-admin',
     });
     expect(payload.exp - payload.iat).toBe(60);
   });
 
   it.each([
-    ['another secret', () => signIdentity(admin, 'another-secret-of-at-least-32-bytes')],
+    ['another secret', () => signIdentity(admin, 'another-secret-of-at-least-32-bytes', LIST_LEADS)],
+    ['another service', () => signIdentity(admin, SECRET, { ...LIST_LEADS, service: 'source' })],
+    ['another method', () => signIdentity(admin, SECRET, { ...LIST_LEADS, method: 'DELETE' })],
+    ['another path', () => signIdentity(admin, SECRET, { ...LIST_LEADS, path: '/api/leads/x' })],
+    [
+      'the old shared audience',
+      () => forge({ method: 'jwt', role: 'admin', scope: 'full' }, { audience: 'lead-capture-services' }),
+    ],
+    [
+      'no route claims',
+      () => forge({ htm: undefined, htu: undefined, method: 'jwt', role: 'admin', scope: 'full' }, {}),
+    ],
+    ['a token without a caller', () => signInternalToken({ target: LIST_LEADS }, SECRET)],
     ['an expired token', () => forge({ method: 'jwt', role: 'admin', scope: 'full' }, { expires: 0 })],
     ['another issuer', () => forge({ method: 'jwt', role: 'admin', scope: 'full' }, { issuer: 'someone' })],
     ['another audience', () => forge({ method: 'jwt', role: 'admin', scope: 'full' }, { audience: 'else' })],
@@ -70,17 +99,39 @@ describe('signIdentity / verifyIdentity', () => {
     ['a missing scope', () => forge({ method: 'jwt', role: 'admin' }, {})],
     ['garbage', async () => 'not.a.token'],
   ])('rejects %s', async (_case, makeToken) => {
-    await expect(verifyIdentity(await makeToken(), SECRET)).rejects.toThrow();
+    await expect(verifyIdentity(await makeToken(), SECRET, LIST_LEADS)).rejects.toThrow();
+  });
+
+  it('carries the forwarded client, with or without a caller', async () => {
+    const client = { ip: '203.0.113.9', host: 'crm.example.org', protocol: 'https' } as const;
+    const webhook = { service: 'intake', method: 'POST', path: '/api/webhooks/tok' };
+    expect(
+      await verifyInternalToken(
+        await signInternalToken({ target: webhook, client }, SECRET),
+        SECRET,
+        webhook,
+      ),
+    ).toEqual({ client });
+    expect(
+      await verifyInternalToken(await signIdentity(admin, SECRET, LIST_LEADS, client), SECRET, LIST_LEADS),
+    ).toEqual({ identity: admin, client });
   });
 });
 
 describe('internalIdentity plugin and guards', () => {
   let app: FastifyInstance;
+  /** Another service on the same INTERNAL_SECRET. */
+  let source: FastifyInstance;
 
   beforeAll(async () => {
+    source = createHttpApp({ logger: createLogger({ level: 'silent', name: 'test' }) });
+    await source.register(internalIdentity, { secret: SECRET, service: 'source' });
+    source.get('/api/leads', async (request) => ({ identity: request.identity }));
+    await source.ready();
     app = createHttpApp({ logger: createLogger({ level: 'silent', name: 'test' }) });
     await app.register(internalIdentity, {
       secret: SECRET,
+      service: 'lead',
       publicRoutes: (method, path) => method === 'POST' && path.startsWith('/api/webhooks/'),
     });
     registerHealthRoutes(app, { checks: {} });
@@ -93,16 +144,24 @@ describe('internalIdentity plugin and guards', () => {
       { preHandler: [requireSession('Sign in to manage users'), requireRole('admin')] },
       async () => ({ ok: true }),
     );
-    app.post('/api/webhooks/inbound/:token', async (request) => ({ identity: request.identity ?? null }));
+    app.post('/api/webhooks/inbound/:token', async (request) => ({
+      identity: request.identity ?? null,
+      client: clientOf(request),
+    }));
+    app.delete('/api/leads/:id', async () => ({ deleted: true }));
     await app.ready();
   });
 
   afterAll(async () => {
     await app.close();
+    await source.close();
   });
 
   async function as(identity: Identity | undefined, method: 'GET' | 'PUT' | 'POST', url: string) {
-    const headers = identity ? { [INTERNAL_IDENTITY_HEADER]: await signIdentity(identity, SECRET) } : {};
+    const target = { service: 'lead', method, path: url };
+    const headers = identity
+      ? { [INTERNAL_IDENTITY_HEADER]: await signIdentity(identity, SECRET, target) }
+      : {};
     const response = await app.inject({ method, url, headers });
     return { status: response.statusCode, body: response.json() as unknown };
   }
@@ -121,8 +180,75 @@ describe('internalIdentity plugin and guards', () => {
     });
   });
 
+  it('answers 401 to an identity signed for another service (same secret)', async () => {
+    const forLead = await signIdentity(admin, SECRET, LIST_LEADS);
+    const replayed = await source.inject({
+      url: '/api/leads',
+      headers: { [INTERNAL_IDENTITY_HEADER]: forLead },
+    });
+    expect({ status: replayed.statusCode, body: replayed.json() }).toEqual({
+      status: 401,
+      body: { error: 'Invalid internal identity' },
+    });
+    const meant = await app.inject({ url: '/api/leads', headers: { [INTERNAL_IDENTITY_HEADER]: forLead } });
+    expect(meant.statusCode).toBe(200);
+  });
+
+  it('answers 401 to an identity signed for another request to the same service', async () => {
+    const forList = await signIdentity(admin, SECRET, LIST_LEADS);
+    const replayed = await app.inject({
+      method: 'DELETE',
+      url: '/api/leads/x',
+      headers: { [INTERNAL_IDENTITY_HEADER]: forList },
+    });
+    expect({ status: replayed.statusCode, body: replayed.json() }).toEqual({
+      status: 401,
+      body: { error: 'Invalid internal identity' },
+    });
+    const forDelete = await signIdentity(admin, SECRET, {
+      service: 'lead',
+      method: 'DELETE',
+      path: '/api/leads/x',
+    });
+    const meant = await app.inject({
+      method: 'DELETE',
+      url: '/api/leads/x',
+      headers: { [INTERNAL_IDENTITY_HEADER]: forDelete },
+    });
+    expect(meant.statusCode).toBe(200);
+  });
+
+  it('takes the client from the signed token, never from X-Forwarded-For; a token without a caller opens no private route', async () => {
+    const url = '/api/webhooks/inbound/tok_1';
+    const client = { ip: '203.0.113.9', host: 'crm.example.org', protocol: 'https' } as const;
+    const signed = await signInternalToken(
+      { target: { service: 'lead', method: 'POST', path: url }, client },
+      SECRET,
+    );
+    const forwarded = await app.inject({
+      method: 'POST',
+      url,
+      headers: { [INTERNAL_IDENTITY_HEADER]: signed, 'x-forwarded-for': '198.51.100.66' },
+      remoteAddress: '10.0.0.5',
+    });
+    expect(forwarded.json()).toEqual({ identity: null, client });
+    const direct = await app.inject({
+      method: 'POST',
+      url,
+      headers: { 'x-forwarded-for': '198.51.100.66' },
+      remoteAddress: '10.0.0.5',
+    });
+    expect(direct.json()).toMatchObject({ identity: null, client: { ip: '10.0.0.5' } });
+    const anonymous = await signInternalToken({ target: LIST_LEADS, client }, SECRET);
+    const refused = await app.inject({
+      url: '/api/leads',
+      headers: { [INTERNAL_IDENTITY_HEADER]: anonymous },
+    });
+    expect(refused.statusCode).toBe(401);
+  });
+
   it('answers 401 to a forged or foreign token', async () => {
-    const foreign = await signIdentity(admin, 'a-different-secret-of-32-bytes!!');
+    const foreign = await signIdentity(admin, 'a-different-secret-of-32-bytes!!', LIST_LEADS);
     for (const token of [foreign, 'garbage']) {
       const response = await app.inject({
         url: '/api/leads',
@@ -138,7 +264,7 @@ describe('internalIdentity plugin and guards', () => {
   });
 
   it('lets public routes and health probes through without identity', async () => {
-    expect(await as(undefined, 'POST', '/api/webhooks/inbound/tok_1')).toEqual({
+    expect(await as(undefined, 'POST', '/api/webhooks/inbound/tok_1')).toMatchObject({
       status: 200,
       body: { identity: null },
     });

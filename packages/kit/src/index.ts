@@ -43,7 +43,19 @@ export {
 export { type IdentityGuard, requireRole, requireScope, requireSession } from './guards.js';
 export { HEALTH_PATHS, type HealthCheck, type HealthOptions, registerHealthRoutes } from './health.js';
 export { createHttpApp, type HttpAppOptions, REQUEST_ID_HEADER } from './http.js';
-export { type Identity, INTERNAL_IDENTITY_HEADER, signIdentity, verifyIdentity } from './identity.js';
+export {
+  clientOf,
+  type ForwardedClient,
+  type Identity,
+  type IdentityTarget,
+  INTERNAL_IDENTITY_HEADER,
+  type InternalClaims,
+  identityAudience,
+  signIdentity,
+  signInternalToken,
+  verifyIdentity,
+  verifyInternalToken,
+} from './identity.js';
 export {
   createHttpInternalClient,
   createInProcessInternalClient,

@@ -59,13 +59,15 @@ function assertInternalPath(path: string): void {
   }
 }
 
+/** The caller's identity, signed for this one request to `service`. */
 async function requestHeaders(
   secret: string,
   callerName: string,
+  target: { service: string; method: string; path: string },
   body: unknown,
 ): Promise<Record<string, string>> {
   const headers: Record<string, string> = {
-    [INTERNAL_IDENTITY_HEADER]: await signIdentity(serviceIdentity(callerName), secret),
+    [INTERNAL_IDENTITY_HEADER]: await signIdentity(serviceIdentity(callerName), secret, target),
   };
   if (body !== undefined) headers['content-type'] = 'application/json';
   return headers;
@@ -93,9 +95,9 @@ export interface InProcessInternalClientOptions {
 export function createInProcessInternalClient(options: InProcessInternalClientOptions): InternalClient {
   const { app, secret, callerName } = options;
   return {
-    async request(_service: string, { method, path, body }: InternalRequest): Promise<InternalResponse> {
+    async request(service: string, { method, path, body }: InternalRequest): Promise<InternalResponse> {
       assertInternalPath(path);
-      const headers = await requestHeaders(secret, callerName, body);
+      const headers = await requestHeaders(secret, callerName, { service, method, path }, body);
       const response = await app().inject({
         method,
         url: path,
@@ -130,7 +132,7 @@ export function createHttpInternalClient(options: HttpInternalClientOptions): In
       }
       const response = await fetch(`${base}${path}`, {
         method,
-        headers: await requestHeaders(secret, callerName, body),
+        headers: await requestHeaders(secret, callerName, { service, method, path }, body),
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       });

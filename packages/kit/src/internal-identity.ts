@@ -2,11 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { unauthorized } from './errors.js';
 import { HEALTH_PATHS } from './health.js';
-import { INTERNAL_IDENTITY_HEADER, verifyIdentity } from './identity.js';
+import { INTERNAL_IDENTITY_HEADER, verifyInternalToken } from './identity.js';
 
 export interface InternalIdentityOptions {
   /** INTERNAL_SECRET, shared with the gateway. */
   secret: string;
+  /** This service's name: only tokens for `lead-capture:<service>` are accepted. */
+  service: string;
   /**
    * Routes that need no identity, e.g. the webhook. Called with the method and the path (no query
    * string). /healthz and /readyz are always public.
@@ -15,17 +17,26 @@ export interface InternalIdentityOptions {
 }
 
 async function internalIdentityPlugin(app: FastifyInstance, options: InternalIdentityOptions): Promise<void> {
-  const { secret, publicRoutes = () => false } = options;
+  const { secret, service, publicRoutes = () => false } = options;
   if (secret === '') throw new Error('internalIdentity needs the INTERNAL_SECRET');
+  if (service === '') throw new Error('internalIdentity needs the service name');
   if (!app.hasRequestDecorator('identity')) app.decorateRequest('identity', undefined);
+  if (!app.hasRequestDecorator('forwardedClient')) app.decorateRequest('forwardedClient', undefined);
 
   app.addHook('onRequest', async (request) => {
     const path = request.url.split('?')[0] ?? '';
-    if (HEALTH_PATHS.includes(path) || publicRoutes(request.method, path)) return;
+    if (HEALTH_PATHS.includes(path)) return;
+    const isPublic = publicRoutes(request.method, path);
     const token = request.headers[INTERNAL_IDENTITY_HEADER];
-    if (typeof token !== 'string' || token === '') throw unauthorized('Missing internal identity');
+    if (typeof token !== 'string' || token === '') {
+      if (isPublic) return;
+      throw unauthorized('Missing internal identity');
+    }
     try {
-      request.identity = await verifyIdentity(token, secret);
+      const claims = await verifyInternalToken(token, secret, { service, method: request.method, path });
+      if (!claims.identity && !isPublic) throw new Error('The token does not carry an identity');
+      request.identity = claims.identity;
+      request.forwardedClient = claims.client;
     } catch (error) {
       request.log.warn(
         { reason: error instanceof Error ? error.message : String(error) },
@@ -38,8 +49,10 @@ async function internalIdentityPlugin(app: FastifyInstance, options: InternalIde
 
 /**
  * For a service running as its own process: only the gateway's signed `x-internal-identity` header
- * authenticates a request; it sets `request.identity`. Requests without a valid one get 401, except
- * the public routes and the health routes.
+ * authenticates a request, and only when it was signed for this service and this request (method
+ * and path); it sets `request.identity` and `request.forwardedClient` (see clientOf). Requests
+ * without a valid one get 401, except the health routes and the public routes, which pass without
+ * a header (then clientOf is the socket) but not with an invalid one.
  */
 export const internalIdentity = fp(internalIdentityPlugin, {
   name: 'lead-capture-internal-identity',

@@ -19,8 +19,8 @@ export const SERVICE_PROCESS_CONFIG = {
   ...COMMON_CONFIG,
   INTERNAL_SECRET: required(COMMON_CONFIG.INTERNAL_SECRET),
   TRUST_PROXY: trustProxy({
-    default: 1,
-    doc: 'Proxies whose X-Forwarded-For is believed: a service sits behind the gateway, one hop',
+    default: false,
+    doc: "Proxies whose X-Forwarded-* a service believes for requests without the gateway's signed client; by default none (the gateway signs the client's IP, host and protocol into the internal identity)",
   }),
   ...SERVICE_URL_CONFIG,
 };
@@ -58,6 +58,7 @@ export async function buildServiceApp(
   });
   await app.register(internalIdentity, {
     secret: options.internalSecret,
+    service: module.name,
     publicRoutes: (method, path) => path === SERVICE_OPENAPI_PATH || isPublicRoute(method, path),
   });
   const { registerRoutes } = module;

@@ -49,6 +49,7 @@ describe('buildServiceApp', () => {
     const identity = await signIdentity(
       { method: 'jwt', userId: 'u-1', role: 'member', scope: 'full' },
       SECRET,
+      { service: 'lead', method: 'GET', path: '/api/leads/whoami' },
     );
     const signed = await app.inject({
       method: 'GET',
@@ -89,6 +90,25 @@ describe('internal clients', () => {
       body: { a: 1 },
     });
     expect(answer).toEqual({ status: 200, body: { identity: service, body: { a: 1 } } });
+  });
+
+  it('sign for their target: a call meant for another service is refused with 401', async () => {
+    // The lead service's app, reached as if it were the source service: the identity names source.
+    const misrouted = createHttpInternalClient({
+      serviceUrls: { source: baseUrl },
+      secret: SECRET,
+      callerName: 'intake',
+    });
+    expect(
+      await misrouted.request('source', { method: 'POST', path: '/internal/lead/echo', body: {} }),
+    ).toEqual({
+      status: 401,
+      body: { error: 'Invalid internal identity' },
+    });
+    const inProcess = createInProcessInternalClient({ app: () => app, secret: SECRET, callerName: 'intake' });
+    expect(
+      (await inProcess.request('source', { method: 'POST', path: '/internal/lead/echo', body: {} })).status,
+    ).toBe(401);
   });
 
   it('refuse paths outside /internal/, services without a URL, and services that are down', async () => {

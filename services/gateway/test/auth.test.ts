@@ -223,6 +223,79 @@ describe('access tokens that must not work', () => {
   });
 });
 
+describe('access tokens revoked by a change of password, role or status', () => {
+  it('refuses a token issued before the change at the same instant; a new login works; an unversioned token is version 0', async () => {
+    const frozen = Date.now();
+    const clocked = await createTestGateway({ now: () => frozen });
+    try {
+      const root = await login(clocked.app, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const user = await createUser(clocked.app, root.token, {
+        email: 'vera@example.com',
+        name: 'Vera',
+        password: 'vera-password',
+        role: 'member',
+      });
+      const meOn = (token: string) =>
+        clocked.app.inject({ method: 'GET', url: '/api/auth/me', headers: bearer(token) });
+      const patch = (payload: object) =>
+        clocked.app.inject({
+          method: 'PATCH',
+          url: `/api/users/${user.user.id}`,
+          headers: bearer(root.token),
+          payload,
+        });
+      expect((await meOn(user.token)).statusCode).toBe(200);
+
+      expect((await patch({ password: 'vera-new-password' })).statusCode).toBe(200);
+      const refused = await meOn(user.token);
+      expect(refused.statusCode).toBe(401);
+      expect(refused.json()).toEqual({ error: 'Invalid or expired access token' });
+      const oldPassword = await clocked.app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        payload: { email: 'vera@example.com', password: 'vera-password' },
+      });
+      expect(oldPassword.statusCode).toBe(401);
+      const again = await login(clocked.app, 'vera@example.com', 'vera-new-password');
+      expect((await meOn(again.token)).statusCode).toBe(200);
+
+      // A role change, and a disable then enable, each revoke the tokens issued before them.
+      expect((await patch({ role: 'admin' })).statusCode).toBe(200);
+      expect((await meOn(again.token)).statusCode).toBe(401);
+      const promoted = await login(clocked.app, 'vera@example.com', 'vera-new-password');
+      expect((await patch({ active: false })).statusCode).toBe(200);
+      expect((await patch({ active: true })).statusCode).toBe(200);
+      expect((await meOn(promoted.token)).statusCode).toBe(401);
+      // A change of name alone keeps the sessions.
+      const current = await login(clocked.app, 'vera@example.com', 'vera-new-password');
+      expect((await patch({ name: 'Vera V.' })).statusCode).toBe(200);
+      expect((await meOn(current.token)).statusCode).toBe(200);
+
+      // Tokens issued before versions existed (no `ver`) count as version 0: the admin's still works.
+      const unversioned = await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(root.user.id)
+        .setIssuer(ACCESS_TOKEN_ISSUER)
+        .setAudience(ACCESS_TOKEN_AUDIENCE)
+        .setIssuedAt(Math.floor(frozen / 1000))
+        .setExpirationTime(Math.floor(frozen / 1000) + 600)
+        .sign(new TextEncoder().encode(clocked.secrets.jwtSecret));
+      expect((await meOn(unversioned)).statusCode).toBe(200);
+      const unversionedVera = await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(user.user.id)
+        .setIssuer(ACCESS_TOKEN_ISSUER)
+        .setAudience(ACCESS_TOKEN_AUDIENCE)
+        .setIssuedAt(Math.floor(frozen / 1000))
+        .setExpirationTime(Math.floor(frozen / 1000) + 600)
+        .sign(new TextEncoder().encode(clocked.secrets.jwtSecret));
+      expect((await meOn(unversionedVera)).statusCode).toBe(401);
+    } finally {
+      await clocked.close();
+    }
+  });
+});
+
 describe('refresh and logout', () => {
   it('rotates: the new tokens work, the old refresh token does not, and reusing it revokes the family', async () => {
     const session = await login(gateway.app, 'mia.member@example.com', 'member-password');

@@ -76,6 +76,7 @@ describe('embedded: services mounted in the gateway', () => {
   it('serves /internal/ only to services with a signed service identity; anyone else gets 404', async () => {
     const { app, secrets } = gateway;
     const adminIdentity = { method: 'jwt', userId: admin.user.id, role: 'admin', scope: 'full' } as const;
+    const echoTarget = { service: 'lead', method: 'GET', path: '/internal/lead/echo' };
     const attempts = [
       {},
       bearer(admin.token),
@@ -83,9 +84,31 @@ describe('embedded: services mounted in the gateway', () => {
         [INTERNAL_IDENTITY_HEADER]: await signIdentity(
           { ...adminIdentity, method: 'service' },
           newSecrets().internalSecret,
+          echoTarget,
         ),
       },
-      { [INTERNAL_IDENTITY_HEADER]: await signIdentity(adminIdentity, secrets.internalSecret) },
+      { [INTERNAL_IDENTITY_HEADER]: await signIdentity(adminIdentity, secrets.internalSecret, echoTarget) },
+      // A service identity, but signed for another service's path, or another method.
+      {
+        [INTERNAL_IDENTITY_HEADER]: await signIdentity(
+          { ...adminIdentity, method: 'service' },
+          secrets.internalSecret,
+          {
+            ...echoTarget,
+            service: 'intake',
+          },
+        ),
+      },
+      {
+        [INTERNAL_IDENTITY_HEADER]: await signIdentity(
+          { ...adminIdentity, method: 'service' },
+          secrets.internalSecret,
+          {
+            ...echoTarget,
+            method: 'POST',
+          },
+        ),
+      },
     ];
     for (const headers of attempts) {
       const response = await app.inject({ method: 'GET', url: '/internal/lead/echo', headers });
@@ -161,7 +184,7 @@ describe('distributed: requests forwarded to the service processes', () => {
     const app = await buildServiceApp(
       module,
       { logger, store, bus },
-      { internalSecret: secrets.internalSecret, trustProxy: 1 },
+      { internalSecret: secrets.internalSecret },
     );
     await app.listen({ host: '127.0.0.1', port: 0 });
     return { app, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
@@ -212,6 +235,39 @@ describe('distributed: requests forwarded to the service processes', () => {
     expect(response.headers['ratelimit-limit']).toBe('100');
   });
 
+  it('services take the client IP only from the signed identity, never from a peer’s X-Forwarded-For', async () => {
+    // A peer inside the network reaching the lead service directly, with a valid identity (replayed
+    // from the gateway, say) and a made-up X-Forwarded-For: the IP is the socket's.
+    const identity = await signIdentity(
+      { method: 'jwt', userId: admin.user.id, role: 'admin', scope: 'full' },
+      secrets.internalSecret,
+      { service: 'lead', method: 'GET', path: '/api/leads/whoami' },
+    );
+    const direct = await lead.inject({
+      method: 'GET',
+      url: '/api/leads/whoami',
+      headers: { [INTERNAL_IDENTITY_HEADER]: identity, 'x-forwarded-for': '198.51.100.66' },
+      remoteAddress: '10.1.2.3',
+    });
+    expect(direct.json()).toMatchObject({ ip: '10.1.2.3' });
+    // The same request replayed to another service, or to another route, is refused.
+    const toIntake = await intake.inject({
+      method: 'GET',
+      url: '/api/leads/whoami',
+      headers: { [INTERNAL_IDENTITY_HEADER]: identity },
+    });
+    expect(toIntake.statusCode).toBe(401);
+    const otherRoute = await lead.inject({
+      method: 'DELETE',
+      url: '/api/leads/x',
+      headers: { [INTERNAL_IDENTITY_HEADER]: identity },
+    });
+    expect({ status: otherRoute.statusCode, body: otherRoute.json() }).toEqual({
+      status: 401,
+      body: { error: 'Invalid internal identity' },
+    });
+  });
+
   it("sends a source's submissions to the intake and the rest of /api/sources to the source service", async () => {
     const submissions = await gateway.app.inject({
       method: 'GET',
@@ -233,6 +289,7 @@ describe('distributed: requests forwarded to the service processes', () => {
     const forged = await signIdentity(
       { method: 'service', userId: 'service:evil', role: 'admin', scope: 'full' },
       secrets.internalSecret,
+      { service: 'intake', method: 'POST', path: '/api/webhooks/some-token' },
     );
     const webhook = await gateway.app.inject({
       method: 'POST',
@@ -280,6 +337,7 @@ describe('distributed: requests forwarded to the service processes', () => {
     const identity = await signIdentity(
       { method: 'service', userId: 'service:x', role: 'admin', scope: 'full' },
       secrets.internalSecret,
+      { service: 'lead', method: 'GET', path: '/internal/lead/echo' },
     );
     const internal = await gateway.app.inject({
       method: 'GET',

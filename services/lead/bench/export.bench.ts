@@ -14,7 +14,7 @@ const MB = 1024 * 1024;
 const service = await startWithLeads(LEADS);
 await service.app.listen({ host: '127.0.0.1', port: 0 });
 const { port } = service.app.server.address() as AddressInfo;
-const headers = await service.auth();
+const headers = await service.auth({ method: 'GET', url: '/api/leads/export' });
 
 async function download(): Promise<{ bytes: number; rows: number; ms: number; peakRss: number }> {
   let peakRss = process.memoryUsage.rss();

@@ -87,7 +87,8 @@ export interface BenchService {
   app: FastifyInstance;
   store: DocStore;
   /** A freshly signed identity header (they live 60 s). */
-  auth(): Promise<Record<string, string>>;
+  /** The identity header for one request (method, url) to the lead service. */
+  auth(request: { method: string; url: string }): Promise<Record<string, string>>;
   close(): Promise<void>;
 }
 
@@ -122,9 +123,10 @@ export async function startWithLeads(count: number): Promise<BenchService> {
   return {
     app,
     store,
-    async auth() {
+    async auth(request: { method: string; url: string }) {
       const identity = { method: 'jwt', userId: USER_IDS[0]!, role: 'admin', scope: 'full' } as const;
-      return { [INTERNAL_IDENTITY_HEADER]: await signIdentity(identity, SECRET) };
+      const target = { service: module.name, method: request.method, path: request.url };
+      return { [INTERNAL_IDENTITY_HEADER]: await signIdentity(identity, SECRET, target) };
     },
     async close() {
       await module.stop?.();

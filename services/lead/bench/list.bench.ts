@@ -28,7 +28,7 @@ const results: Record<string, { medianMs: number; total: number }> = {};
 for (const [name, url] of Object.entries(SCENARIOS)) {
   const times: number[] = [];
   let total = 0;
-  const headers = await service.auth();
+  const headers = await service.auth({ method: 'GET', url });
   for (let run = 0; run < RUNS; run++) {
     const started = performance.now();
     const response = await service.app.inject({ method: 'GET', url, headers });

@@ -1,15 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
 
-/** Access tokens: JWT, HS256 only, issuer and audience checked, `sub` = user id. */
+/**
+ * Access tokens: JWT, HS256 only, issuer and audience checked, `sub` = user id, `ver` = the user's
+ * token version when it was issued (a token without `ver` was issued before versions: 0).
+ */
 export const ACCESS_TOKEN_ISSUER = 'lead-capture';
 export const ACCESS_TOKEN_AUDIENCE = 'lead-capture-api';
 const CLOCK_TOLERANCE_SECONDS = 5;
 
+export interface VerifiedAccessToken {
+  userId: string;
+  /** The user's token version the token was issued at; the user's current one must equal it. */
+  version: number;
+}
+
 export interface AccessTokens {
-  issue(userId: string): Promise<string>;
-  /** The user id in a valid token; rejects for any other token (forged, expired, foreign, malformed). */
-  verify(token: string): Promise<string>;
+  issue(userId: string, version?: number): Promise<string>;
+  /** The user and version in a valid token; rejects for any other token (forged, expired, foreign, malformed). */
+  verify(token: string): Promise<VerifiedAccessToken>;
 }
 
 export function createAccessTokens(options: {
@@ -22,9 +31,9 @@ export function createAccessTokens(options: {
   const key = new TextEncoder().encode(options.secret);
   const seconds = () => Math.floor(now() / 1000);
   return {
-    issue(userId) {
+    issue(userId, version = 0) {
       const issuedAt = seconds();
-      return new SignJWT({})
+      return new SignJWT({ ver: version })
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
         .setSubject(userId)
         .setIssuer(ACCESS_TOKEN_ISSUER)
@@ -44,7 +53,9 @@ export function createAccessTokens(options: {
         currentDate: new Date(now()),
       });
       if (typeof payload.sub !== 'string' || payload.sub === '') throw new Error('No subject');
-      return payload.sub;
+      const { ver = 0 } = payload;
+      if (typeof ver !== 'number' || !Number.isSafeInteger(ver) || ver < 0) throw new Error('Bad version');
+      return { userId: payload.sub, version: ver };
     },
   };
 }

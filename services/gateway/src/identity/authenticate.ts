@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { type Identity, unauthorized } from '@lead-capture/kit';
 import type { AccessTokens } from './access-tokens.js';
 import type { ApiKeys } from './api-keys.js';
-import type { UserDirectory } from './users.js';
+import { tokenVersionOf, type UserDirectory } from './users.js';
 
 type Credential = { kind: 'access-token'; token: string } | { kind: 'api-key'; key: string };
 
@@ -25,7 +25,8 @@ function credentialOf(headers: IncomingHttpHeaders): Credential | null {
 
 /**
  * Who is calling, from the request headers: the signed-in user (access token) or the creator of the
- * API key, looked up on every request so a disabled or deleted user is refused at once. Throws 401.
+ * API key, looked up on every request so a disabled or deleted user is refused at once, and an access
+ * token issued before the user's last password, role or status change too. Throws 401.
  */
 export function createAuthenticator(deps: {
   accessTokens: AccessTokens;
@@ -45,10 +46,12 @@ export function createAuthenticator(deps: {
     if (!credential) throw unauthorized('Authentication required');
 
     if (credential.kind === 'access-token') {
-      const userId = await accessTokens.verify(credential.token).catch(() => {
+      const { userId, version } = await accessTokens.verify(credential.token).catch(() => {
         throw unauthorized(INVALID_ACCESS_TOKEN);
       });
       const user = await activeUser(userId, INVALID_ACCESS_TOKEN);
+      // Issued before the user's password, role or status last changed: revoked.
+      if (version !== tokenVersionOf(user)) throw unauthorized(INVALID_ACCESS_TOKEN);
       return { method: 'jwt', userId: user._id, role: user.role, scope: 'full' };
     }
 

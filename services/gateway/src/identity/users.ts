@@ -16,6 +16,11 @@ export interface UserDoc extends Document {
   role: UserRole;
   active: boolean;
   passwordHash: string;
+  /**
+   * Bumped when the password, the role or the status changes: access tokens carry the version they
+   * were issued at and an older one is refused. Absent (users stored before it): 0.
+   */
+  tokenVersion?: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -54,6 +59,11 @@ function snapshotOf(user: UserDoc): UserSnapshot {
   return { userId: _id, email, name, role, active };
 }
 
+/** The version every access token of this user must carry (absent: 0). */
+export function tokenVersionOf(user: Pick<UserDoc, 'tokenVersion'>): number {
+  return user.tokenVersion ?? 0;
+}
+
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
@@ -61,7 +71,9 @@ export function normalizeEmail(email: string): string {
 /**
  * The gateway's users (collection gateway_users). Every change is stored with its user.created /
  * user.updated / user.deleted in one outbox change (gateway_outbox), then published, so the lead
- * service knows who leads can be assigned to; a publish the bus refuses is relayed later. Disabling or deleting a user, or changing their password, revokes their refresh tokens.
+ * service knows who leads can be assigned to; a publish the bus refuses is relayed later. Disabling or
+ * deleting a user, or changing their password, revokes their refresh tokens; changing their password,
+ * role or status bumps their token version, which revokes their access tokens.
  */
 export class UserDirectory {
   readonly #users;
@@ -139,10 +151,17 @@ export class UserDirectory {
     if (changes.role !== undefined) set.role = changes.role;
     if (changes.active !== undefined) set.active = changes.active;
     if (changes.password !== undefined) set.passwordHash = await hashPassword(changes.password);
+    const revokesAccessTokens =
+      changes.password !== undefined ||
+      (changes.active !== undefined && changes.active !== user.active) ||
+      (changes.role !== undefined && changes.role !== user.role);
     const updated = await this.#outbox.change(async (change) => {
       const changed = await change
         .collection<UserDoc>(USERS_COLLECTION)
-        .findOneAndUpdate({ _id: id }, { $set: set });
+        .findOneAndUpdate(
+          { _id: id },
+          revokesAccessTokens ? { $set: set, $inc: { tokenVersion: 1 } } : { $set: set },
+        );
       if (!changed) throw notFound('User not found');
       await change.emit(id, 'user.updated', snapshotOf(changed));
       return changed;

@@ -52,10 +52,21 @@ function notFoundFor(request: FastifyRequest, path: string) {
   return notFound(`Not found: ${request.method} ${redactUrl(path)}`);
 }
 
-async function serviceIdentityOf(request: FastifyRequest, secret: string): Promise<Identity | undefined> {
+/** `/internal/<service>/...`: the service the path belongs to. */
+function internalServiceOf(path: string): string {
+  return path.slice(INTERNAL_PATH_PREFIX.length).split('/', 1)[0] ?? '';
+}
+
+/** Embedded mode: a service's identity signed for this very request to the service that owns the path. */
+async function serviceIdentityOf(
+  request: FastifyRequest,
+  path: string,
+  secret: string,
+): Promise<Identity | undefined> {
   const token = request.headers[INTERNAL_IDENTITY_HEADER];
   if (typeof token !== 'string') return undefined;
-  const identity = await verifyIdentity(token, secret).catch(() => undefined);
+  const expected = { service: internalServiceOf(path), method: request.method, path };
+  const identity = await verifyIdentity(token, secret, expected).catch(() => undefined);
   return identity?.method === 'service' ? identity : undefined;
 }
 
@@ -97,7 +108,7 @@ export function registerGuard(app: FastifyInstance, options: GuardOptions): void
 
     if (isInternal) {
       if (servesInternalRoutes && !request.is404) {
-        const identity = await serviceIdentityOf(request, internalSecret);
+        const identity = await serviceIdentityOf(request, path, internalSecret);
         if (identity) {
           request.identity = identity;
           return;

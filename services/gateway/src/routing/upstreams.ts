@@ -4,26 +4,35 @@ import {
   INTERNAL_IDENTITY_HEADER,
   REQUEST_ID_HEADER,
   type ServiceUrls,
-  signIdentity,
+  signInternalToken,
   unavailable,
 } from '@lead-capture/kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ROUTING_TABLE } from './table.js';
 
-/** Credentials for the gateway only: the upstream learns the caller from the signed identity. */
-const NOT_FORWARDED = ['authorization', 'x-api-key', 'cookie', INTERNAL_IDENTITY_HEADER];
+/**
+ * Credentials for the gateway only: the upstream learns the caller from the signed identity. The
+ * client's own X-Forwarded-* are dropped too: the client's IP, host and protocol travel signed.
+ */
+const NOT_FORWARDED = [
+  'authorization',
+  'x-api-key',
+  'cookie',
+  INTERNAL_IDENTITY_HEADER,
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+];
 
 function forwardedHeaders(
   request: FastifyRequest,
   headers: IncomingHttpHeaders,
-  signedIdentity: string | undefined,
+  signedIdentity: string,
 ): IncomingHttpHeaders {
   const forwarded: IncomingHttpHeaders = { ...headers };
   for (const name of NOT_FORWARDED) delete forwarded[name];
-  if (signedIdentity !== undefined) forwarded[INTERNAL_IDENTITY_HEADER] = signedIdentity;
-  forwarded['x-forwarded-for'] = request.ip;
-  forwarded['x-forwarded-host'] = request.host;
-  forwarded['x-forwarded-proto'] = request.protocol;
+  forwarded[INTERNAL_IDENTITY_HEADER] = signedIdentity;
   forwarded[REQUEST_ID_HEADER] = request.id;
   return forwarded;
 }
@@ -34,8 +43,8 @@ function unavailableMessage(service: string): string {
 
 /**
  * Distributed mode: every prefix of the routing table is forwarded to its service's URL, with the
- * caller's identity signed into `x-internal-identity`, the client IP in X-Forwarded-For and the
- * request id. Bodies are not parsed here: they stream through (a CSV import is never held in
+ * caller's identity and the client (IP, host, protocol as the gateway saw them) signed into
+ * `x-internal-identity` for that service and that request, and the request id. Bodies are not parsed here: they stream through (a CSV import is never held in
  * memory whole), and so do responses (a CSV export). An unreachable service answers 503.
  */
 export async function registerUpstreams(
@@ -58,9 +67,16 @@ export async function registerUpstreams(
               throw unavailable(unavailableMessage(service));
             }
           : async (request: FastifyRequest, reply: FastifyReply) => {
-              const signedIdentity = request.identity
-                ? await signIdentity(request.identity, internalSecret)
-                : undefined;
+              // Signed for this service and this request only; on a public route (the webhook) it
+              // carries no caller, only the client.
+              const signedIdentity = await signInternalToken(
+                {
+                  ...(request.identity ? { identity: request.identity } : {}),
+                  target: { service, method: request.method, path: request.url },
+                  client: { ip: request.ip, host: request.host, protocol: request.protocol },
+                },
+                internalSecret,
+              );
               return reply.from(`${base}${request.url}`, {
                 rewriteRequestHeaders: (_original, headers) =>
                   forwardedHeaders(request, headers, signedIdentity),

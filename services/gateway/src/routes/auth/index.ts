@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AccessTokens } from '../../identity/access-tokens.js';
 import type { HashingQueue } from '../../identity/hashing-queue.js';
 import type { RefreshTokens } from '../../identity/refresh-tokens.js';
-import { normalizeEmail, type UserDirectory } from '../../identity/users.js';
+import { normalizeEmail, tokenVersionOf, type UserDirectory } from '../../identity/users.js';
 import type { RateLimiter } from '../../rate-limit/limiter.js';
 import { errorResponses, NO_CONTENT, ROLE } from '../schemas.js';
 
@@ -101,7 +101,7 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
       );
       if (!user || !passwordMatches || !user.active) throw unauthorized(INVALID_LOGIN);
       return {
-        token: await accessTokens.issue(user._id),
+        token: await accessTokens.issue(user._id, tokenVersionOf(user)),
         refreshToken: await refreshTokens.issue(user._id),
         user: { id: user._id, email: user.email, name: user.name },
       };
@@ -127,7 +127,10 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
       if (!rotated) throw unauthorized(INVALID_REFRESH);
       const user = await users.findById(rotated.userId);
       if (!user?.active) throw unauthorized(INVALID_REFRESH);
-      return { token: await accessTokens.issue(user._id), refreshToken: rotated.refreshToken };
+      return {
+        token: await accessTokens.issue(user._id, tokenVersionOf(user)),
+        refreshToken: rotated.refreshToken,
+      };
     },
   );
 

@@ -2,6 +2,7 @@ import { describeValidationError } from '@lead-capture/contracts';
 import {
   AppError,
   badRequest,
+  clientOf,
   ERROR_RESPONSE_SCHEMA,
   notFound,
   unsupportedMediaType,
@@ -153,7 +154,7 @@ function deliveryMeta(request: FastifyRequest): DeliveryMeta {
   return {
     contentType: headers['content-type'] ?? null,
     headers,
-    ip: request.ip,
+    ip: clientOf(request).ip,
     userAgent: headers['user-agent'] ?? null,
   };
 }

@@ -1,5 +1,5 @@
 import type { FieldMappings } from '@lead-capture/contracts';
-import { badRequest } from '@lead-capture/kit';
+import { badRequest, clientOf } from '@lead-capture/kit';
 import type { FastifyRequest } from 'fastify';
 import { toFieldMappings } from '../../field-mappings.js';
 import type { ChangeContext, SourceDocument, Sources } from '../../sources.js';
@@ -41,13 +41,14 @@ export function parseSourceName(raw: string): string {
   return name;
 }
 
-/** `{base_url}/api/webhooks/inbound/<token>`; base_url is PUBLIC_BASE_URL, else protocol and host as fastify sees them. */
+/** `{base_url}/api/webhooks/inbound/<token>`; base_url is PUBLIC_BASE_URL, else the protocol and host the client asked for (clientOf). */
 export function webhookUrlOf(
   token: string,
   request: FastifyRequest,
   publicBaseUrl: string | undefined,
 ): string {
-  const base = (publicBaseUrl ?? `${request.protocol}://${request.host}`).replace(/\/+$/, '');
+  const client = clientOf(request);
+  const base = (publicBaseUrl ?? `${client.protocol}://${client.host}`).replace(/\/+$/, '');
   return `${base}/api/webhooks/inbound/${token}`;
 }
 
