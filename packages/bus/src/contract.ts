@@ -4,6 +4,7 @@
  * (its own name prefix or its own memory). Not exported from the package index: test code only.
  */
 import type { EventEnvelope } from '@lead-capture/contracts';
+import { waitFor } from '@lead-capture/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidEventError, UnroutableError } from './errors.js';
 import type { BusLogger, DeliveryContext, EventValidator, GroupDeclaration, MessageBus } from './types.js';
@@ -22,14 +23,7 @@ export type HarnessFactory = (
 
 export const silentLogger: BusLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
-/** Polls until `check` returns true; fails with `what` after `timeoutMs`. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+export { waitFor };
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

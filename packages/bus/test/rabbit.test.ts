@@ -176,7 +176,10 @@ describe.runIf(rabbit)('RabbitMQ bus', () => {
     void published.finally(() => {
       settled = true;
     });
-    await sleep(300);
+    // The bus has tried to reconnect (twice more, after the publish began) and is still held off:
+    // the publish is still waiting, neither confirmed nor failed.
+    const refusedBefore = proxy.refused;
+    await waitFor('two more refused reconnects', () => proxy.refused >= refusedBefore + 2);
     expect(settled).toBe(false);
 
     proxy.refuse(false);
@@ -251,18 +254,18 @@ describe.runIf(rabbit)('RabbitMQ bus', () => {
     expect(confirmed.filter((id) => Number(id.slice(-12)) >= 450).length).toBeGreaterThan(0);
     for (const error of rejected) expect(error).toBeInstanceOf(UnconfirmedError);
     await waitFor('every confirmed event handled', () => confirmed.every((id) => effects.has(id)), 20_000);
-    await sleep(500);
+    await bus.close();
+    // Closed after draining: nothing left ready or unacknowledged, nothing dead-lettered. Every
+    // delivery there will ever be has then happened, so the checks below see them all.
+    const names = rabbitNames({ namePrefix: topology.namePrefix });
+    expect(await queueDepth(names.queue('stream'))).toBe(0);
+    expect(await queueDepth(names.deadQueue('stream'))).toBe(0);
 
     // At least once: an event may arrive again after a lost ack, but then flagged redelivered.
     for (const [id, flags] of deliveries) {
       expect(flags.slice(1).every(Boolean), `${id} delivered again without the redelivered flag`).toBe(true);
     }
     expect([...effects.values()].every((count) => count === 1)).toBe(true);
-    await bus.close();
-    // Closed after draining: nothing left ready or unacknowledged, nothing dead-lettered.
-    const names = rabbitNames({ namePrefix: topology.namePrefix });
-    expect(await queueDepth(names.queue('stream'))).toBe(0);
-    expect(await queueDepth(names.deadQueue('stream'))).toBe(0);
     const redelivered = [...deliveries.values()].filter((flags) => flags.length > 1).length;
     console.info(
       `[bus] cut twice: ${confirmed.length} confirmed, ${rejected.length} rejected (unconfirmed at the cut), ${redelivered} redelivered`,
@@ -294,7 +297,8 @@ describe.runIf(rabbit)('RabbitMQ bus', () => {
             ),
         ),
       );
-      await sleep(300);
+      // Cut the connection mid-stream: once some publishes are confirmed, while most are still to come.
+      await waitFor('the first confirms', () => confirmed.length >= 20);
       await run('rabbitmqctl', ['close_connection', pid, 'fault injection by the bus tests']);
       await publishing;
       expect(warnings).toContain('Lost the RabbitMQ connection; reconnecting');

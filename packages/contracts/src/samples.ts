@@ -44,6 +44,38 @@ const enrichment = { email: { deliverable: true }, geo: { country: 'GB' }, compa
 
 export const SAMPLE_IDS = ids;
 
+/**
+ * A lead snapshot built from the sample lead, `overrides` over it (a fresh copy each call): the one
+ * place a test fixture of a lead comes from, so a field added to LeadSnapshot is added here only.
+ */
+export function leadSnapshot(overrides: Partial<LeadSnapshot> = {}): LeadSnapshot {
+  return { ...structuredClone(lead), ...overrides };
+}
+
+/** A business lead the worker tests share: a company address (with mail servers in their DNS), a Berlin phone. */
+export const JANE_DOE = {
+  firstName: 'Jane',
+  lastName: 'Doe',
+  email: 'jane@acme-corp.com',
+  phone: '+4930901820',
+  createdAt: '2026-01-05T10:00:00.000Z',
+} as const satisfies Partial<LeadSnapshot>;
+
+/** The sample lead with nothing known but its source (no name, contact, company or context). */
+export function bareLeadSnapshot(overrides: Partial<LeadSnapshot> = {}): LeadSnapshot {
+  return leadSnapshot({
+    firstName: null,
+    lastName: null,
+    email: null,
+    phone: null,
+    company: null,
+    custom: {},
+    attribution: {},
+    client: {},
+    ...overrides,
+  });
+}
+
 export const SAMPLE_EVENT_DATA: { readonly [T in EventType]: EventDataMap[T] } = {
   'lead.received': {
     submissionId: ids.submission,

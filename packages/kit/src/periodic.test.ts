@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { waitFor } from '@lead-capture/testing';
+import { describe, expect, it, vi } from 'vitest';
 import { startPeriodicTask } from './periodic.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -22,7 +23,7 @@ describe('startPeriodicTask', () => {
         if (passes === 1) throw new Error('first pass fails');
       },
     });
-    await sleep(150);
+    await waitFor('three passes', () => passes >= 3);
     await task.stop();
     expect(maxRunning).toBe(1);
     expect(passes).toBeGreaterThanOrEqual(3);
@@ -30,23 +31,38 @@ describe('startPeriodicTask', () => {
   });
 
   it('stop() waits for the pass under way and no pass starts after it', async () => {
-    let finished = 0;
-    let started = 0;
-    const task = startPeriodicTask({
-      name: 'slow',
-      intervalMs: 1,
-      logger: { error: () => {} },
-      pass: async () => {
-        started++;
-        await sleep(30);
-        finished++;
-      },
-    });
-    await sleep(10);
-    await task.stop();
-    expect(finished).toBe(started);
-    const startedAtStop = started;
-    await sleep(30);
-    expect(started).toBe(startedAtStop);
+    // Fake timers: the test moves time itself, so "no pass after stop" is checked over a long span.
+    vi.useFakeTimers();
+    try {
+      let finished = 0;
+      let started = 0;
+      const task = startPeriodicTask({
+        name: 'slow',
+        intervalMs: 1,
+        logger: { error: () => {} },
+        pass: async () => {
+          started++;
+          await sleep(30);
+          finished++;
+        },
+      });
+      await vi.advanceTimersByTimeAsync(1);
+      expect([started, finished]).toEqual([1, 0]);
+
+      let stopped = false;
+      const stopping = task.stop().then(() => {
+        stopped = true;
+      });
+      await vi.advanceTimersByTimeAsync(29);
+      expect(stopped).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await stopping;
+      expect([started, finished]).toEqual([1, 1]);
+
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(started).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -82,10 +82,17 @@ describe('createShutdown', () => {
   });
 
   it('does not exit on its own when it finishes in time', async () => {
-    const { shutdown, exit } = setup(50);
-    await shutdown.run('test');
-    await new Promise((resolve) => setTimeout(resolve, 80));
-    expect(exit).not.toHaveBeenCalled();
+    // Fake timers: well past the 50 ms deadline without waiting for it, so the deadline timer, had
+    // it been left armed, would have fired.
+    vi.useFakeTimers();
+    try {
+      const { shutdown, exit } = setup(50);
+      await shutdown.run('test');
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(exit).not.toHaveBeenCalled();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

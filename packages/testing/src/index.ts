@@ -43,6 +43,94 @@ export function uniquePrefix(label: string): string {
   return `t-${label}-${randomUUID().slice(0, 8)}`;
 }
 
+/**
+ * Polls `check` every 15 ms until it returns a truthy value and resolves with that value; rejects
+ * naming `what` once `timeoutMs` has passed. The one wait every test in the workspace uses.
+ */
+export async function waitFor<T>(
+  what: string,
+  check: () => T | false | undefined | null | Promise<T | false | undefined | null>,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 15));
+  }
+}
+
+/** The part of a message bus `trackHandlers` wraps (structural, so this package needs no bus import). */
+interface Subscribing {
+  subscribe(
+    options: { group: string },
+    handler: (event: { id: string }, ...rest: unknown[]) => Promise<void>,
+  ): Promise<unknown>;
+}
+
+export interface HandledLog {
+  /**
+   * How many times a handler of `group` (any group when absent) finished on the event: without
+   * throwing (`ok`, the default), or at all (`any`: a throw, to be retried, counts too).
+   */
+  count(eventId: string, options?: { group?: string; outcome?: 'ok' | 'any' }): number;
+  /**
+   * Waits until the service's handlers have finished on each of `events` (an event listed twice must
+   * have been handled twice) — by default without throwing, i.e. acknowledged. The positive signal
+   * that lets a test then assert that nothing (more) came of them, without sleeping.
+   */
+  settled(
+    what: string,
+    events: ReadonlyArray<{ id: string }>,
+    options?: { group?: string; outcome?: 'ok' | 'any'; timeoutMs?: number },
+  ): Promise<void>;
+}
+
+/**
+ * Wraps a bus so that every handler subscribed through it records each event it finished on, by
+ * group, event id and outcome. Give the wrapped bus to the service under test.
+ */
+export function trackHandlers<B extends Subscribing>(bus: B): { bus: B; handled: HandledLog } {
+  const finished: Array<{ group: string; id: string; ok: boolean }> = [];
+  const count: HandledLog['count'] = (eventId, { group, outcome = 'ok' } = {}) =>
+    finished.filter(
+      (entry) => entry.id === eventId && (!group || entry.group === group) && (outcome === 'any' || entry.ok),
+    ).length;
+  const subscribe: Subscribing['subscribe'] = (options, handler) =>
+    bus.subscribe(options, async (event, ...rest) => {
+      try {
+        await handler(event, ...rest);
+        finished.push({ group: options.group, id: event.id, ok: true });
+      } catch (error) {
+        finished.push({ group: options.group, id: event.id, ok: false });
+        throw error;
+      }
+    });
+  const wrapped = new Proxy(bus, {
+    get(target, property) {
+      if (property === 'subscribe') return subscribe;
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return {
+    bus: wrapped,
+    handled: {
+      count,
+      async settled(what, events, { timeoutMs, ...options } = {}) {
+        const wanted = new Map<string, number>();
+        for (const { id } of events) wanted.set(id, (wanted.get(id) ?? 0) + 1);
+        await waitFor(
+          `the handlers to finish on ${what}`,
+          () => [...wanted].every(([id, times]) => count(id, options) >= times),
+          timeoutMs,
+        );
+      },
+    },
+  };
+}
+
 function redactUrl(url: string): string {
   const parsed = new URL(url);
   if (parsed.password) parsed.password = '***';

@@ -11,6 +11,8 @@ export interface TcpProxy {
   dropAll(): void;
   /** While true, new connections are accepted and closed at once (broker unreachable). */
   refuse(refusing: boolean): void;
+  /** Connections refused so far: a client's reconnect attempts, for tests to wait on instead of sleeping. */
+  readonly refused: number;
   close(): Promise<void>;
 }
 
@@ -19,9 +21,11 @@ export async function startTcpProxy(brokerUrl: string): Promise<TcpProxy> {
   const targetPort = Number(target.port || 5672);
   const pairs = new Set<[Socket, Socket]>();
   let refusing = false;
+  let refused = 0;
 
   const server = createServer((client) => {
     if (refusing) {
+      refused++;
       client.destroy();
       return;
     }
@@ -58,6 +62,9 @@ export async function startTcpProxy(brokerUrl: string): Promise<TcpProxy> {
   return {
     url: url.toString(),
     dropAll,
+    get refused() {
+      return refused;
+    },
     refuse: (value) => {
       refusing = value;
     },

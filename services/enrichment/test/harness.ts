@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { MessageBus } from '@lead-capture/bus';
 import type { EventEnvelope, LeadCaptured, LeadSnapshot } from '@lead-capture/contracts';
+import { bareLeadSnapshot, JANE_DOE, SAMPLE_EVENT_DATA, SAMPLE_IDS } from '@lead-capture/contracts/samples';
 import type { DocStore } from '@lead-capture/docstore';
 import type { ServiceModule } from '@lead-capture/kit';
 import { inProcessTestBus, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
+import { type HandledLog, trackHandlers, waitFor } from '@lead-capture/testing';
 
-export { waitFor } from '@lead-capture/kit/testing';
+export { waitFor };
 
 import { loadEnrichmentConfig } from '../src/config.js';
 import type { MailDnsResolver } from '../src/email/mail-dns.js';
@@ -18,30 +20,16 @@ export function inProcessBus(): MessageBus {
   return inProcessTestBus(logger);
 }
 
+/** Jane Doe of acme-corp.com, from the contracts' sample lead, with a client IP to locate. */
 export function leadSnapshot(overrides: Partial<LeadSnapshot> = {}): LeadSnapshot {
-  return {
-    firstName: 'Jane',
-    lastName: 'Doe',
-    email: 'jane@acme-corp.com',
-    phone: '+4930901820',
-    company: null,
-    custom: {},
-    attribution: {},
-    client: { ip: '81.2.69.142', userAgent: 'test' },
-    sourceId: '0b9e7d2c-5a41-4f6e-8c3d-1e2f3a4b5c6d',
-    sourceName: 'Website form',
-    status: 'new',
-    tags: [],
-    createdAt: '2026-01-05T10:00:00.000Z',
-    ...overrides,
-  };
+  return bareLeadSnapshot({ ...JANE_DOE, client: { ip: '81.2.69.142', userAgent: 'test' }, ...overrides });
 }
 
 export function captured(lead: Partial<LeadSnapshot> = {}): LeadCaptured {
   return {
     leadId: randomUUID(),
     submissionId: randomUUID(),
-    sourceId: '0b9e7d2c-5a41-4f6e-8c3d-1e2f3a4b5c6d',
+    sourceId: SAMPLE_IDS.source,
     isDuplicate: false,
     duplicateOf: null,
     lead: leadSnapshot(lead),
@@ -78,6 +66,13 @@ export interface EnrichmentHarness {
   dns: ScriptedDns;
   /** Every lead.enriched published, in order. */
   enriched: EventEnvelope[];
+  /** Which events the worker's consumer finished on. */
+  handled: HandledLog;
+  /**
+   * Publishes a marker lead.enriched and waits until the observer got it: every lead.enriched
+   * published before has then been observed (the marker is removed from `enriched`).
+   */
+  drained(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -90,14 +85,29 @@ export async function startEnrichmentHarness(
     ENRICHMENT_DNS_CACHE_TTL_SECONDS: options.cacheDns ? '3600' : '0',
     ...options.env,
   });
+  const { bus, handled } = trackHandlers(options.bus ?? inProcessBus());
   const h = await startServiceHarness((deps) => createEnrichmentService(deps, config, { dnsResolver: dns }), {
     label: 'enrichment',
     logger,
-    bus: options.bus,
+    bus,
     closeBus: true,
     observe: { group: OBSERVER_GROUP, types: ['lead.enriched'], maxAttempts: 1 },
   });
-  return { bus: h.bus, store: h.store, module: h.module, dns, enriched: h.events, close: h.close };
+  return {
+    bus: h.bus,
+    store: h.store,
+    module: h.module,
+    dns,
+    enriched: h.events,
+    handled,
+    async drained() {
+      const marker = await h.bus.publish('lead.enriched', SAMPLE_EVENT_DATA['lead.enriched']);
+      await waitFor('the marker lead.enriched', () => h.events.some((event) => event.id === marker.id));
+      h.events.splice(
+        h.events.findIndex((event) => event.id === marker.id),
+        1,
+      );
+    },
+    close: h.close,
+  };
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

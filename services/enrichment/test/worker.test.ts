@@ -14,7 +14,6 @@ import {
   type EnrichmentHarness,
   inProcessBus,
   leadSnapshot,
-  sleep,
   startEnrichmentHarness,
   waitFor,
 } from './harness.js';
@@ -130,7 +129,9 @@ describe('the enrichment worker on the in-process bus', () => {
     await h.bus.publishEnvelope(first);
     const other = await h.bus.publish('lead.captured', captured({ email: 'joe@globex.io' }));
     await waitFor('the other lead.enriched', () => h.enriched.length >= 2);
-    await sleep(50);
+    // The worker finished on all three deliveries, and all it published has been observed.
+    await h.handled.settled('the deliveries', [first, first, other]);
+    await h.drained();
 
     expect(h.enriched.map((event) => event.id)).toEqual([
       enrichedEventId(first.id),
@@ -153,7 +154,8 @@ describe('the enrichment worker on the in-process bus', () => {
       data: { enrichment: { email: { mx: 'found', deliverable: 'yes' } } },
     });
     expect(h.dns.mxQueries).toBe(1);
-    await sleep(50);
+    await h.handled.settled('the retried delivery', [event]);
+    await h.drained();
     expect(h.enriched).toHaveLength(1);
   });
 

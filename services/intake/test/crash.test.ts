@@ -50,6 +50,7 @@ async function internalPut(port: number, path: string, body: unknown): Promise<n
   const identity = await signIdentity(
     { method: 'service', userId: 'service:source', role: 'admin', scope: 'full' },
     SECRET,
+    { service: 'intake', method: 'PUT', path },
   );
   const response = await fetch(`http://127.0.0.1:${port}${path}`, {
     method: 'PUT',
@@ -115,7 +116,11 @@ it.runIf(rabbit)(
       running = await spawnIntake(dataDir, proxy.url, namePrefix);
 
       const emailOf = (event: EventEnvelope) => (event.data as { fields: { email: string } }).fields.email;
-      await waitFor(() => new Set(received.map(emailOf)).size >= accepted.length, 30_000);
+      await waitFor(
+        'every accepted e-mail published',
+        () => new Set(received.map(emailOf)).size >= accepted.length,
+        30_000,
+      );
       const submissionsByEmail = new Map<string, Set<string>>();
       for (const event of received) {
         const submissionIds = submissionsByEmail.get(emailOf(event)) ?? new Set<string>();

@@ -15,7 +15,6 @@ import {
   inProcessBus,
   RECEIVED_GROUP,
   silentLogger,
-  sleep,
   startIntake,
   switchableBus,
   waitFor,
@@ -58,17 +57,9 @@ function outboxOf(harness: Harness) {
   return harness.store.collection<OutboxEntry>(COLLECTIONS.outbox);
 }
 
-/**
- * Publishes a marker lead.received after everything else and waits for it: every delivery the
- * intake published before it has then arrived, so a count taken now misses nothing.
- */
+/** The intake's outbox empty and a marker received after it: see Harness.drained. */
 async function settle(harness: Harness): Promise<void> {
-  const marker = await harness.bus.publish('lead.received', SAMPLE_EVENT_DATA['lead.received']);
-  await waitFor(() => harness.received.some((event) => event.id === marker.id));
-  harness.received.splice(
-    harness.received.findIndex((event) => event.id === marker.id),
-    1,
-  );
+  await harness.drained();
 }
 
 describe('durable accept: the outbox and its relay', () => {
@@ -84,13 +75,15 @@ describe('durable accept: the outbox and its relay', () => {
     );
     expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 200, 200, 200]);
     // The relay has tried every entry and failed: still nothing delivered, everything waiting.
-    await waitFor(async () => (await outboxOf(intake).find({})).every((entry) => entry.attempts >= 1));
+    await waitFor('a relay attempt on every outbox entry', async () =>
+      (await outboxOf(intake).find({})).every((entry) => entry.attempts >= 1),
+    );
     expect(intake.received).toHaveLength(0);
     expect((await storedSubmissions(intake)).map((doc) => doc.outcome)).toEqual(Array(5).fill('accepted'));
     expect(await outboxOf(intake).countDocuments({})).toBe(5);
 
     bus.down = false;
-    await waitFor(async () => (await outboxOf(intake).countDocuments({})) === 0);
+    await waitFor('the outbox drained', async () => (await outboxOf(intake).countDocuments({})) === 0);
     await settle(intake);
     expect(intake.received).toHaveLength(5);
     const stored = await storedSubmissions(intake);
@@ -115,7 +108,7 @@ describe('durable accept: the outbox and its relay', () => {
       expect((await first.post(source.token, { email: `replica${i}@example.com` })).statusCode).toBe(200);
     }
     bus.down = false;
-    await waitFor(async () => (await outboxOf(first).countDocuments({})) === 0);
+    await waitFor('the outbox drained', async () => (await outboxOf(first).countDocuments({})) === 0);
     await settle(first);
     expect(first.received).toHaveLength(20);
     expect(new Set(submissionIdsOf(first.received)).size).toBe(20);
@@ -140,7 +133,7 @@ describe('durable accept: the outbox and its relay', () => {
 
     faults.heal();
     expect((await intake.post(source.token, { email: 'later@example.com' })).statusCode).toBe(200);
-    await waitFor(() => intake.received.length === 1);
+    await waitFor('one lead.received', () => intake.received.length === 1);
     await settle(intake);
     expect(intake.received).toHaveLength(1);
   });
@@ -159,7 +152,7 @@ describe('durable accept: the outbox and its relay', () => {
     expect((await intake.post(source.token, { email: 'retried@example.com' })).statusCode).toBe(200);
     expect((await intake.post(source.token, { email: 'retried@example.com' })).statusCode).toBe(200);
 
-    await waitFor(() => intake.received.length === 1);
+    await waitFor('one lead.received', () => intake.received.length === 1);
     await settle(intake);
     expect(intake.received).toHaveLength(1);
     const outcomes = (await storedSubmissions(intake)).map((doc) => doc.outcome).sort();
@@ -198,8 +191,8 @@ describe.runIf(rabbit)('over RabbitMQ', () => {
       ),
     );
     expect(responses.map((response) => response.statusCode)).toEqual(Array(50).fill(200));
-    await waitFor(() => intake.received.length >= 1);
-    await sleep(1000);
+    await waitFor('the first lead.received', () => intake.received.length >= 1);
+    await intake.drained();
     expect(intake.received).toHaveLength(1);
   });
 
@@ -226,15 +219,36 @@ describe.runIf(rabbit)('over RabbitMQ', () => {
       Array.from({ length: 5 }, (_, i) => intake.post(source.token, { email: `cut${i}@example.com` })),
     );
     expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 200, 200, 200]);
-    await sleep(300);
+    // The relay has tried every entry over the cut connection and failed: nothing went out.
+    await waitFor(
+      'a failed relay attempt on every outbox entry',
+      async () => (await outboxOf(intake).find({})).every((entry) => entry.attempts >= 1),
+      15_000,
+    );
     expect(received).toHaveLength(0);
 
     proxy.refuse(false);
-    await waitFor(() => new Set(submissionIdsOf(received)).size === 5, 15_000);
-    await sleep(500);
+    await waitFor(
+      'five distinct submissions published',
+      () => new Set(submissionIdsOf(received)).size === 5,
+      15_000,
+    );
+    // Nothing left to relay, and a marker sent after it has arrived: no late duplicate can follow.
+    await waitFor('the outbox emptied', async () => (await outboxOf(intake).countDocuments({})) === 0);
+    const marker = await observer.publish('lead.received', SAMPLE_EVENT_DATA['lead.received']);
+    await waitFor('the marker', () => received.some((event) => event.id === marker.id));
+    received.splice(
+      received.findIndex((event) => event.id === marker.id),
+      1,
+    );
     expect(new Set(submissionIdsOf(received)).size).toBe(5);
+    // At least once: a relay publish whose 300 ms confirm timed out goes out again, but under the
+    // same event id (consumers settle by id). One event id per submission, whatever arrived twice.
+    const byEventId = new Map(received.map((event) => [event.id, event]));
     expect(
-      received.map((event) => (event.data as { fields: { email: string } }).fields.email).sort(),
+      [...byEventId.values()]
+        .map((event) => (event.data as { fields: { email: string } }).fields.email)
+        .sort(),
     ).toEqual([
       'cut0@example.com',
       'cut1@example.com',

@@ -4,10 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EventEnvelope, MessageBus } from '@lead-capture/bus';
 import type { FieldMappings } from '@lead-capture/contracts';
+import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import { type Collection, type DocStore, type Document, openStore } from '@lead-capture/docstore';
 import { createLogger, type Logger, loadConfig, type ServiceModule } from '@lead-capture/kit';
 import { inProcessTestBus, startServiceHarness } from '@lead-capture/kit/testing';
+import { waitFor } from '@lead-capture/testing';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { COLLECTIONS } from '../src/collections.js';
 import { INTAKE_CONFIG } from '../src/config.js';
 import { createIntakeService } from '../src/service.js';
 
@@ -29,6 +32,12 @@ export interface Harness {
   bus: MessageBus;
   /** Every lead.received delivered to the test group, in arrival order. */
   received: EventEnvelope[];
+  /**
+   * Waits until the intake's outbox is empty (all it accepted is published), then publishes a
+   * marker lead.received and waits for it in `received`: every event published before it has then
+   * arrived, so a count taken now misses nothing. The marker is removed from `received`.
+   */
+  drained(timeoutMs?: number): Promise<void>;
   /** Registers a source through the synchronous internal route, as the source service does. */
   addSource(options?: { name?: string; fieldMappings?: FieldMappings; token?: string }): Promise<TestSource>;
   post(token: string, payload: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
@@ -84,8 +93,11 @@ export async function startIntake(options: HarnessOptions = {}): Promise<Harness
     identity: { role: 'admin' },
   });
   const { app } = h;
-  const identity = (method: 'service' | 'jwt', scope: 'read' | 'full') =>
-    h.headers({ method, userId: method === 'service' ? 'service:source' : randomUUID(), scope });
+  const identity = (
+    request: { method: string; url: string },
+    method: 'service' | 'jwt',
+    scope: 'read' | 'full',
+  ) => h.headers(request, { method, userId: method === 'service' ? 'service:source' : randomUUID(), scope });
 
   const harness: Harness = {
     app,
@@ -93,6 +105,22 @@ export async function startIntake(options: HarnessOptions = {}): Promise<Harness
     store: h.store,
     bus: h.bus,
     received: h.events,
+    async drained(timeoutMs) {
+      await waitFor(
+        'the intake outbox emptied',
+        async () => (await h.store.collection(COLLECTIONS.outbox).countDocuments({})) === 0,
+        timeoutMs,
+      );
+      const marker = await h.bus.publish('lead.received', {
+        ...SAMPLE_EVENT_DATA['lead.received'],
+        submissionId: randomUUID(),
+      });
+      await waitFor('the marker event', () => h.events.some((event) => event.id === marker.id), timeoutMs);
+      h.events.splice(
+        h.events.findIndex((event) => event.id === marker.id),
+        1,
+      );
+    },
     async addSource({ name = 'Website form', fieldMappings = {}, token = randomToken() } = {}) {
       const sourceId = randomUUID();
       const response = await harness.internal('PUT', `/internal/intake/sources/${sourceId}`, {
@@ -113,12 +141,15 @@ export async function startIntake(options: HarnessOptions = {}): Promise<Harness
         payload: typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : JSON.stringify(payload),
       }),
     asUser: async (method, url, scope = 'full') =>
-      app.inject({ method, url, headers: await identity('jwt', scope) }),
+      app.inject({ method, url, headers: await identity({ method, url }, 'jwt', scope) }),
     internal: async (method, url, body, identityMethod = 'service') =>
       app.inject({
         method,
         url,
-        headers: { ...(await identity(identityMethod, 'full')), 'content-type': 'application/json' },
+        headers: {
+          ...(await identity({ method, url }, identityMethod, 'full')),
+          'content-type': 'application/json',
+        },
         payload: JSON.stringify(body),
       }),
     close: h.close,
@@ -137,14 +168,7 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Polls until the check passes (returns true) or the time is up. */
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('waitFor: timed out');
-    await sleep(20);
-  }
-}
+export { waitFor };
 
 /** The bus, with a switch that makes every publish fail as a broker outage would. */
 export function switchableBus(bus: MessageBus): MessageBus & { down: boolean } {

@@ -1,14 +1,20 @@
 import { randomUUID } from 'node:crypto';
+import type { MessageBus } from '@lead-capture/bus';
 import type { FieldMappings } from '@lead-capture/contracts';
+import { type HandledLog, trackHandlers } from '@lead-capture/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, randomToken, sleep, startIntake, waitFor } from './harness.js';
+import { type Harness, inProcessBus, randomToken, startIntake, waitFor } from './harness.js';
 
 let intake: Harness;
+let bus: MessageBus;
+let handled: HandledLog;
 beforeAll(async () => {
-  intake = await startIntake();
+  ({ bus, handled } = trackHandlers(inProcessBus()));
+  intake = await startIntake({ bus });
 });
 afterAll(async () => {
   await intake.close();
+  await bus.close();
 });
 
 const createdBy = { id: randomUUID(), name: 'Ada', email: 'ada@example.com' };
@@ -34,9 +40,12 @@ async function tokenStatus(token: string): Promise<number> {
   return (await intake.post(token, { email: `${randomUUID()}@example.com` })).statusCode;
 }
 
-/** Waits until the bus delivered everything published so far to the intake's consumers. */
-async function settle(): Promise<void> {
-  await sleep(150);
+/**
+ * Waits until the intake's source.* handler has completed on each of these events (an event listed
+ * twice, twice): only then does a token that still fails prove the event was ignored.
+ */
+async function settle(...events: ReadonlyArray<{ id: string }>): Promise<void> {
+  await handled.settled('the source events', events);
 }
 
 describe('the synchronous sync route', () => {
@@ -86,7 +95,7 @@ describe('the synchronous sync route', () => {
     await put(sourceId, 1, token);
     await put(sourceId, 2, token, { 'E-mail': 'email' }, 'Renamed form');
     expect((await intake.post(token, { 'E-mail': 'mapped@example.com' })).statusCode).toBe(200);
-    await waitFor(() =>
+    await waitFor('a submission of the synced source', () =>
       intake.received.some((event) => (event.data as { sourceId: string }).sourceId === sourceId),
     );
     const event = intake.received.find(
@@ -149,7 +158,7 @@ describe('the source.* events', () => {
   it('source.created makes the token work; source.token_rotated and source.deleted stop it', async () => {
     const sourceId = randomUUID();
     const [token, rotated] = [randomToken(), randomToken()];
-    await intake.bus.publish('source.created', {
+    const created = await intake.bus.publish('source.created', {
       sourceId,
       revision: 1,
       name: 'From events',
@@ -158,16 +167,20 @@ describe('the source.* events', () => {
       createdAt: new Date().toISOString(),
       createdBy,
     });
-    await settle();
+    await settle(created);
     expect(await tokenStatus(token)).toBe(200);
 
-    await intake.bus.publish('source.token_rotated', { sourceId, revision: 2, webhookToken: rotated });
-    await settle();
+    const rotation = await intake.bus.publish('source.token_rotated', {
+      sourceId,
+      revision: 2,
+      webhookToken: rotated,
+    });
+    await settle(rotation);
     expect(await tokenStatus(token)).toBe(404);
     expect(await tokenStatus(rotated)).toBe(200);
 
-    await intake.bus.publish('source.deleted', { sourceId, revision: 3 });
-    await settle();
+    const deletion = await intake.bus.publish('source.deleted', { sourceId, revision: 3 });
+    await settle(deletion);
     expect(await tokenStatus(rotated)).toBe(404);
   });
 
@@ -175,7 +188,7 @@ describe('the source.* events', () => {
     const sourceId = randomUUID();
     const [first, second] = [randomToken(), randomToken()];
     await put(sourceId, 2, second, { mail: 'email' });
-    await intake.bus.publish('source.created', {
+    const created = await intake.bus.publish('source.created', {
       sourceId,
       revision: 1,
       name: 'Form',
@@ -184,11 +197,16 @@ describe('the source.* events', () => {
       createdAt: new Date().toISOString(),
       createdBy,
     });
-    await intake.bus.publish('source.updated', { sourceId, revision: 1, name: 'Form', fieldMappings: {} });
-    await settle();
+    const updated = await intake.bus.publish('source.updated', {
+      sourceId,
+      revision: 1,
+      name: 'Form',
+      fieldMappings: {},
+    });
+    await settle(created, updated);
     expect(await tokenStatus(first)).toBe(404);
     expect((await intake.post(second, { mail: 'still-mapped@example.com' })).statusCode).toBe(200);
-    await waitFor(() =>
+    await waitFor('a submission of the synced source', () =>
       intake.received.some((event) => (event.data as { sourceId: string }).sourceId === sourceId),
     );
     const event = intake.received.find(
@@ -202,7 +220,7 @@ describe('the source.* events', () => {
     const token = randomToken();
     await put(sourceId, 1, token);
     await intake.internal('DELETE', `/internal/intake/sources/${sourceId}`, { revision: 2 });
-    await intake.bus.publish('source.created', {
+    const created = await intake.bus.publish('source.created', {
       sourceId,
       revision: 1,
       name: 'Form',
@@ -211,16 +229,25 @@ describe('the source.* events', () => {
       createdAt: new Date().toISOString(),
       createdBy,
     });
-    await intake.bus.publish('source.updated', { sourceId, revision: 5, name: 'Form', fieldMappings: {} });
-    await settle();
+    const updated = await intake.bus.publish('source.updated', {
+      sourceId,
+      revision: 5,
+      name: 'Form',
+      fieldMappings: {},
+    });
+    await settle(created, updated);
     expect(await tokenStatus(token)).toBe(404);
   });
 
   it('a rotation that overtakes the creation works, and the late creation fills in only the name', async () => {
     const sourceId = randomUUID();
     const [original, rotated] = [randomToken(), randomToken()];
-    await intake.bus.publish('source.token_rotated', { sourceId, revision: 2, webhookToken: rotated });
-    await intake.bus.publish('source.created', {
+    const rotation = await intake.bus.publish('source.token_rotated', {
+      sourceId,
+      revision: 2,
+      webhookToken: rotated,
+    });
+    const created = await intake.bus.publish('source.created', {
       sourceId,
       revision: 1,
       name: 'Late name',
@@ -229,10 +256,10 @@ describe('the source.* events', () => {
       createdAt: new Date().toISOString(),
       createdBy,
     });
-    await settle();
+    await settle(rotation, created);
     expect(await tokenStatus(original)).toBe(404);
     expect((await intake.post(rotated, { mail: 'late@example.com' })).statusCode).toBe(200);
-    await waitFor(() =>
+    await waitFor('a submission of the synced source', () =>
       intake.received.some((event) => (event.data as { sourceId: string }).sourceId === sourceId),
     );
     const event = intake.received.find(
@@ -245,10 +272,13 @@ describe('the source.* events', () => {
     const known = randomUUID();
     const [token, stale] = [randomToken(), randomToken()];
     await put(known, 1, token);
-    await intake.bus.publish('source.token_rotated', { sourceId: known, webhookToken: stale });
+    const rotation = await intake.bus.publish('source.token_rotated', {
+      sourceId: known,
+      webhookToken: stale,
+    });
     const unknown = randomUUID();
     const fresh = randomToken();
-    await intake.bus.publish('source.created', {
+    const created = await intake.bus.publish('source.created', {
       sourceId: unknown,
       name: 'No revision',
       webhookToken: fresh,
@@ -256,7 +286,7 @@ describe('the source.* events', () => {
       createdAt: new Date().toISOString(),
       createdBy,
     });
-    await settle();
+    await settle(rotation, created);
     expect(await tokenStatus(token)).toBe(200);
     expect(await tokenStatus(stale)).toBe(404);
     expect(await tokenStatus(fresh)).toBe(200);
@@ -276,9 +306,9 @@ describe('the source.* events', () => {
     };
     const envelope = await intake.bus.publish('source.created', created);
     await intake.bus.publishEnvelope(envelope);
-    await intake.bus.publish('source.deleted', { sourceId, revision: 2 });
+    const deletion = await intake.bus.publish('source.deleted', { sourceId, revision: 2 });
     await intake.bus.publishEnvelope(envelope);
-    await settle();
+    await settle(envelope, envelope, deletion, envelope);
     expect(await tokenStatus(token)).toBe(404);
   });
 });

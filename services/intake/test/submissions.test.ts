@@ -74,6 +74,8 @@ describe('GET /api/sources/<sourceId>/submissions', () => {
       { email: 'first@example.com' },
       { 'user-agent': 'Zapier', authorization: 'Bearer secret' },
     );
+    // Real time passes between deliveries (the intake takes no clock): distinct receivedAt, so the
+    // newest-first order below is well defined. Nothing here waits for an absence.
     await sleep(5);
     await intake.post(source.token, { email: { nested: true } }, { 'user-agent': 'Broken sender' });
     await sleep(5);
@@ -179,7 +181,9 @@ describe('GET /api/sources/<sourceId>/submissions', () => {
     await intake.bus.publishEnvelope(captured.envelope);
     await leadCaptured(randomUUID(), source.sourceId);
 
-    await waitFor(async () => (await list(source)).data.every((entry) => entry.outcome !== 'accepted'));
+    await waitFor('every submission settled', async () =>
+      (await list(source)).data.every((entry) => entry.outcome !== 'accepted'),
+    );
     const { data } = await list(source);
     expect(data[0]).toMatchObject({ outcome: 'duplicate_lead', leadId: duplicate.leadId });
     expect(data[1]).toMatchObject({ outcome: 'lead_created', leadId: captured.leadId });
@@ -209,7 +213,7 @@ describe('POST /api/sources/<sourceId>/submissions/<submissionId>/replay', () =>
     expect(response.statusCode).toBe(202);
     expect(response.json()).toEqual({ submissionId: rejected!.id, outcome: 'accepted' });
 
-    await waitFor(() => receivedOf(rejected!.id).length === 1);
+    await waitFor('the rejected submission replayed', () => receivedOf(rejected!.id).length === 1);
     expect(receivedOf(rejected!.id)[0]!.data).toMatchObject({
       submissionId: rejected!.id,
       origin: 'replay',
@@ -225,13 +229,16 @@ describe('POST /api/sources/<sourceId>/submissions/<submissionId>/replay', () =>
     const source = await intake.addSource();
     await intake.post(source.token, { email: 'again@example.com' });
     const [accepted] = (await list(source)).data;
-    await waitFor(() => receivedOf(accepted!.id).length === 1);
+    await waitFor('the accepted submission published', () => receivedOf(accepted!.id).length === 1);
     await leadCaptured(accepted!.id, source.sourceId);
-    await waitFor(async () => (await list(source)).data[0]!.outcome === 'lead_created');
+    await waitFor(
+      'the outcome lead_created',
+      async () => (await list(source)).data[0]!.outcome === 'lead_created',
+    );
 
     const response = await replay(source, accepted!.id);
     expect(response.statusCode).toBe(202);
-    await waitFor(() => receivedOf(accepted!.id).length === 2);
+    await waitFor('the replayed submission published', () => receivedOf(accepted!.id).length === 2);
     const [original, replayed] = receivedOf(accepted!.id);
     expect(replayed!.id).not.toBe(original!.id);
     expect(replayed!.data).toMatchObject({ origin: 'replay', fields: { email: 'again@example.com' } });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, randomToken, sleep, startIntake, waitFor } from './harness.js';
+import { type Harness, randomToken, startIntake, waitFor } from './harness.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -15,7 +15,7 @@ afterAll(async () => {
 async function receivedFor(sourceId: string, count: number) {
   const ofSource = () =>
     intake.received.filter((event) => (event.data as { sourceId: string }).sourceId === sourceId);
-  await waitFor(() => ofSource().length >= count);
+  await waitFor(`${count} lead.received of the source`, () => ofSource().length >= count);
   return ofSource().map((event) => ({ ...event, data: event.data as Record<string, unknown> }));
 }
 
@@ -164,7 +164,7 @@ describe('accepting a lead', () => {
       expect((await behindProxy.post(source.token, { email: 'ip@example.com' }, headers)).statusCode).toBe(
         200,
       );
-      await waitFor(() => behindProxy.received.length === 1);
+      await waitFor('the proxied submission', () => behindProxy.received.length === 1);
       expect(behindProxy.received[0]!.data).toMatchObject({
         client: { ip: '203.0.113.9', userAgent: 'Mozilla/5.0 (form)' },
       });
@@ -393,7 +393,9 @@ describe('hostile input', () => {
       intake.received.filter(
         (event) => (event.data as { sourceId: string }).sourceId === intakeSource.sourceId,
       );
-    await waitFor(() => ofSource().some((event) => JSON.stringify(event.data).includes(marker)));
+    await waitFor('the marker submission', () =>
+      ofSource().some((event) => JSON.stringify(event.data).includes(marker)),
+    );
     expect(ofSource().filter((event) => JSON.stringify(event.data).includes('x.example'))).toEqual([]);
   });
 
@@ -443,7 +445,7 @@ describe('idempotency', () => {
     const retry = await intake.post(source.token, { email: 'once@example.com', retriedAt: 'later' }, headers);
     expect([first.statusCode, retry.statusCode]).toEqual([200, 200]);
     expect(retry.json()).toEqual({ success: true });
-    await sleep(100);
+    await intake.drained();
     expect(await receivedFor(source.sourceId, 1)).toHaveLength(1);
   });
 
@@ -452,7 +454,7 @@ describe('idempotency', () => {
     await intake.post(source.token, { email: 'same@example.com', firstName: 'Sam', extra: { a: 1, b: 2 } });
     await intake.post(source.token, { extra: { b: 2, a: 1 }, firstName: 'Sam', email: 'same@example.com' });
     await intake.post(source.token, { email: 'other@example.com' });
-    await sleep(100);
+    await intake.drained();
     const events = await receivedFor(source.sourceId, 2);
     expect(events.map((event) => (event.data.fields as { email: string }).email).sort()).toEqual([
       'other@example.com',
@@ -477,7 +479,7 @@ describe('idempotency', () => {
       ),
     );
     expect(responses.map((response) => response.statusCode)).toEqual(Array(50).fill(200));
-    await sleep(300);
+    await intake.drained();
     expect(await receivedFor(source.sourceId, 1)).toHaveLength(1);
 
     const log = await intake.asUser('GET', `/api/sources/${source.sourceId}/submissions?limit=100`);

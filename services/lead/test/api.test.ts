@@ -84,7 +84,7 @@ async function addUser(active = true): Promise<string> {
     role: 'member',
     active,
   });
-  await waitFor(() => harness.store.collection('lead_users').findOne({ _id: userId }), 'user read model');
+  await waitFor('user read model', () => harness.store.collection('lead_users').findOne({ _id: userId }));
   return userId;
 }
 
@@ -314,7 +314,7 @@ async function addUserTo(target: Harness): Promise<string> {
     role: 'member',
     active: true,
   });
-  await waitFor(() => target.store.collection('lead_users').findOne({ _id: userId }), 'user read model');
+  await waitFor('user read model', () => target.store.collection('lead_users').findOne({ _id: userId }));
   return userId;
 }
 
@@ -552,7 +552,7 @@ describe('stage', () => {
       isDefault: false,
       stages,
     });
-    await waitFor(() => harness.store.collection('lead_pipelines').findOne({ _id: pipelineId }), 'pipeline');
+    await waitFor('pipeline', () => harness.store.collection('lead_pipelines').findOne({ _id: pipelineId }));
     const lead = await captureLead(harness, { email: uniqueEmail('stage') });
     const moved = await api.put(`/api/leads/${lead.id}/stage`, { stageId: stages[1]!.id });
     expect(moved.status).toBe(200);

@@ -48,8 +48,14 @@ async function stageIdOf(target: Harness, leadId: string): Promise<string | null
   return stage?.id ?? null;
 }
 
-/** Lets the consumers handle whatever is queued. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
+/**
+ * Waits until the service's consumers finished on each event (one listed twice, twice) and all it
+ * published since has been recorded: what is not there then was not done.
+ */
+async function settle(...events: ReadonlyArray<{ id: string }>): Promise<void> {
+  await harness.handled.settled('the events under test', events);
+  await harness.drained();
+}
 
 describe('capture', () => {
   it('normalises: e-mail trimmed and lower-cased, names trimmed, phone to E.164 with the original kept', async () => {
@@ -82,8 +88,8 @@ describe('capture', () => {
     const data = submission({ email: 'snap@example.com', firstName: 'Snap' });
     const received = await publish(harness.bus, 'lead.received', data);
     const [captured] = await waitFor(
-      () => capturedFor(data.submissionId).length > 0 && capturedFor(data.submissionId),
       'lead.captured',
+      () => capturedFor(data.submissionId).length > 0 && capturedFor(data.submissionId),
     );
     const payload = captured!.data as EventDataMap['lead.captured'];
     expect(payload).toMatchObject({
@@ -121,11 +127,11 @@ describe('capture', () => {
   it('makes one lead per submission: a redelivery creates nothing and publishes nothing again', async () => {
     const data = submission({ email: 'once@example.com' });
     const eventId = randomUUID();
-    await publish(harness.bus, 'lead.received', data, eventId);
-    await waitFor(() => capturedFor(data.submissionId).length === 1, 'first capture');
-    await publish(harness.bus, 'lead.received', data, eventId);
-    await publish(harness.bus, 'lead.received', data);
-    await settle();
+    const first = await publish(harness.bus, 'lead.received', data, eventId);
+    await waitFor('first capture', () => capturedFor(data.submissionId).length === 1);
+    const redelivered = await publish(harness.bus, 'lead.received', data, eventId);
+    const again = await publish(harness.bus, 'lead.received', data);
+    await settle(first, redelivered, again);
     const stored = await leadsWith({ submissionId: data.submissionId });
     expect(stored).toHaveLength(1);
     expect(capturedFor(data.submissionId)).toHaveLength(1);
@@ -136,8 +142,8 @@ describe('capture', () => {
     const data = submission({ email: 'unpublished@example.com' });
     await publish(harness.bus, 'lead.received', data);
     const [first] = await waitFor(
-      () => capturedFor(data.submissionId).length === 1 && capturedFor(data.submissionId),
       'capture',
+      () => capturedFor(data.submissionId).length === 1 && capturedFor(data.submissionId),
     );
     // As if the process died between storing the lead and confirming lead.captured.
     await harness.store
@@ -145,8 +151,8 @@ describe('capture', () => {
       .updateOne({ submissionId: data.submissionId }, { $set: { 'capture.published': false } });
     await publish(harness.bus, 'lead.received', data);
     const again = await waitFor(
-      () => capturedFor(data.submissionId).length === 2 && capturedFor(data.submissionId),
       're-publish',
+      () => capturedFor(data.submissionId).length === 2 && capturedFor(data.submissionId),
     );
     expect(again[1]!.id).toBe(first!.id);
     expect(await leadsWith({ submissionId: data.submissionId })).toHaveLength(1);
@@ -158,7 +164,7 @@ describe('capture', () => {
       { custom: { plan: 'basic' } },
     );
     await publish(harness.bus, 'lead.received', data);
-    await waitFor(() => capturedFor(data.submissionId).length === 1, 'capture');
+    await waitFor('capture', () => capturedFor(data.submissionId).length === 1);
     const replay = {
       ...data,
       origin: 'replay' as const,
@@ -167,9 +173,9 @@ describe('capture', () => {
     };
     const replayId = randomUUID();
     await publish(harness.bus, 'lead.received', replay, replayId);
-    await waitFor(() => capturedFor(data.submissionId).length === 2, 'second lead.captured');
-    await publish(harness.bus, 'lead.received', replay, replayId);
-    await settle();
+    await waitFor('second lead.captured', () => capturedFor(data.submissionId).length === 2);
+    const redelivered = await publish(harness.bus, 'lead.received', replay, replayId);
+    await settle(redelivered, redelivered);
     const stored = await leadsWith({ submissionId: data.submissionId });
     expect(stored).toHaveLength(1);
     const lead = await getLead(harness, stored[0]!._id);
@@ -202,9 +208,8 @@ describe('capture', () => {
       submission({ email: i % 2 ? email.toUpperCase() : email }),
     );
     await Promise.all(submissions.map((data) => publish(harness.bus, 'lead.received', data)));
-    await waitFor(
-      () => submissions.every((data) => capturedFor(data.submissionId).length === 1),
-      'all captures',
+    await waitFor('all captures', () =>
+      submissions.every((data) => capturedFor(data.submissionId).length === 1),
     );
     const stored = await leadsWith({ email });
     expect(stored).toHaveLength(12);
@@ -233,11 +238,11 @@ describe('progress from the workers', () => {
     for (let round = 0; round < 2; round++) {
       for (const event of Object.values(events)) await harness.bus.publishEnvelope(event);
     }
-    const detail = await waitFor(async () => {
+    const detail = await waitFor('enrolments stored', async () => {
       const current = await getLead(harness, lead.id);
       return (current.enrollments as unknown[]).length > 0 && current;
-    }, 'enrolments stored');
-    await settle();
+    });
+    await settle(...Object.values(events), ...Object.values(events));
     const sample = SAMPLE_EVENT_DATA;
     expect(await getLead(harness, lead.id)).toMatchObject({
       enrichment: sample['lead.enriched'].enrichment,
@@ -273,7 +278,7 @@ describe('progress from the workers', () => {
     await harness.bus.publishEnvelope(enrolled);
     const enrollmentsOf = async () =>
       (await getLead(harness, lead.id)).enrollments as Array<Record<string, unknown>>;
-    await waitFor(async () => (await enrollmentsOf()).length > 0, 'enrolment');
+    await waitFor('enrolment', async () => (await enrollmentsOf()).length > 0);
     const [enrollment] = enrolled.data.enrollments;
     const ids = {
       sequenceId: enrollment!.sequenceId,
@@ -295,8 +300,8 @@ describe('progress from the workers', () => {
       await harness.bus.publishEnvelope(stepSent);
       await harness.bus.publishEnvelope(stopped);
     }
-    await waitFor(async () => (await enrollmentsOf())[0]?.stopped !== undefined, 'the stop on the enrolment');
-    await settle();
+    await waitFor('the stop on the enrolment', async () => (await enrollmentsOf())[0]?.stopped !== undefined);
+    await settle(stepSent, stopped, stepSent, stopped);
     expect((await enrollmentsOf())[0]).toMatchObject({
       ...ids,
       lastStep: { step: 1, status: 'sent' },
@@ -330,9 +335,9 @@ describe('progress from the workers', () => {
     });
     older.occurredAt = '2024-01-01T00:00:00.000Z';
     await harness.bus.publishEnvelope(newer);
-    await waitFor(async () => (await getLead(harness, lead.id)).score === 95, 'newer score');
+    await waitFor('newer score', async () => (await getLead(harness, lead.id)).score === 95);
     await harness.bus.publishEnvelope(older);
-    await settle();
+    await settle(older);
     expect(await getLead(harness, lead.id)).toMatchObject({ score: 95, qualification: 'hot' });
     const scoredEntries = (await timelineTypes(lead.id)).filter((type) => type === 'scored');
     expect(scoredEntries).toHaveLength(1);
@@ -376,7 +381,7 @@ describe('read models', () => {
       fieldMappings: {},
       revision: 2,
     });
-    await waitFor(async () => (await getLead(harness, lead.id)).source.name === 'Spring fair 2024', 'rename');
+    await waitFor('rename', async () => (await getLead(harness, lead.id)).source.name === 'Spring fair 2024');
     // An event older than the stored revision changes nothing.
     await publish(harness.bus, 'source.updated', {
       sourceId,
@@ -385,7 +390,7 @@ describe('read models', () => {
       revision: 1,
     });
     await publish(harness.bus, 'source.deleted', { sourceId, revision: 3 });
-    await waitFor(async () => (await getLead(harness, lead.id)).source.deleted, 'deleted source');
+    await waitFor('deleted source', async () => (await getLead(harness, lead.id)).source.deleted);
     expect((await getLead(harness, lead.id)).source).toEqual({
       id: sourceId,
       name: 'Spring fair 2024',
@@ -417,7 +422,7 @@ describe('read models', () => {
         isDefault: true,
         stages: [stage(qualify, 'Qualify', 1), stage(lead, 'Lead in', 0), stage(won, 'Won', 2)],
       });
-      await waitFor(async () => (await stageIdOf(pipelines, early.id)) !== null, 'early lead placed');
+      await waitFor('early lead placed', async () => (await stageIdOf(pipelines, early.id)) !== null);
       expect(await getLead(pipelines, early.id)).toMatchObject({
         pipeline: { id: salesId, name: 'Sales' },
         stage: { id: lead, name: 'Lead in' },
@@ -433,7 +438,7 @@ describe('read models', () => {
         isDefault: true,
         stages: [stage(qualify, 'Qualify', 1), stage(lead, 'Lead in', 0)],
       });
-      await waitFor(async () => (await stageIdOf(pipelines, later.id)) === lead, 'moved to the first stage');
+      await waitFor('moved to the first stage', async () => (await stageIdOf(pipelines, later.id)) === lead);
       const moved = (
         (await pipelinesApi.get(`/api/leads/${later.id}/events`)).body as {
           data: { type: string; data: Record<string, unknown> }[];
@@ -457,8 +462,8 @@ describe('read models', () => {
       await publish(pipelines.bus, 'pipeline.deleted', { pipelineId: salesId });
       for (const moved of [early, later]) {
         await waitFor(
-          async () => (await stageIdOf(pipelines, moved.id)) === intake,
           'moved to the new default',
+          async () => (await stageIdOf(pipelines, moved.id)) === intake,
         );
       }
       expect(await getLead(pipelines, later.id)).toMatchObject({
@@ -479,11 +484,11 @@ describe('read models', () => {
       role: 'member',
       active: true,
     });
-    await waitFor(() => harness.store.collection('lead_users').findOne({ _id: userId }), 'user');
+    await waitFor('user', () => harness.store.collection('lead_users').findOne({ _id: userId }));
     const lead = await captureLead(harness, { email: 'assigned@example.com' });
     expect((await api.put(`/api/leads/${lead.id}/assign`, { userId })).status).toBe(200);
     await publish(harness.bus, 'user.deleted', { userId });
-    await waitFor(async () => (await getLead(harness, lead.id)).assignedTo === null, 'unassigned');
+    await waitFor('unassigned', async () => (await getLead(harness, lead.id)).assignedTo === null);
     expect((await api.put(`/api/leads/${lead.id}/assign`, { userId })).body).toEqual({
       error: `Unknown user: ${userId}`,
     });

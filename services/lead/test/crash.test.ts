@@ -53,9 +53,8 @@ describe('a lead change survives kill -9 between its commit and its publish', ()
     const { harness, close } = await restarted();
     try {
       expect((await client(harness).get(`/api/leads/${a}`)).status).toBe(404);
-      const deleted = await waitFor(
-        () => harness.published.find((event) => event.type === 'lead.deleted'),
-        'the relayed lead.deleted',
+      const deleted = await waitFor('the relayed lead.deleted', () =>
+        harness.published.find((event) => event.type === 'lead.deleted'),
       );
       expect(deleted.data).toEqual({ leadId: a });
     } finally {
@@ -73,9 +72,8 @@ describe('a lead change survives kill -9 between its commit and its publish', ()
         firstName: 'Ada',
         lastName: 'Lovelace',
       });
-      const merged = await waitFor(
-        () => harness.published.find((event) => event.type === 'lead.merged'),
-        'the relayed lead.merged',
+      const merged = await waitFor('the relayed lead.merged', () =>
+        harness.published.find((event) => event.type === 'lead.merged'),
       );
       expect(merged.data).toEqual({ primaryId: a, duplicateId: b });
     } finally {

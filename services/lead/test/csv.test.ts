@@ -72,7 +72,7 @@ async function importCsv(target: Harness, csv: string, as: 'multipart' | 'raw' =
   const response = await target.app.inject({
     method: 'POST',
     url: '/api/leads/import',
-    headers: { ...(await target.auth()), ...request.headers },
+    headers: { ...(await target.auth({ method: 'POST', url: '/api/leads/import' })), ...request.headers },
     payload: request.payload,
   });
   return { status: response.statusCode, body: response.json() as ImportBody & { error?: string } };
@@ -107,10 +107,10 @@ describe('import', () => {
       errors: [],
       statusUrl: `/api/leads/imports/${body.importId}`,
     });
-    const leads = await waitFor(async () => {
+    const leads = await waitFor('imported leads', async () => {
       const found = await importedLeads(harness, body.importId);
       return found.length === 3 && found;
-    }, 'imported leads');
+    });
     expect(
       leads.map((lead) => [lead.firstName, lead.lastName, lead.email, lead.phone, lead.company]),
     ).toEqual([
@@ -141,10 +141,10 @@ describe('import', () => {
     const { status, body } = await importCsv(harness, csv, 'raw');
     expect(status).toBe(200);
     expect(body).toMatchObject({ imported: 1, failed: 0 });
-    const [lead] = await waitFor(async () => {
+    const [lead] = await waitFor('raw import', async () => {
       const found = await importedLeads(harness, body.importId);
       return found.length === 1 && found;
-    }, 'raw import');
+    });
     expect(lead).toMatchObject({
       firstName: 'Linus',
       lastName: 'Torvalds',
@@ -176,10 +176,10 @@ describe('import', () => {
         { row: 7, error: 'Row has 4 cells but the header has 3' },
       ],
     });
-    const leads = await waitFor(async () => {
+    const leads = await waitFor('imported rows', async () => {
       const found = await importedLeads(harness, body.importId);
       return found.length === 3 && found;
-    }, 'imported rows');
+    });
     expect(leads.map((lead) => lead.isDuplicate)).toEqual([true, false, true]);
   });
 
@@ -207,8 +207,8 @@ describe('import', () => {
       expect(atLimit.status).toBe(200);
       expect(atLimit.body.imported).toBe(3);
       await waitFor(
-        async () => (await limited.store.collection('lead_leads').countDocuments({})) === 3,
         'three leads',
+        async () => (await limited.store.collection('lead_leads').countDocuments({})) === 3,
       );
 
       const over = await importCsv(limited, [...rows, 'd@x.test'].join('\n'));
@@ -216,9 +216,17 @@ describe('import', () => {
       expect(over.body).toEqual({
         error: 'The file has more than 3 data rows (the import limit); split it into smaller files',
       });
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(await limited.store.collection('lead_leads').countDocuments({})).toBe(3);
-      expect(await limited.store.collection('lead_imports').countDocuments({})).toBe(1);
+      // A marker import after the refused one: once its lead is stored, the refused file has had
+      // every chance to write; exactly the marker's lead and import are new.
+      const marker = await importCsv(limited, 'email\nmarker@x.test');
+      expect(marker.status).toBe(200);
+      await waitFor(
+        'the marker lead',
+        async () =>
+          (await limited.store.collection('lead_leads').countDocuments({ email: 'marker@x.test' })) === 1,
+      );
+      expect(await limited.store.collection('lead_leads').countDocuments({})).toBe(4);
+      expect(await limited.store.collection('lead_imports').countDocuments({})).toBe(2);
     } finally {
       await limited.close();
     }
@@ -254,7 +262,10 @@ describe('import', () => {
     const response = await harness.app.inject({
       method: 'POST',
       url: '/api/leads/import',
-      headers: { ...(await harness.auth()), ...wrongPart.headers },
+      headers: {
+        ...(await harness.auth({ method: 'POST', url: '/api/leads/import' })),
+        ...wrongPart.headers,
+      },
       payload: wrongPart.payload,
     });
     expect(response.statusCode).toBe(400);
@@ -271,7 +282,10 @@ describe('import', () => {
     const readOnly = await harness.app.inject({
       method: 'POST',
       url: '/api/leads/import',
-      headers: { ...(await harness.auth('read')), 'content-type': 'text/csv' },
+      headers: {
+        ...(await harness.auth({ method: 'POST', url: '/api/leads/import' }, 'read')),
+        'content-type': 'text/csv',
+      },
       payload: 'email\na@x.test\n',
     });
     expect(readOnly.statusCode).toBe(403);
@@ -281,16 +295,16 @@ describe('import', () => {
 /** GETs the import's status until it is done, within a deadline. */
 async function importDone(target: Harness, statusUrl: string): Promise<ImportStatus> {
   return waitFor(
+    `import ${statusUrl} done`,
     async () => {
       const response = await target.app.inject({
         method: 'GET',
         url: statusUrl,
-        headers: await target.auth(),
+        headers: await target.auth({ method: 'GET', url: statusUrl }),
       });
       const status = response.json() as ImportStatus;
       return status.status === 'done' && status;
     },
-    `import ${statusUrl} done`,
     30_000,
   );
 }
@@ -463,14 +477,14 @@ describe('import counting in the capture', () => {
       const rows = ['email', ...Array.from({ length: 50 }, (_, i) => `p${i}@progress.test`)];
       const { body } = await importCsv(harness, rows.join('\n'));
       await importDone(harness, body.statusUrl);
-      const ends = await waitFor(() => {
+      const ends = await waitFor('the end of the import announced', () => {
         const found = received.filter(
           (event) =>
             (event.data as { importId: string }).importId === body.importId &&
             (event.data as { status: string }).status === 'done',
         );
         return found.length > 0 && found;
-      }, 'the end of the import announced');
+      });
       expect(new Set(ends.map((event) => event.id)).size).toBe(1);
       expect(ends[0]!.data).toEqual({
         importId: body.importId,

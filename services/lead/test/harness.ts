@@ -5,6 +5,7 @@ import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import type { DocStore } from '@lead-capture/docstore';
 import type { Identity, ServiceModule } from '@lead-capture/kit';
 import { inProcessTestBus, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
+import { type HandledLog, trackHandlers, waitFor } from '@lead-capture/testing';
 import type { FastifyInstance } from 'fastify';
 import { type LeadConfig, loadLeadConfig } from '../src/config.js';
 import { createLeadService } from '../src/service.js';
@@ -25,8 +26,15 @@ export interface Harness {
   published: EventEnvelope[];
   /** The consumer group that records what was published. */
   recorderGroup: string;
-  /** Headers of an authenticated request (full scope unless told). */
-  auth(scope?: Identity['scope']): Promise<Record<string, string>>;
+  /** Which events the service's consumers finished on. */
+  handled: HandledLog;
+  /**
+   * Waits until the lead outbox is empty and a marker published after it reached the recorder: all
+   * the service published before has then been recorded in `published` (the marker is removed).
+   */
+  drained(): Promise<void>;
+  /** Headers of an authenticated request, signed for that request (full scope unless told). */
+  auth(request: { method: string; url: string }, scope?: Identity['scope']): Promise<Record<string, string>>;
   close(): Promise<void>;
 }
 
@@ -48,6 +56,7 @@ export async function startHarness(
 ): Promise<Harness> {
   const recorderGroup = `test.lead.recorder.${randomUUID().slice(0, 8)}`;
   const config: LeadConfig = { ...loadLeadConfig({}), ...options.config };
+  const { bus, handled } = trackHandlers(options.bus ?? unusedBus());
   const h = await startServiceHarness(
     (deps) => createLeadService(deps, config, { relayIntervalMs: options.relayIntervalMs }),
     {
@@ -55,7 +64,8 @@ export async function startHarness(
       logger,
       secret: SECRET,
       app: 'service',
-      bus: options.bus,
+      bus,
+      closeBus: !options.bus,
       store: options.store,
       observe: { group: recorderGroup, types: [...PUBLISHED_TYPES] },
       identity: { userId: ADMIN_ID, role: 'admin' },
@@ -68,25 +78,28 @@ export async function startHarness(
     module: h.module,
     published: h.events,
     recorderGroup,
-    auth: (scope = 'full') => h.headers({ scope }),
+    handled,
+    async drained() {
+      await waitFor(
+        'the lead outbox emptied',
+        async () => (await h.store.collection('lead_outbox').countDocuments({})) === 0,
+      );
+      const marker = await h.bus.publish('lead.updated', {
+        leadId: randomUUID(),
+        changes: { notes: 'marker' },
+      });
+      await waitFor('the marker recorded', () => h.events.some((event) => event.id === marker.id));
+      h.events.splice(
+        h.events.findIndex((event) => event.id === marker.id),
+        1,
+      );
+    },
+    auth: (request, scope = 'full') => h.headers(request, { scope }),
     close: h.close,
   };
 }
 
-/** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function waitFor<T>(
-  check: () => Promise<T | undefined | false> | T | undefined | false,
-  what: string,
-  timeoutMs = 5000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+export { waitFor };
 
 export type Fields = EventDataMap['lead.received']['fields'];
 
@@ -132,14 +145,12 @@ export async function captureLead(
 ): Promise<ApiLead> {
   const data = submission(fields, overrides);
   await publish(harness.bus, 'lead.received', data);
-  const captured = await waitFor(
-    () =>
-      harness.published.find(
-        (event) =>
-          event.type === 'lead.captured' &&
-          (event.data as { submissionId: string }).submissionId === data.submissionId,
-      ),
-    `lead.captured for ${data.submissionId}`,
+  const captured = await waitFor(`lead.captured for ${data.submissionId}`, () =>
+    harness.published.find(
+      (event) =>
+        event.type === 'lead.captured' &&
+        (event.data as { submissionId: string }).submissionId === data.submissionId,
+    ),
   );
   return getLead(harness, (captured.data as { leadId: string }).leadId);
 }
@@ -148,7 +159,7 @@ export async function getLead(harness: Harness, id: string): Promise<ApiLead> {
   const response = await harness.app.inject({
     method: 'GET',
     url: `/api/leads/${id}`,
-    headers: await harness.auth(),
+    headers: await harness.auth({ method: 'GET', url: `/api/leads/${id}` }),
   });
   if (response.statusCode !== 200) throw new Error(`GET lead ${id}: ${response.statusCode} ${response.body}`);
   return response.json();
@@ -173,7 +184,7 @@ export function client(harness: Harness) {
       payload?: string | Buffer;
     } = {},
   ): Promise<ApiResponse> {
-    const auth = options.scope === 'none' ? {} : await harness.auth(options.scope ?? 'full');
+    const auth = options.scope === 'none' ? {} : await harness.auth({ method, url }, options.scope ?? 'full');
     const response = await harness.app.inject({
       method,
       url,

@@ -1,9 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { MessageBus, Subscription } from '@lead-capture/bus';
 import type { EventEnvelope } from '@lead-capture/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureLead, client, type Harness, startHarness, unusedBus, waitFor } from './harness.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The in-process bus, except that publishing fails while `failing` is set (a broker that is down). */
 function flakyBus(inner: MessageBus) {
@@ -44,6 +43,21 @@ async function startFlaky(relayIntervalMs: number) {
         (event) => event.type === 'lead.updated' && (event.data as { leadId: string }).leadId === leadId,
       ),
     pending: () => harness.store.collection('lead_outbox').find({}),
+    /**
+     * Waits until the outbox is empty, then for a marker sent after it through the consumer's queue:
+     * whatever the relay published before has then been received.
+     */
+    async drained() {
+      await waitFor(
+        'the outbox emptied',
+        async () => (await harness.store.collection('lead_outbox').countDocuments({})) === 0,
+      );
+      const marker = await inner.publish('lead.updated', {
+        leadId: randomUUID(),
+        changes: { notes: 'marker' },
+      });
+      await waitFor('the marker received', () => received.some((event) => event.id === marker.id));
+    },
     async close() {
       await consumer.cancel();
       await harness.close();
@@ -73,22 +87,24 @@ describe('the outbox: API changes survive a failed publish', () => {
     expect((response.body as { status: string }).status).toBe('contacted');
     expect((await api.get(`/api/leads/${lead.id}`)).body).toMatchObject({ status: 'contacted' });
 
-    // Relay passes run and fail meanwhile: nothing delivered, the event waits in the outbox.
-    await sleep(RELAY_MS * 4);
+    // A relay pass has tried and failed (the entry counts the attempt): nothing delivered, it waits.
+    await waitFor('a failed relay attempt', async () =>
+      (await flaky.pending()).some((entry) => (entry.attempts as number) >= 1),
+    );
     expect(flaky.updatesOf(lead.id)).toEqual([]);
     const [waiting, ...more] = await flaky.pending();
     expect(more).toEqual([]);
     expect(waiting).toMatchObject({ stream: lead.id, envelope: { type: 'lead.updated' } });
 
     flaky.state.failing = false;
-    const [delivered] = await waitFor(() => {
+    const [delivered] = await waitFor('the relayed lead.updated', () => {
       const updates = flaky.updatesOf(lead.id);
       return updates.length > 0 && updates;
-    }, 'the relayed lead.updated');
+    });
     expect(delivered!.id).toBe((waiting as { _id: string })._id);
     expect(delivered!.data).toMatchObject({ leadId: lead.id, changes: { status: 'contacted' } });
 
-    await sleep(RELAY_MS * 4);
+    await flaky.drained();
     expect(flaky.updatesOf(lead.id)).toHaveLength(1);
     expect(await flaky.pending()).toEqual([]);
   });
@@ -99,10 +115,11 @@ describe('the outbox: API changes survive a failed publish', () => {
 
     const response = await api.put(`/api/leads/${lead.id}/status`, { status: 'contacted' });
     expect(response.status).toBe(200);
-    await waitFor(() => flaky.updatesOf(lead.id).length > 0, 'the lead.updated');
+    await waitFor('the lead.updated', () => flaky.updatesOf(lead.id).length > 0);
     expect(await flaky.pending()).toEqual([]);
 
-    await sleep(RELAY_MS * 4);
+    await flaky.drained();
+    await harness.drained();
     expect(flaky.updatesOf(lead.id).map((event) => event.data)).toEqual([
       expect.objectContaining({ leadId: lead.id, changes: { status: 'contacted' } }),
     ]);
@@ -121,12 +138,10 @@ describe('the outbox: API changes survive a failed publish', () => {
     expect((await api.get(`/api/leads/${lead.id}`)).status).toBe(404);
     flaky.state.failing = false;
 
-    await waitFor(
-      () =>
-        flaky.received.some(
-          (event) => event.type === 'lead.deleted' && (event.data as { leadId: string }).leadId === lead.id,
-        ),
-      'the relayed lead.deleted',
+    await waitFor('the relayed lead.deleted', () =>
+      flaky.received.some(
+        (event) => event.type === 'lead.deleted' && (event.data as { leadId: string }).leadId === lead.id,
+      ),
     );
   });
 });
@@ -145,7 +160,7 @@ describe('the outbox: order per lead', () => {
       flaky.state.failing = false;
       expect((await api.put(`/api/leads/${lead.id}/status`, { status: 'qualified' })).status).toBe(200);
 
-      await waitFor(() => flaky.updatesOf(lead.id).length === 3, 'three lead.updated');
+      await waitFor('three lead.updated', () => flaky.updatesOf(lead.id).length === 3);
       expect(flaky.updatesOf(lead.id).map((event) => (event.data as { changes: unknown }).changes)).toEqual([
         { status: 'contacted' },
         { notes: 'called' },

@@ -57,7 +57,7 @@ describe.runIf(rabbit)('the lead service over RabbitMQ, two replicas', () => {
     const email = 'replicas@example.com';
     const submissions = Array.from({ length: 20 }, () => submission({ email }));
     await Promise.all(submissions.map((data, i) => buses[i % 2]!.publish('lead.received', data)));
-    await waitFor(() => captured(replicas[0]!).length === 20, 'twenty lead.captured', 15_000);
+    await waitFor('twenty lead.captured', () => captured(replicas[0]!).length === 20, 15_000);
     const leads = await store.collection('lead_leads').find({ email });
     expect(leads).toHaveLength(20);
     const originals = leads.filter((lead) => !lead.isDuplicate);
@@ -70,8 +70,8 @@ describe.runIf(rabbit)('the lead service over RabbitMQ, two replicas', () => {
     const data = submission({ email: 'scored@example.com' });
     await buses[0]!.publish('lead.received', data);
     const event = await waitFor(
-      () => captured(replicas[1]!).find((candidate) => candidate.submissionId === data.submissionId),
       'lead.captured',
+      () => captured(replicas[1]!).find((candidate) => candidate.submissionId === data.submissionId),
       10_000,
     );
     const scored = createEnvelope('lead.scored', {
@@ -83,11 +83,16 @@ describe.runIf(rabbit)('the lead service over RabbitMQ, two replicas', () => {
     await buses[1]!.publishEnvelope(scored);
     await buses[0]!.publishEnvelope(scored);
     await waitFor(
-      async () => (await getLead(replicas[0]!, event.leadId)).score === 88,
       'score stored',
+      async () => (await getLead(replicas[0]!, event.leadId)).score === 88,
       10_000,
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Both deliveries of the one event have been handled, whichever replica took each.
+    await waitFor(
+      'both deliveries of lead.scored handled',
+      () => replicas.reduce((total, replica) => total + replica.handled.count(scored.id), 0) >= 2,
+      10_000,
+    );
     const entries = await store.collection('lead_events').find({ leadId: event.leadId, type: 'scored' });
     expect(entries).toHaveLength(1);
   });

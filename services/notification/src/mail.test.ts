@@ -1,22 +1,10 @@
+import { SAMPLE_IDS } from '@lead-capture/contracts/samples';
 import { describe, expect, it } from 'vitest';
+import { leadSnapshot } from '../test/harness.js';
 import { renderNotificationMail } from './mail.js';
 
-const leadId = 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f';
-const lead = {
-  firstName: 'Ada',
-  lastName: 'Lovelace',
-  email: 'ada@analytical.example',
-  phone: '+442079460000',
-  company: 'Analytical Engines',
-  custom: {},
-  attribution: {},
-  client: {},
-  sourceId: '0b9e7d2c-5a41-4f6e-8c3d-1e2f3a4b5c6d',
-  sourceName: 'Website form',
-  status: 'new' as const,
-  tags: [],
-  createdAt: '2024-03-01T10:00:00.000Z',
-};
+const leadId = SAMPLE_IDS.lead;
+const lead = leadSnapshot();
 const scored = {
   leadId,
   lead,

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { MessageBus } from '@lead-capture/bus';
 import type { EventEnvelope, LeadScored, LeadSnapshot } from '@lead-capture/contracts';
+import { bareLeadSnapshot, SAMPLE_IDS } from '@lead-capture/contracts/samples';
 import type { DocStore } from '@lead-capture/docstore';
 import type { Identity, InternalClient, ServiceModule } from '@lead-capture/kit';
-import { type Reply, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
+import { inProcessTestBus, type Reply, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
+import { type HandledLog, trackHandlers } from '@lead-capture/testing';
 import type { FastifyInstance } from 'fastify';
 import { createNotificationService, loadNotificationConfig } from '../src/index.js';
 
@@ -25,6 +27,8 @@ export interface NotificationHarness {
   store: DocStore;
   /** Every lead.notified published, in order. */
   notified: EventEnvelope[];
+  /** Which events the service's handlers finished on: what a test waits for before asserting an absence. */
+  handled: HandledLog;
   /** The clock of the service; tests move it forward. */
   clock: { now: Date };
   /** As an admin with full scope unless `identity` says otherwise; `null`: no identity at all. */
@@ -51,11 +55,14 @@ export async function startNotificationHarness(options: HarnessOptions = {}): Pr
     MAIL_FROM: 'Lead Capture <alerts@crm.example.com>',
     NOTIFICATION_SEND_LEASE_MS: String(options.leaseMs ?? 60_000),
   });
+  const { bus, handled } = trackHandlers(inProcessTestBus(logger));
   const h = await startServiceHarness(
     (deps) => createNotificationService(deps, config, { now: () => clock.now }),
     {
       label: 'notification',
       logger,
+      bus,
+      closeBus: true,
       secret: SECRET,
       internal: noInternalCalls,
       publicBaseUrl: options.publicBaseUrl,
@@ -69,32 +76,28 @@ export async function startNotificationHarness(options: HarnessOptions = {}): Pr
     bus: h.bus,
     store: h.store,
     notified: h.events,
+    handled,
     clock,
     call: h.call,
     close: h.close,
   };
 }
 
-export const SOURCE_ID = '0b9e7d2c-5a41-4f6e-8c3d-1e2f3a4b5c6d';
+export const SOURCE_ID = SAMPLE_IDS.source;
 
+/** Ada Lovelace of Analytical Engines, from the contracts' sample lead. */
 export function leadSnapshot(overrides: Partial<LeadSnapshot> = {}): LeadSnapshot {
-  return {
-    firstName: 'Ada',
-    lastName: 'Lovelace',
-    email: 'ada@analytical.example',
-    phone: '+442079460000',
-    company: 'Analytical Engines',
-    custom: {},
-    attribution: {},
-    client: {},
-    sourceId: SOURCE_ID,
-    sourceName: 'Website form',
-    status: 'new',
-    tags: [],
-    createdAt: '2024-03-01T10:00:00.000Z',
-    ...overrides,
-  };
+  return bareLeadSnapshot({ ...ADA_LOVELACE, ...overrides });
 }
+
+/** The lead the notification tests mail about. */
+export const ADA_LOVELACE = {
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  email: 'ada@analytical.example',
+  phone: '+442079460000',
+  company: 'Analytical Engines',
+} as const satisfies Partial<LeadSnapshot>;
 
 export function scoredEvent(overrides: Partial<LeadScored> = {}): LeadScored {
   return {

@@ -49,8 +49,12 @@ function notifiedData(event: EventEnvelope | undefined): LeadNotified {
   return event!.data as LeadNotified;
 }
 
-/** Lets retries and stray deliveries happen: what a test asserts after it must still hold. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+/**
+ * Waits until the service's lead.scored handler has finished on each event and acknowledged it (no
+ * retry can follow): whatever mail it would send has been sent by then.
+ */
+const settle = (...events: ReadonlyArray<{ id: string }>) =>
+  h.handled.settled('lead.scored', events, { group: 'notification.lead.notify' });
 
 describe('over a real SMTP server', () => {
   beforeEach(async () => {
@@ -114,18 +118,20 @@ describe('over a real SMTP server', () => {
     await enable({ qualifications: ['hot'], sourceIds: [SOURCE_ID] });
     const warm = scoredEvent({ qualification: 'warm', score: 60 });
     const otherSource = scoredEvent({ lead: { ...scoredEvent().lead, sourceId: randomUUID() } });
-    await h.bus.publish('lead.scored', warm);
-    await h.bus.publish('lead.scored', otherSource);
+    const published = [
+      await h.bus.publish('lead.scored', warm),
+      await h.bus.publish('lead.scored', otherSource),
+    ];
     await enable({ enabled: false });
     const whileOff = scoredEvent();
-    await h.bus.publish('lead.scored', whileOff);
+    published.push(await h.bus.publish('lead.scored', whileOff));
 
     await waitFor('three lead.notified', () => h.notified.length === 3);
     for (const event of h.notified) expect(notifiedData(event).notifications).toEqual([]);
     expect(h.notified.map((event) => notifiedData(event).leadId).sort()).toEqual(
       [warm.leadId, otherSource.leadId, whileOff.leadId].sort(),
     );
-    await settle();
+    await settle(...published);
     expect(sink.received).toHaveLength(0);
   });
 
@@ -135,7 +141,7 @@ describe('over a real SMTP server', () => {
     await waitFor('lead.notified', () => h.notified.length === 1);
     await h.bus.publishEnvelope(published);
     await waitFor('the second lead.notified', () => h.notified.length === 2);
-    await settle();
+    await settle(published, published);
 
     expect(sink.received).toHaveLength(2);
     expect(h.notified[1]?.id).toBe(h.notified[0]?.id);
@@ -160,7 +166,7 @@ describe('over a real SMTP server', () => {
     await enable();
     sink.failNext(1);
     const scored = scoredEvent();
-    await h.bus.publish('lead.scored', scored);
+    const published = await h.bus.publish('lead.scored', scored);
 
     await waitFor('one recorded failure', async () =>
       (await mailsOf(scored.leadId)).some((mail) => mail.status === 'failed'),
@@ -170,7 +176,7 @@ describe('over a real SMTP server', () => {
     expect(h.notified).toHaveLength(0);
 
     await waitFor('lead.notified after the retry', () => h.notified.length === 1, 5000);
-    await settle();
+    await settle(published);
     expect(sink.received.map((mail) => mail.envelopeTo[0]).sort()).toEqual([
       'ops@example.com',
       'sales@example.com',
@@ -183,7 +189,7 @@ describe('over a real SMTP server', () => {
     await enable();
     sink.rejectRecipient('ops@example.com');
     const scored = scoredEvent();
-    await h.bus.publish('lead.scored', scored);
+    const published = await h.bus.publish('lead.scored', scored);
 
     await waitFor('lead.notified', () => h.notified.length === 1);
     const byRecipient = Object.fromEntries(
@@ -197,7 +203,7 @@ describe('over a real SMTP server', () => {
       ],
       pagination: { total: 1 },
     });
-    await settle();
+    await settle(published);
     expect(sink.received).toHaveLength(1);
   });
 
@@ -253,8 +259,9 @@ describe('over a real SMTP server', () => {
       leaseUntil: new Date(h.clock.now.getTime() + 60_000).toISOString(),
     });
 
-    await h.bus.publish('lead.scored', scored, { correlationId });
-    await settle();
+    const published = await h.bus.publish('lead.scored', scored, { correlationId });
+    // The handler has run its pass (it fails while the lease holds, to be retried): nothing was sent.
+    await h.handled.settled('lead.scored under the lease', [published], { outcome: 'any' });
     expect(sink.received).toHaveLength(0);
     expect(h.notified).toHaveLength(0);
 

@@ -113,8 +113,15 @@ describe('the default pipeline of a fresh install', () => {
     const list = (await h.call('GET', '/api/pipelines')).body as Pipeline[];
     expect(list.map((pipeline) => [pipeline.id, pipeline.isDefault])).toEqual([[SEED_PIPELINE_ID, true]]);
     await waitFor('pipeline.created', () => h.events.length >= 1);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(h.events.map((event) => event.type)).toEqual(['pipeline.created']);
+    // Both starts are over; once the outbox is empty and a marker sent after it has been observed,
+    // a second pipeline.created would have been observed too.
+    await waitFor(
+      'the pipeline outbox emptied',
+      async () => (await h.store.collection('pipeline_outbox').countDocuments({})) === 0,
+    );
+    const marker = await h.bus.publish('pipeline.deleted', { pipelineId: randomUUID() });
+    await waitFor('the marker', () => h.events.some((event) => event.id === marker.id));
+    expect(h.events.map((event) => event.type)).toEqual(['pipeline.created', 'pipeline.deleted']);
   });
 
   it('is not created again on restart, even after it was deleted', async () => {
@@ -561,8 +568,18 @@ describe('the outbox', () => {
         type: 'pipeline.created',
         data: { pipelineId: SEED_PIPELINE_ID, revision: 1 },
       });
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(seen).toHaveLength(1);
+      // Nothing left to relay, and a marker sent after it arrived: no second relay of the event follows.
+      await waitFor(
+        'the pipeline outbox emptied',
+        async () => (await store.collection('pipeline_outbox').countDocuments({})) === 0,
+      );
+      const marker = { pipelineId: randomUUID() };
+      await bus.publish('pipeline.deleted', marker);
+      await waitFor('the marker', () => seen.length >= 2);
+      expect(seen).toEqual([
+        expect.objectContaining({ type: 'pipeline.created' }),
+        { type: 'pipeline.deleted', data: marker },
+      ]);
     } finally {
       await service.stop?.();
       await bus.close();

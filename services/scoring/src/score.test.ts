@@ -1,28 +1,14 @@
 import type { Enrichment, JsonObject, LeadSnapshot, Qualification } from '@lead-capture/contracts';
+import { bareLeadSnapshot, SAMPLE_IDS } from '@lead-capture/contracts/samples';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL, type ScoringModel } from './model.js';
 import { qualify, scoreLead } from './score.js';
 
-const SOURCE_ID = '0b9e7d2c-5a41-4f6e-8c3d-1e2f3a4b5c6d';
+const SOURCE_ID = SAMPLE_IDS.source;
 
 /** A lead with nothing but a source; each case adds what it scores. */
 function lead(overrides: Partial<LeadSnapshot> = {}): LeadSnapshot {
-  return {
-    firstName: null,
-    lastName: null,
-    email: null,
-    phone: null,
-    company: null,
-    custom: {},
-    attribution: {},
-    client: {},
-    sourceId: SOURCE_ID,
-    sourceName: 'Website form',
-    status: 'new',
-    tags: [],
-    createdAt: '2026-01-05T10:00:00.000Z',
-    ...overrides,
-  };
+  return bareLeadSnapshot({ createdAt: '2026-01-05T10:00:00.000Z', ...overrides });
 }
 
 /** The e-mail part as the enrichment worker writes it, for a valid address. */

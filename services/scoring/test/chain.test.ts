@@ -4,12 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MessageBus } from '@lead-capture/bus';
 import type { EventEnvelope, LeadCaptured } from '@lead-capture/contracts';
+import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import { type DocStore, openStore } from '@lead-capture/docstore';
 import { createEnrichmentService, enrichedEventId, loadEnrichmentConfig } from '@lead-capture/enrichment';
 import type { ServiceModule } from '@lead-capture/kit';
+import { type HandledLog, trackHandlers } from '@lead-capture/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createScoringService, SETTINGS_COLLECTION, scoredEventId } from '../src/index.js';
-import { inProcessBus, leadSnapshot, logger, noInternalCalls, SOURCE_ID, sleep, waitFor } from './harness.js';
+import { inProcessBus, leadSnapshot, logger, noInternalCalls, SOURCE_ID, waitFor } from './harness.js';
 
 /**
  * Both workers in one process on the in-process bus and one store, as the embedded runtime runs
@@ -21,11 +23,12 @@ describe('captured -> enriched -> scored on the in-process bus', () => {
   let bus: MessageBus;
   let modules: ServiceModule[];
   let published: EventEnvelope[];
+  let handled: HandledLog;
 
   beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'scoring-chain-'));
     store = await openStore(undefined, { dataDir });
-    bus = inProcessBus();
+    ({ bus, handled } = trackHandlers(inProcessBus()));
     published = [];
     await bus.subscribe(
       { group: 'test.chain.observe', types: ['lead.enriched', 'lead.scored'] },
@@ -119,7 +122,20 @@ describe('captured -> enriched -> scored on the in-process bus', () => {
     await bus.publishEnvelope(enriched!);
     const other = await bus.publish('lead.captured', capturedLead());
     await waitFor('the other lead scored', () => ofType('lead.scored').length >= 2);
-    await sleep(50);
+    // Both workers finished on every delivery (the redeliveries included), and a marker sent to the
+    // observer after that has arrived: all they published is in `published`.
+    await handled.settled('the captured events', [captured, captured, other], {
+      group: 'enrichment.lead.enrich',
+    });
+    await handled.settled('the enriched events', [enriched!, enriched!, { id: enrichedEventId(other.id) }], {
+      group: 'scoring.lead.score',
+    });
+    const marker = await bus.publish('lead.scored', SAMPLE_EVENT_DATA['lead.scored']);
+    await waitFor('the marker', () => published.some((event) => event.id === marker.id));
+    published.splice(
+      published.findIndex((event) => event.id === marker.id),
+      1,
+    );
 
     // The enrichment published once per captured event; the second copy is the test's own redelivery.
     expect(

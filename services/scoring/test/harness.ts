@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MessageBus } from '@lead-capture/bus';
 import type { EventEnvelope, LeadEnriched, LeadSnapshot } from '@lead-capture/contracts';
+import { bareLeadSnapshot, JANE_DOE, SAMPLE_IDS } from '@lead-capture/contracts/samples';
 import type { DocStore } from '@lead-capture/docstore';
 import type { Identity, InternalClient, ServiceModule } from '@lead-capture/kit';
 import {
@@ -18,7 +19,7 @@ export { type Reply, waitFor } from '@lead-capture/kit/testing';
 export const SECRET = 'scoring-tests-internal-secret-0123456789';
 export const logger = testLogger('scoring');
 export const OBSERVER_GROUP = 'test.scoring.observe';
-export const SOURCE_ID = '0b9e7d2c-5a41-4f6e-8c3d-1e2f3a4b5c6d';
+export const SOURCE_ID = SAMPLE_IDS.source;
 
 /** The scoring service calls no other service; any call is a test failure. */
 export const noInternalCalls: InternalClient = unexpectedCalls('scoring');
@@ -27,23 +28,9 @@ export function inProcessBus(): MessageBus {
   return inProcessTestBus(logger);
 }
 
+/** Jane Doe of acme-corp.com, from the contracts' sample lead. */
 export function leadSnapshot(overrides: Partial<LeadSnapshot> = {}): LeadSnapshot {
-  return {
-    firstName: 'Jane',
-    lastName: 'Doe',
-    email: 'jane@acme-corp.com',
-    phone: '+4930901820',
-    company: null,
-    custom: {},
-    attribution: {},
-    client: {},
-    sourceId: SOURCE_ID,
-    sourceName: 'Website form',
-    status: 'new',
-    tags: [],
-    createdAt: '2026-01-05T10:00:00.000Z',
-    ...overrides,
-  };
+  return bareLeadSnapshot({ ...JANE_DOE, ...overrides });
 }
 
 /** A lead.enriched payload: a business address with mail servers, a company, unless overridden. */
@@ -84,7 +71,10 @@ export interface ScoringHarness {
     identity?: Partial<Identity> | null,
   ): Promise<Reply>;
   /** The headers of a call with this identity (default: an admin), for requests `call` cannot make. */
-  headers(identity?: Partial<Identity> | null): Promise<Record<string, string>>;
+  headers(
+    request: { method: string; url: string },
+    identity?: Partial<Identity> | null,
+  ): Promise<Record<string, string>>;
   close(): Promise<void>;
 }
 
@@ -119,5 +109,3 @@ export async function startScoringHarness(
     close: h.close,
   };
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

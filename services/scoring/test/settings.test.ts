@@ -199,7 +199,7 @@ describe('/api/settings/scoring', () => {
     const reply = await h.app.inject({
       method: 'PUT',
       url: URL,
-      headers: { ...(await h.headers()), 'content-type': 'application/json' },
+      headers: { ...(await h.headers({ method: 'PUT', url: URL })), 'content-type': 'application/json' },
       payload: json,
     });
     expect({ status: reply.statusCode, body: reply.json() }).toEqual({ status: 400, body: { error } });

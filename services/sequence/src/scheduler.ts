@@ -30,6 +30,8 @@ export interface SchedulerDeps {
   now: () => Date;
   tickMs: number;
   leaseMs: number;
+  /** Called after every pass the timer started has ended (tests wait on it instead of sleeping). */
+  onPass?: () => void;
 }
 
 /**
@@ -53,6 +55,7 @@ export class StepScheduler {
         .catch((error: unknown) => this.deps.logger.error({ err: error }, 'Sequence scheduler pass failed'))
         .finally(() => {
           this.running = undefined;
+          this.deps.onPass?.();
         });
     }, this.deps.tickMs);
     this.timer.unref();

@@ -24,6 +24,11 @@ export const LEAD_CHANGES_GROUP = 'sequence.lead.changes';
 export interface SequenceServiceOptions {
   /** The clock of enrolments and the scheduler (tests move it forward instead of waiting). */
   now?: () => Date;
+  /**
+   * Called after each scheduler pass has ended. For tests: two passes completed after the clock moved
+   * prove a due step would have been sent, so "nothing was sent" needs no sleep.
+   */
+  onSchedulerPass?: () => void;
 }
 
 /**
@@ -66,6 +71,7 @@ export function createSequenceService(
     now,
     tickMs: config.SEQUENCE_TICK_MS,
     leaseMs: config.SEQUENCE_STEP_LEASE_MS,
+    onPass: options.onSchedulerPass,
   });
   const subscriptions: Subscription[] = [];
 

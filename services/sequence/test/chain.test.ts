@@ -15,7 +15,7 @@ import { AMQP_URL, requireService } from '@lead-capture/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSequenceService, loadSequenceConfig } from '../src/index.js';
-import { leadSnapshot, logger, noInternalCalls, OBSERVED, SECRET, settle, waitFor } from './harness.js';
+import { leadSnapshot, logger, noInternalCalls, OBSERVED, SECRET, waitFor } from './harness.js';
 
 const rabbit = await requireService('RabbitMQ', AMQP_URL);
 
@@ -29,6 +29,8 @@ interface Chain {
   bus: MessageBus;
   events: EventEnvelope[];
   clock: { now: Date };
+  /** Waits until the sequence scheduler has ended two passes from now (one began after the call). */
+  schedulerPassed(): Promise<void>;
   call(method: string, url: string, body?: unknown): Promise<{ status: number; body: unknown }>;
   close(): Promise<void>;
 }
@@ -44,14 +46,21 @@ async function startChain(bus: MessageBus, sink: SmtpSink): Promise<Chain> {
   );
   const clock = { now: new Date('2024-03-01T10:00:00.000Z') };
   const now = () => clock.now;
+  let passes = 0;
   const deps = { logger, store, bus, internal: noInternalCalls, publicBaseUrl: BASE_URL };
   const mail = { SMTP_URL: sink.url, MAIL_FROM: 'Lead Capture <alerts@crm.example.com>' };
   const modules: ServiceModule[] = [
     createNotificationService(deps, loadNotificationConfig(mail), { now }),
-    createSequenceService(deps, loadSequenceConfig({ ...mail, SEQUENCE_TICK_MS: '50' }), { now }),
+    createSequenceService(deps, loadSequenceConfig({ ...mail, SEQUENCE_TICK_MS: '50' }), {
+      now,
+      onSchedulerPass: () => {
+        passes++;
+      },
+    }),
   ];
   const app = createHttpApp({ logger });
-  await app.register(internalIdentity, { secret: SECRET });
+  // One app for both services: the identities are signed for it, as `chain`.
+  await app.register(internalIdentity, { secret: SECRET, service: 'chain' });
   for (const module of modules) await module.registerRoutes?.(app);
   for (const module of modules) await module.start?.();
   await app.ready();
@@ -62,6 +71,10 @@ async function startChain(bus: MessageBus, sink: SmtpSink): Promise<Chain> {
     bus,
     events,
     clock,
+    async schedulerPassed() {
+      const from = passes;
+      await waitFor('two scheduler passes', () => passes >= from + 2);
+    },
     async call(method, url, body) {
       const response = await app.inject({
         method: method as 'GET',
@@ -70,6 +83,7 @@ async function startChain(bus: MessageBus, sink: SmtpSink): Promise<Chain> {
           [INTERNAL_IDENTITY_HEADER]: await signIdentity(
             { method: 'jwt', userId, role: 'admin', scope: 'full' },
             SECRET,
+            { service: 'chain', method, path: url },
           ),
         },
         ...(body === undefined ? {} : { payload: body as object }),
@@ -180,7 +194,8 @@ async function runChain(chain: Chain, sink: SmtpSink): Promise<void> {
   ]);
 
   chain.clock.now = new Date(chain.clock.now.getTime() + 2 * HOUR_MS);
-  await settle(500);
+  // The third step is due now: a whole scheduler pass after the move would have sent it.
+  await chain.schedulerPassed();
   expect(sink.received.map((mail) => mail.envelopeTo[0])).toEqual([
     expect.any(String),
     expect.any(String),

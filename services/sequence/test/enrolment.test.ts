@@ -7,8 +7,10 @@ import {
   type LeadSequenceStepSent,
   validateEvent,
 } from '@lead-capture/contracts';
+import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import { type SmtpSink, startSmtpSink } from '@lead-capture/mailer/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ENROL_GROUP, LEAD_CHANGES_GROUP } from '../src/service.js';
 import {
   type EnrollmentView,
   leadSnapshot,
@@ -16,7 +18,6 @@ import {
   notifiedEvent,
   type SequenceHarness,
   type SequenceView,
-  settle,
   startSequenceHarness,
   waitFor,
 } from './harness.js';
@@ -106,7 +107,7 @@ describe('enrolment and steps', () => {
     });
 
     advanceClock(HOUR_MS - 1000);
-    await settle(200);
+    await h.schedulerPassed();
     expect(sink.received).toHaveLength(1);
 
     advanceClock(1000);
@@ -177,11 +178,13 @@ describe('enrolment and steps', () => {
     expect(again?.id).toBe(firstEvent?.id);
     expect(again?.data).toEqual(firstEvent?.data);
 
-    await h.bus.publish('lead.notified', { ...notified, score: 99 });
+    const later = await h.bus.publish('lead.notified', { ...notified, score: 99 });
     await waitFor('the third lead.enrolled', () => h.eventsOf('lead.enrolled').length === 3);
     expect(dataOf<LeadEnrolled>('lead.enrolled')[2]?.enrollments).toEqual([]);
 
-    await settle();
+    await h.handled.settled('the three lead.notified', [published, published, later], { group: ENROL_GROUP });
+    await h.schedulerPassed();
+    await h.drained();
     expect(await enrollmentsOf(sequence.id)).toHaveLength(1);
     expect(sink.received).toHaveLength(1);
     expect(h.eventsOf('lead.sequence_step_sent')).toHaveLength(1);
@@ -206,7 +209,7 @@ describe('stopping', () => {
       { leadId, sequenceId: sequence.id, sequenceName: sequence.name, enrollmentId: enrollment!.id, reason },
     ]);
     advanceClock(2 * HOUR_MS);
-    await settle();
+    await h.schedulerPassed();
     expect(sink.received).toHaveLength(1);
   }
 
@@ -218,16 +221,20 @@ describe('stopping', () => {
       await expectStopped(sequence, leadId, `lead_status_${status}`);
       expect(h.eventsOf('lead.enrollment_stopped')[0]?.causationId).toBe(changed.id);
       await h.bus.publishEnvelope(changed);
-      await settle();
+      await h.handled.settled('the lead.updated twice', [changed, changed], { group: LEAD_CHANGES_GROUP });
+      await h.drained();
       expect(h.eventsOf('lead.enrollment_stopped')).toHaveLength(1);
     },
   );
 
   it('goes on when the lead changes in other ways', async () => {
     const { sequence, leadId } = await enrolOne();
-    await h.bus.publish('lead.updated', { leadId, changes: { notes: 'Called, no answer' } });
-    await h.bus.publish('lead.updated', { leadId, changes: { status: 'qualified' } });
-    await settle();
+    const changes = [
+      await h.bus.publish('lead.updated', { leadId, changes: { notes: 'Called, no answer' } }),
+      await h.bus.publish('lead.updated', { leadId, changes: { status: 'qualified' } }),
+    ];
+    // Both changes are handled before the clock moves: the step sent after them proves they did not stop it.
+    await h.handled.settled('the two lead.updated', changes, { group: LEAD_CHANGES_GROUP });
     advanceClock(HOUR_MS);
     await sink.waitForMails(2);
     await waitFor('completion', async () => (await enrollmentsOf(sequence.id))[0]?.status === 'completed');
@@ -257,12 +264,15 @@ describe('stopping', () => {
   it('never enrols a lead whose stop arrived before its notification', async () => {
     await createSequence();
     const notified = notifiedEvent();
-    await h.bus.publish('lead.updated', { leadId: notified.leadId, changes: { status: 'contacted' } });
-    await settle(100);
+    const stop = await h.bus.publish('lead.updated', {
+      leadId: notified.leadId,
+      changes: { status: 'contacted' },
+    });
+    await h.handled.settled('the stop', [stop], { group: LEAD_CHANGES_GROUP });
     await h.bus.publish('lead.notified', notified);
     await waitFor('lead.enrolled', () => h.eventsOf('lead.enrolled').length === 1);
     expect(dataOf<LeadEnrolled>('lead.enrolled')[0]?.enrollments).toEqual([]);
-    await settle();
+    await h.schedulerPassed();
     expect(sink.received).toHaveLength(0);
   });
 
@@ -366,7 +376,7 @@ describe('the schedule', () => {
     expect((await enrollmentsOf(sequence.id))[0]).toMatchObject({ paused: true, status: 'active' });
 
     advanceClock(2 * HOUR_MS);
-    await settle();
+    await h.schedulerPassed();
     expect(sink.received).toHaveLength(1);
 
     expect(
@@ -397,7 +407,7 @@ describe('the schedule', () => {
     await h.module.stop?.();
 
     advanceClock(HOUR_MS);
-    await settle(200);
+    // stop() resolved after the scheduler's last pass: no instance runs, so nothing can be sent now.
     expect(sink.received).toHaveLength(1);
     await h.startReplica();
     await sink.waitForMails(2);
@@ -416,7 +426,7 @@ describe('the schedule', () => {
     for (const notified of leads) await h.bus.publish('lead.notified', notified);
 
     await sink.waitForMails(leads.length * 2, 15_000);
-    await settle(500);
+    await h.schedulerPassed([0, 1]);
     const sent = sink.received.map((mail) => `${mail.envelopeTo[0]} ${mail.parsed.subject}`);
     expect(sent).toHaveLength(leads.length * 2);
     expect(new Set(sent).size).toBe(sent.length);
@@ -453,8 +463,15 @@ describe('the schedule', () => {
       'lead.sequence_step_sent',
     ]);
     advanceClock(HOUR_MS);
-    await settle();
-    expect(late).toHaveLength(2);
+    await h.schedulerPassed();
+    await waitFor(
+      'the sequence outbox emptied',
+      async () => (await h.store.collection('sequence_outbox').countDocuments({})) === 0,
+    );
+    // A marker through the same queue: once it arrives, anything relayed before it has arrived too.
+    const marker = await bus.publish('lead.enrollment_stopped', SAMPLE_EVENT_DATA['lead.enrollment_stopped']);
+    await waitFor('the marker', () => late.some((event) => event.id === marker.id));
+    expect(late).toHaveLength(3);
     await bus.close();
   });
 });

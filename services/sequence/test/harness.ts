@@ -1,13 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { MessageBus } from '@lead-capture/bus';
 import type { EventEnvelope, LeadNotified, LeadSnapshot } from '@lead-capture/contracts';
+import { bareLeadSnapshot, SAMPLE_IDS } from '@lead-capture/contracts/samples';
 import type { DocStore } from '@lead-capture/docstore';
 import type { Identity, InternalClient, ServiceModule } from '@lead-capture/kit';
-import { type Reply, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
+import { inProcessTestBus, type Reply, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
+import { type HandledLog, trackHandlers, waitFor } from '@lead-capture/testing';
 import type { FastifyInstance } from 'fastify';
+import { SEQUENCE_OUTBOX } from '../src/events.js';
 import { createSequenceService, loadSequenceConfig } from '../src/index.js';
 
-export { type Reply, waitFor } from '@lead-capture/kit/testing';
+export type { Reply } from '@lead-capture/kit/testing';
+export { waitFor };
 
 export const SECRET = 'sequence-tests-internal-secret-0123456789';
 export const logger = testLogger('sequence');
@@ -35,6 +39,20 @@ export interface SequenceHarness {
   call(method: string, url: string, body?: unknown, identity?: Partial<Identity> | null): Promise<Reply>;
   /** Another instance on the same store, bus and clock (a replica, or the service after a restart), started. */
   startReplica(): Promise<ServiceModule>;
+  /** Which events the service's consumers finished on. */
+  handled: HandledLog;
+  /**
+   * Waits until the schedulers of these instances (0: the first, 1…: replicas in start order) have
+   * each ended two passes from now: one of them began after this call, so whatever the clock makes
+   * due now has been sent. What a test then finds not sent, the scheduler did not send.
+   */
+  schedulerPassed(instances?: number[]): Promise<void>;
+  /**
+   * Waits until the service's outbox is empty and a marker event published after it reached the
+   * observer: every event the service published before has then been observed (the marker is
+   * removed from `events`).
+   */
+  drained(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -56,24 +74,33 @@ export interface HarnessOptions {
  */
 export async function startSequenceHarness(options: HarnessOptions = {}): Promise<SequenceHarness> {
   const clock = { now: new Date('2024-03-01T10:00:00.000Z') };
+  const passes: number[] = [];
+  const serviceOptions = () => {
+    const instance = passes.push(0) - 1;
+    return {
+      now: () => clock.now,
+      onSchedulerPass: () => {
+        passes[instance]!++;
+      },
+    };
+  };
+  const { bus, handled } = trackHandlers(options.bus ?? inProcessTestBus(logger));
   const config = loadSequenceConfig({
     SMTP_URL: options.smtpUrl,
     MAIL_FROM: 'Ada at Analytical <ada@crm.example.com>',
     SEQUENCE_TICK_MS: String(options.tickMs ?? 50),
   });
-  const h = await startServiceHarness(
-    (deps) => createSequenceService(deps, config, { now: () => clock.now }),
-    {
-      label: 'sequence',
-      logger,
-      secret: SECRET,
-      bus: options.bus,
-      internal: noInternalCalls,
-      start: options.start,
-      observe: { group: 'test.sequence.observe', types: options.observe ?? OBSERVED },
-      identity: { role: 'admin' },
-    },
-  );
+  const h = await startServiceHarness((deps) => createSequenceService(deps, config, serviceOptions()), {
+    label: 'sequence',
+    logger,
+    secret: SECRET,
+    bus,
+    closeBus: !options.bus,
+    internal: noInternalCalls,
+    start: options.start,
+    observe: { group: 'test.sequence.observe', types: options.observe ?? OBSERVED },
+    identity: { role: 'admin' },
+  });
   const replicas: ServiceModule[] = [];
   return {
     app: h.app,
@@ -85,10 +112,29 @@ export async function startSequenceHarness(options: HarnessOptions = {}): Promis
     clock,
     call: h.call,
     async startReplica() {
-      const replica = createSequenceService(h.deps, config, { now: () => clock.now });
+      const replica = createSequenceService(h.deps, config, serviceOptions());
       replicas.push(replica);
       await replica.start?.();
       return replica;
+    },
+    handled,
+    async schedulerPassed(instances = [0]) {
+      const from = instances.map((instance) => passes[instance] ?? 0);
+      await waitFor(`two scheduler passes of instances ${instances.join(', ')}`, () =>
+        instances.every((instance, i) => (passes[instance] ?? 0) >= from[i]! + 2),
+      );
+    },
+    async drained() {
+      await waitFor(
+        'the sequence outbox emptied',
+        async () => (await h.store.collection(SEQUENCE_OUTBOX).countDocuments({})) === 0,
+      );
+      const marker = await h.bus.publish('lead.enrolled', { leadId: randomUUID(), enrollments: [] });
+      await waitFor('the marker event observed', () => h.events.some((event) => event.id === marker.id));
+      h.events.splice(
+        h.events.findIndex((event) => event.id === marker.id),
+        1,
+      );
     },
     async close() {
       for (const replica of replicas) await replica.stop?.();
@@ -97,28 +143,18 @@ export async function startSequenceHarness(options: HarnessOptions = {}): Promis
   };
 }
 
-/** Lets scheduler ticks and stray deliveries happen: what a test asserts after it must still hold. */
-export const settle = (ms = 300) => new Promise((resolve) => setTimeout(resolve, ms));
+export const SOURCE_ID = SAMPLE_IDS.source;
 
-export const SOURCE_ID = '0b9e7d2c-5a41-4f6e-8c3d-1e2f3a4b5c6d';
-
+/** Grace Hopper of the US Navy, from the contracts' sample lead. */
 export function leadSnapshot(overrides: Partial<LeadSnapshot> = {}): LeadSnapshot {
-  return {
+  return bareLeadSnapshot({
     firstName: 'Grace',
     lastName: 'Hopper',
     email: 'grace@navy.example',
-    phone: null,
     company: 'US Navy',
-    custom: {},
-    attribution: {},
-    client: {},
-    sourceId: SOURCE_ID,
-    sourceName: 'Website form',
-    status: 'new',
-    tags: [],
     createdAt: '2024-03-01T09:59:00.000Z',
     ...overrides,
-  };
+  });
 }
 
 export function notifiedEvent(overrides: Partial<LeadNotified> = {}): LeadNotified {

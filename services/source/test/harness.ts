@@ -39,7 +39,10 @@ export interface SourceHarness {
   events: EventEnvelope[];
   userId: string;
   /** The signed identity header of the harness's user (a member with full scope unless overridden). */
-  identityHeaders(identity?: Partial<Identity>): Promise<Record<string, string>>;
+  identityHeaders(
+    request: { method: string; url: string },
+    identity?: Partial<Identity>,
+  ): Promise<Record<string, string>>;
   call(method: string, url: string, body?: unknown, identity?: Partial<Identity>): Promise<Reply>;
   close(): Promise<void>;
 }
@@ -89,7 +92,7 @@ export async function startSourceHarness(options: HarnessOptions = {}): Promise<
     intake,
     events: h.events,
     userId: h.userId,
-    identityHeaders: (identity) => h.headers(identity),
+    identityHeaders: (request, identity) => h.headers(request, identity),
     call: (method, url, body, identity) => h.call(method, url, body, identity),
     close: h.close,
   };

@@ -162,7 +162,7 @@ describe('webhook URLs', () => {
       method: 'GET',
       url: `/api/sources/${source.id}`,
       headers: {
-        ...(await h.identityHeaders({ scope: 'full' })),
+        ...(await h.identityHeaders({ method: 'GET', url: `/api/sources/${source.id}` }, { scope: 'full' })),
         'x-forwarded-proto': 'https',
         'x-forwarded-host': 'crm.example.org',
       },
@@ -180,6 +180,7 @@ describe('reading sources', () => {
 
   it('lists sources newest first, each with its creator, to a read-only key too', async () => {
     const first = await createSource({ name: 'First' });
+    // Real time passes (the source service takes no clock): distinct createdAt, a defined order.
     await new Promise((resolve) => setTimeout(resolve, 5));
     const second = await createSource({ name: 'Second', fieldMappings: { mail: 'email' } });
     const reply = await h.call('GET', '/api/sources', undefined, { method: 'api-key', scope: 'read' });
@@ -368,7 +369,9 @@ describe('POST /api/sources/<id>/regenerate-token', () => {
       return reply;
     });
     await waitFor('the intake call', () => h.intake.calls.length === 2);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // A later request through the same app, answered in full (store read included): the rotation,
+    // had it not waited for the intake, would have answered by now too.
+    expect((await h.call('GET', `/api/sources/${created.id}`)).status).toBe(200);
     expect(answered).toBe(false);
     confirm();
     const reply = await pending;
@@ -450,7 +453,7 @@ describe('DELETE /api/sources/<id>', () => {
     const reply = await h.app.inject({
       method: 'DELETE',
       url: `/api/sources/${created.id}`,
-      headers: await h.identityHeaders(),
+      headers: await h.identityHeaders({ method: 'DELETE', url: `/api/sources/${created.id}` }),
     });
     expect(reply.statusCode).toBe(204);
     expect(reply.body).toBe('');
@@ -637,7 +640,14 @@ describe('the outbox', () => {
     });
     await waitFor('the relayed source.created', () => seen.length === 1);
     expect(seen[0]).toMatchObject({ sourceId: created.id, revision: 1, webhookToken: created.webhookToken });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(seen).toHaveLength(1);
+    // Nothing left to relay, and a marker sent after it arrived: no second relay of the event follows.
+    await waitFor(
+      'the source outbox emptied',
+      async () => (await h.store.collection('source_outbox').countDocuments({})) === 0,
+    );
+    const marker = { sourceId: randomUUID() };
+    await bus.publish('source.deleted', marker);
+    await waitFor('the marker', () => seen.length >= 2);
+    expect(seen).toEqual([expect.objectContaining({ sourceId: created.id }), marker]);
   });
 });

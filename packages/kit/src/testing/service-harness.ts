@@ -10,6 +10,7 @@ import {
 } from '@lead-capture/bus';
 import { CONSUMER_GROUPS, validateEvent } from '@lead-capture/contracts';
 import { type DocStore, openStore } from '@lead-capture/docstore';
+import { waitFor } from '@lead-capture/testing';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createHttpApp } from '../http.js';
@@ -100,8 +101,14 @@ export interface ServiceHarness {
   userId: string;
   /** What the `observe` consumer received, in order (empty without `observe`). */
   events: EventEnvelope[];
-  /** The signed identity header: the default identity with `identity` over it; `null`: no header. */
-  headers(identity?: Partial<Identity> | null): Promise<Record<string, string>>;
+  /**
+   * The signed identity header for one request (`method`, `url`) to this service, as the gateway
+   * signs it: the default identity with `identity` over it; `null`: no header.
+   */
+  headers(
+    request: { method: string; url: string },
+    identity?: Partial<Identity> | null,
+  ): Promise<Record<string, string>>;
   /** app.inject with headers(identity); the body parsed as JSON unless empty. */
   call(method: string, url: string, body?: unknown, identity?: Partial<Identity> | null): Promise<Reply>;
   close(): Promise<void>;
@@ -158,6 +165,7 @@ export async function startServiceHarness(
     });
     await app.register(internalIdentity, {
       secret,
+      service: module.name,
       publicRoutes: (method, path) => module.isPublicRoute?.(method, path) ?? false,
     });
     await module.registerRoutes?.(app);
@@ -166,13 +174,17 @@ export async function startServiceHarness(
   await app.ready();
 
   const userId = randomUUID();
-  const headers = async (identity?: Partial<Identity> | null): Promise<Record<string, string>> =>
+  const headers = async (
+    request: { method: string; url: string },
+    identity?: Partial<Identity> | null,
+  ): Promise<Record<string, string>> =>
     identity === null
       ? {}
       : {
           [INTERNAL_IDENTITY_HEADER]: await signIdentity(
             { method: 'jwt', userId, role: 'member', scope: 'full', ...options.identity, ...identity },
             secret,
+            { service: module.name, method: request.method, path: request.url },
           ),
         };
   return {
@@ -190,7 +202,7 @@ export async function startServiceHarness(
       const response = await app.inject({
         method: method as 'GET',
         url,
-        headers: await headers(identity),
+        headers: await headers({ method, url }, identity),
         ...(body === undefined ? {} : { payload: body as object }),
       });
       return { status: response.statusCode, body: response.body === '' ? undefined : response.json() };
@@ -205,15 +217,5 @@ export async function startServiceHarness(
   };
 }
 
-/** Polls until `check` passes; fails naming `what` after the timeout. */
-export async function waitFor(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 5000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+/** The workspace's one poll-until-truthy wait, re-exported so `@lead-capture/kit/testing` users keep importing it from here. */
+export { waitFor };
