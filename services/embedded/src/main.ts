@@ -5,18 +5,11 @@ import {
   createGatewayMetrics,
   createRedisRateLimitStore,
 } from '@lead-capture/gateway';
-import {
-  createInProcessInternalClient,
-  createLogger,
-  createShutdown,
-  exitOnConfigError,
-  loadConfig,
-  openBus,
-} from '@lead-capture/kit';
+import { createLogger, createShutdown, exitOnConfigError, loadConfig, openBus } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { EMBEDDED_CONFIG } from './config.js';
 import { loadOrCreateSecret } from './secrets.js';
-import { EMBEDDED_SERVICES } from './services.js';
+import { createEmbeddedModules } from './services.js';
 
 /**
  * `pnpm start`: every service in one process behind the gateway. The embedded docstore and the
@@ -50,24 +43,13 @@ try {
   if (rateLimitStore) shutdown.register('redis', 'close-clients', () => rateLimitStore.close());
 
   let gateway: FastifyInstance | undefined;
-  const modules = EMBEDDED_SERVICES.map(({ name, create }) => {
-    const module = create({
-      logger: logger.child({ service: name }),
-      store,
-      bus,
-      publicBaseUrl: config.PUBLIC_BASE_URL,
-      internal: createInProcessInternalClient({
-        app: () => {
-          if (!gateway) throw new Error('Internal call before the gateway was built');
-          return gateway;
-        },
-        secret: internalSecret,
-        callerName: name,
-      }),
-    });
-    if (module.name !== name)
-      throw new Error(`The factory listed as "${name}" made service "${module.name}"`);
-    return module;
+  const modules = createEmbeddedModules({
+    logger,
+    store,
+    bus,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    internalSecret,
+    app: () => gateway,
   });
 
   const metrics = createGatewayMetrics();

@@ -6,16 +6,11 @@ import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
 import { validateEvent } from '@lead-capture/contracts';
 import { type DocStore, openStore } from '@lead-capture/docstore';
 import { buildGateway } from '@lead-capture/gateway';
-import {
-  createInProcessInternalClient,
-  createLogger,
-  loadConfig,
-  type ServiceModule,
-} from '@lead-capture/kit';
+import { createLogger, loadConfig, type ServiceModule } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMBEDDED_CONFIG } from '../src/config.js';
-import { EMBEDDED_SERVICES } from '../src/services.js';
+import { createEmbeddedModules } from '../src/services.js';
 
 /**
  * Every numeric query parameter of every route of the whole product (as the OpenAPI document lists
@@ -51,22 +46,14 @@ beforeAll(async () => {
     INTERNAL_SECRET: randomBytes(32).toString('base64url'),
   };
   let gateway: FastifyInstance | undefined;
-  modules = EMBEDDED_SERVICES.map(({ name, create }) =>
-    create({
-      logger,
-      store,
-      bus,
-      publicBaseUrl: undefined,
-      internal: createInProcessInternalClient({
-        app: () => {
-          if (!gateway) throw new Error('Internal call before the gateway was built');
-          return gateway;
-        },
-        secret: secrets.INTERNAL_SECRET,
-        callerName: name,
-      }),
-    }),
-  );
+  modules = createEmbeddedModules({
+    logger,
+    store,
+    bus,
+    publicBaseUrl: undefined,
+    internalSecret: secrets.INTERNAL_SECRET,
+    app: () => gateway,
+  });
   const config = loadConfig(EMBEDDED_CONFIG, { DATA_DIR: dataDir, RATE_LIMIT_MAX: '0' });
   app = await buildGateway({
     logger,

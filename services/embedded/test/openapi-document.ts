@@ -5,10 +5,10 @@ import { createInProcessBus } from '@lead-capture/bus';
 import { validateEvent } from '@lead-capture/contracts';
 import { openStore } from '@lead-capture/docstore';
 import { buildGateway, OPENAPI_PATH } from '@lead-capture/gateway';
-import { createInProcessInternalClient, createLogger, loadConfig } from '@lead-capture/kit';
+import { createLogger, loadConfig } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { EMBEDDED_CONFIG } from '../src/config.js';
-import { EMBEDDED_SERVICES } from '../src/services.js';
+import { createEmbeddedModules } from '../src/services.js';
 
 /**
  * The public API's OpenAPI document as the embedded runtime serves it at GET /api/openapi.json,
@@ -39,22 +39,14 @@ export async function fetchEmbeddedOpenApi(): Promise<OpenApiDocument> {
   const bus = createInProcessBus({ logger, validate: validateEvent });
   let app: FastifyInstance | undefined;
   try {
-    const modules = EMBEDDED_SERVICES.map(({ name, create }) =>
-      create({
-        logger,
-        store,
-        bus,
-        publicBaseUrl: undefined,
-        internal: createInProcessInternalClient({
-          app: () => {
-            if (!app) throw new Error('Internal call before the gateway was built');
-            return app;
-          },
-          secret: FIXED_SECRETS.INTERNAL_SECRET,
-          callerName: name,
-        }),
-      }),
-    );
+    const modules = createEmbeddedModules({
+      logger,
+      store,
+      bus,
+      publicBaseUrl: undefined,
+      internalSecret: FIXED_SECRETS.INTERNAL_SECRET,
+      app: () => app,
+    });
     const config = loadConfig(EMBEDDED_CONFIG, { DATA_DIR: dataDir });
     app = await buildGateway({
       logger,
