@@ -488,4 +488,80 @@ describe('embedded store: queries through indexes', () => {
     expect(await decoded(() => items.countDocuments({ tags: 't3' }))).toEqual({ result: 10, rows: 10 });
     expect(await decoded(() => items.countDocuments({ code: 'c3' }))).toEqual({ result: 43, rows: 43 });
   });
+
+  it('keeps each indexed path in a column of its own, and rebuilds an older layout on open', async () => {
+    const dataDir = await tempDir('index-columns');
+    let store = await openEmbeddedStore({ dataDir: dataDir.path });
+    onTestFinished(async () => {
+      await store.close();
+      await dataDir.remove();
+    });
+    let leads = store.collection('leads');
+    await leads.createIndex({ status: 1, score: -1 });
+    await leads.createIndex({ 'contact.city': 1 });
+    await leads.insertMany(
+      Array.from({ length: 200 }, (_, i) => ({
+        _id: `l${i}`,
+        status: STATUSES[i % STATUSES.length],
+        score: i % 50,
+        contact: { city: `c${i % 10}` },
+        notes: 0,
+      })),
+    );
+    // Unindexed changes and indexed ones, on the same documents.
+    await leads.updateMany({ score: { $lt: 25 } }, { $inc: { notes: 1 } });
+    await leads.updateMany({ status: 'new' }, { $set: { status: 'won', 'contact.city': 'moved' } });
+    const expectAnswers = async () => {
+      expect(await leads.countDocuments({ status: 'new' })).toBe(0);
+      expect(await leads.countDocuments({ status: 'won' })).toBe(80);
+      expect(await leads.countDocuments({ 'contact.city': 'moved' })).toBe(40);
+      expect(await leads.countDocuments({ notes: 1 })).toBe(100);
+      const top = await leads.find({ status: 'won' }, { sort: { score: -1 }, limit: 6 });
+      expect(top.map((lead) => lead.score)).toEqual([49, 49, 49, 49, 45, 45]);
+    };
+    await expectAnswers();
+
+    const file = join(dataDir.path, STORE_FILE);
+    const planOf = (db: Database.Database, sql: string) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).raw().all() as unknown[][]).map((row) => row[3]).join(' ');
+    await store.close();
+    let db = new Database(file);
+    // The indexes are over the columns, and SQL uses them.
+    expect(
+      planOf(db, `SELECT doc FROM "d:leads" WHERE "p:status" = 'won' ORDER BY "p:score" DESC`),
+    ).toContain('USING INDEX "i:leads:status_1_score_-1"'.replaceAll('"', ''));
+    const columnValues = db
+      .prepare('SELECT "p:status", "p:score", "p:contact.city" FROM "d:leads" WHERE id = ?')
+      .raw()
+      .get('l0');
+    expect(columnValues).toEqual(['won', 0, 'moved']);
+    db.close();
+    db = new Database(file);
+
+    // A store written before columns: indexes over json_extract(doc, …), no columns in the catalog.
+    for (const index of ['status_1_score_-1', 'contact.city_1']) db.exec(`DROP INDEX "i:leads:${index}"`);
+    for (const path of ['status', 'score', 'contact.city'])
+      db.exec(`ALTER TABLE "d:leads" DROP COLUMN "p:${path}"`);
+    db.exec(
+      `CREATE INDEX "i:leads:status_1_score_-1" ON "d:leads" (json_extract(doc, '$."status"'), json_extract(doc, '$."score"'), id)`,
+    );
+    db.exec("UPDATE catalog SET columns = NULL WHERE name = 'leads'");
+    db.close();
+    store = await openEmbeddedStore({ dataDir: dataDir.path });
+    leads = store.collection('leads');
+    await expectAnswers();
+    await store.close();
+    db = new Database(file);
+    expect(db.prepare('SELECT "p:contact.city" FROM "d:leads" WHERE id = ?').raw().get('l0')).toEqual([
+      'moved',
+    ]);
+    const indexSql = db
+      .prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name LIKE 'i:leads:%' ORDER BY name")
+      .raw()
+      .all() as string[][];
+    expect(indexSql.map(([sql]) => sql).join('\n')).not.toContain('json_extract');
+    expect(indexSql).toHaveLength(2);
+    db.close();
+    store = await openEmbeddedStore({ dataDir: dataDir.path });
+  });
 });

@@ -30,7 +30,8 @@ export function sqlValue(value: unknown): unknown {
   return value;
 }
 
-function tagged(value: unknown): unknown {
+/** A value as the `doc` column holds it (see above): JSON-ready, Dates and odd numbers tagged. */
+export function tagged(value: unknown): unknown {
   switch (typeof value) {
     case 'string':
       return value.startsWith(TAG) ? `${TAG}s${value}` : value;

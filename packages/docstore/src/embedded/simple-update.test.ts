@@ -39,9 +39,15 @@ function randomUpdate(next: () => number): UpdateSpec {
   const update: Record<string, Record<string, unknown>> = {};
   const count = 1 + Math.floor(next() * 3);
   for (let i = 0; i < count; i++) {
-    const operator = pick(next, ['$set', '$unset', '$inc']);
+    const operator = pick(next, ['$set', '$unset', '$inc', '$push', '$addToSet']);
     const value =
-      operator === '$inc' ? pick(next, [1, -2, 0.5]) : operator === '$unset' ? '' : pick(next, VALUES);
+      operator === '$inc'
+        ? pick(next, [1, -2, 0.5])
+        : operator === '$unset'
+          ? ''
+          : operator === '$set' || next() < 0.5
+            ? pick(next, VALUES)
+            : { $each: [pick(next, VALUES), pick(next, VALUES)] };
     update[operator] ??= {};
     update[operator][randomPath(next)] = value;
   }
@@ -86,7 +92,9 @@ describe('applySimpleUpdate', () => {
   it('leaves operators, positions, array indexes, _id and conflicting paths to mingo', () => {
     const draft = { a: { b: 1 }, list: [{ x: 1 }] };
     for (const update of [
-      { $push: { list: 2 } },
+      { $pull: { list: 2 } },
+      { $push: { list: { $each: [2], $slice: 1 } } },
+      { $addToSet: { list: { $each: 2 } } },
       { $set: { 'list.$.x': 2 } },
       { $set: { 'list.0.x': 2 } },
       { $set: { 'list.x': 2 } },

@@ -1,21 +1,23 @@
-import { isEqual } from 'mingo/util';
+import { isEqual, unique } from 'mingo/util';
 import { ownValue, setOwn } from '../own-properties.js';
 import type { UpdateSpec } from '../types.js';
 import { isPlainObject, type PlainObject } from './values.js';
 
-const SIMPLE_OPERATORS = new Set(['$set', '$unset', '$inc']);
+const SIMPLE_OPERATORS = new Set(['$set', '$unset', '$inc', '$push', '$addToSet']);
+const ARRAY_OPERATORS = new Set(['$push', '$addToSet']);
 /** Path segments a simple update leaves to mingo: operators and positions, array indexes, prototypes. */
 const NOT_SIMPLE_SEGMENT = /^(?:\$.*|\d+|__proto__|constructor|prototype|)$/;
 
 type Step = { operator: string; path: string[]; value: unknown };
 
 /**
- * The common updates — `$set`, `$unset` and `$inc` of paths through plain objects — applied to a
- * draft directly, with MongoDB's semantics: missing parents are created, a value equal to the current
- * one changes nothing, `$unset` of a missing field changes nothing. Returns the paths it changed, or
- * undefined when the update is not that simple (another operator, a positional or numeric segment,
- * a path through an array or a scalar, two paths that overlap, a non-numeric `$inc`, `_id`): mingo
- * then applies it, with its errors. mingo builds its operator context on every call, which made it
+ * The common updates — `$set`, `$unset`, `$inc`, and `$push` / `$addToSet` of a value or `$each` of
+ * values, of paths through plain objects — applied to a draft directly, with MongoDB's semantics (as
+ * mingo has them): missing parents are created, a value equal to the current one changes nothing,
+ * `$unset` of a missing field changes nothing, `$addToSet` adds only values not there yet. Returns
+ * the paths it changed, or undefined when the update is not that simple (another operator or
+ * modifier, a positional or numeric segment, a path through an array or a scalar, two paths that
+ * overlap, a non-numeric `$inc`, `_id`): mingo then applies it, with its errors. mingo builds its operator context on every call, which made it
  * most of the store's update time; the answer is the same either way (`simple-update.test.ts`).
  */
 export function applySimpleUpdate(
@@ -31,6 +33,12 @@ export function applySimpleUpdate(
       if (segments[0] === '_id' || segments.some((segment) => NOT_SIMPLE_SEGMENT.test(segment)))
         return undefined;
       if (operator === '$inc' && typeof value !== 'number') return undefined;
+      if (ARRAY_OPERATORS.has(operator)) {
+        const items = arrayItems(value);
+        if (items === undefined) return undefined;
+        steps.push({ operator, path: segments, value: items });
+        continue;
+      }
       steps.push({ operator, path: segments, value });
     }
   }
@@ -57,6 +65,22 @@ export function applySimpleUpdate(
     }
     const parent = parentOf(draft, path, true) as PlainObject;
     const current = ownValue(parent, key);
+    if (ARRAY_OPERATORS.has(operator)) {
+      const items = (value as unknown[]).map(copy);
+      if (current === undefined) setOwn(parent, key, items);
+      else if (!Array.isArray(current))
+        continue; // mingo leaves a field that is not an array alone
+      else if (operator === '$push') {
+        if (items.length === 0) continue;
+        current.push(...items);
+      } else {
+        const set = unique([...current, ...items]);
+        if (set.length === current.length) continue;
+        setOwn(parent, key, set);
+      }
+      changed.push(path.join('.'));
+      continue;
+    }
     const next =
       operator === '$inc' ? ((current as number | undefined) ?? 0) + (value as number) : copy(value);
     if (Object.hasOwn(parent, key) && isEqual(current, next)) continue;
@@ -64,6 +88,17 @@ export function applySimpleUpdate(
     changed.push(path.join('.'));
   }
   return changed;
+}
+
+/**
+ * The values a `$push` / `$addToSet` adds: the value itself, or the array of a `{ $each }` without
+ * other modifiers; undefined for anything else (`$slice`, `$sort`, `$position`, a non-array `$each`).
+ */
+function arrayItems(value: unknown): unknown[] | undefined {
+  if (!isPlainObject(value) || !Object.keys(value).some((key) => key.startsWith('$'))) return [value];
+  const keys = Object.keys(value);
+  if (keys.length !== 1 || keys[0] !== '$each' || !Array.isArray(value.$each)) return undefined;
+  return value.$each;
 }
 
 /**

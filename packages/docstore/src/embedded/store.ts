@@ -52,7 +52,7 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
     connections.push(writer);
     writer.exec(
       'CREATE TABLE IF NOT EXISTS catalog (name TEXT PRIMARY KEY, indexes TEXT NOT NULL, types TEXT NOT NULL, ' +
-        "elements TEXT NOT NULL DEFAULT '[]');" +
+        "elements TEXT NOT NULL DEFAULT '[]', columns TEXT);" +
         'CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)',
     );
     // A catalog written before element tables existed gets their column (and the tables, below).
@@ -63,17 +63,24 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
     if (!columns.some(([column]) => column === 'elements')) {
       writer.exec("ALTER TABLE catalog ADD COLUMN elements TEXT NOT NULL DEFAULT '[]'");
     }
+    // NULL for a collection whose indexed paths have no columns yet (built below, in the upgrade).
+    if (!columns.some(([column]) => column === 'columns'))
+      writer.exec('ALTER TABLE catalog ADD COLUMN columns TEXT');
     await migrateLegacyStore(dataDir, writer, options.logger);
     const reader = openConnection(path, cacheKiB, true);
     connections.push(reader);
     const catalog = (
-      writer.prepare('SELECT name, indexes, types, elements FROM catalog').raw().all() as string[][]
+      writer.prepare('SELECT name, indexes, types, elements, columns FROM catalog').raw().all() as (
+        | string
+        | null
+      )[][]
     ).map(
-      ([name, indexes, types, elements]): CatalogEntry => ({
-        name,
-        indexes: JSON.parse(indexes),
-        types: JSON.parse(types),
-        elements: JSON.parse(elements),
+      ([name, indexes, types, elements, indexedColumns]): CatalogEntry => ({
+        name: name as string,
+        indexes: JSON.parse(indexes as string),
+        types: JSON.parse(types as string),
+        elements: JSON.parse(elements as string),
+        ...(indexedColumns !== null && { columns: JSON.parse(indexedColumns as string) }),
       }),
     );
     const store = new EmbeddedDocStore(dataDir, path, writer, reader, catalog, lock, options);
@@ -158,8 +165,8 @@ export class EmbeddedDocStore implements DocStore, TableHost {
   }
 
   /**
-   * Builds what a catalog written by an older version lacks (element tables of fields that already
-   * held arrays), committed before the store serves anything.
+   * Builds what a catalog written by an older version lacks (the indexed paths' columns, element
+   * tables of fields that already held arrays), committed before the store serves anything.
    */
   #upgrade(): void {
     const tables = [...this.#tables.values()].filter((table) => table.needsUpgrade);
@@ -170,7 +177,7 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     if (this.#failure) throw this.#failure;
     this.#logger?.info(
       { dataDir: this.#dataDir, collections: tables.map((table) => table.name) },
-      'docstore built the element tables of multikey indexes',
+      'docstore built the columns and element tables its indexes need',
     );
   }
 
@@ -325,14 +332,15 @@ export class EmbeddedDocStore implements DocStore, TableHost {
   }
 
   #begin(): number {
-    this.writer.exec(`SAVEPOINT s${this.#depth++}`);
+    // Prepared once and reused: every write opens and releases one or two savepoints.
+    this.statement(this.writer, `SAVEPOINT s${this.#depth++}`).run();
     return this.#undo.length;
   }
 
   #end(mark: number, keep: boolean): void {
     const name = `s${--this.#depth}`;
     if (keep) {
-      this.writer.exec(`RELEASE ${name}`);
+      this.statement(this.writer, `RELEASE ${name}`).run();
       if (this.#depth === 0) this.#undo.length = 0;
       return;
     }

@@ -2,7 +2,7 @@ import type Database from 'libsql';
 import { Query } from 'mingo';
 import { resolve } from 'mingo/util';
 import type { Document, Filter, FindOptions, SortSpec } from '../types.js';
-import { decodeDocument, encodeDate, encodeDocument } from './encoding.js';
+import { decodeDocument, encodeDate, encodeDocument, tagged } from './encoding.js';
 import { duplicateKeyError, elementKeys, type IndexDefinition, uniqueKeys } from './indexes.js';
 import { type FieldInfo, translateFilter } from './translate.js';
 import {
@@ -11,6 +11,7 @@ import {
   DATE_TYPE,
   exactType,
   HIGH_CHARACTERS,
+  isPlainObject,
   OTHER_TYPE,
   type PlainObject,
   pathValues,
@@ -35,6 +36,8 @@ export interface CatalogEntry {
   types: Record<string, number>;
   /** The paths that have a multikey element table (see Table.field); absent in older catalogs. */
   elements?: string[];
+  /** The indexed paths that have a column of their own (see Table.field); absent in older catalogs. */
+  columns?: string[];
 }
 
 /** What a table needs from the store: statements, nested savepoints, undo of its memory on rollback. */
@@ -52,6 +55,16 @@ export function quote(identifier: string): string {
   return `"${identifier.replaceAll('"', '""')}"`;
 }
 
+/** The column of an indexed path. */
+function columnName(path: string): string {
+  return quote(`p:${path}`);
+}
+
+/** How a column created in the current write is tracked until it commits (see Table.#usable). */
+function columnKey(path: string): string {
+  return `column:${path}`;
+}
+
 /** The SQL JSON path of a dotted path, or undefined for a key SQL paths cannot name. */
 function jsonPath(path: string): string | undefined {
   const parts = path.split('.');
@@ -59,14 +72,33 @@ function jsonPath(path: string): string | undefined {
   return `'$${parts.map((part) => `."${part}"`).join('')}'`;
 }
 
+/**
+ * What a path's column holds for a document, as text for comparison: the value `json_extract` finds
+ * at the path (object keys only; through an array or a scalar there is nothing), encoded as stored.
+ * Equal texts mean the column would not change.
+ */
+function columnText(document: Document, path: string): string {
+  let value: unknown = document;
+  for (const part of path.split('.')) {
+    if (!isPlainObject(value) || !Object.hasOwn(value, part)) return '';
+    value = (value as PlainObject)[part];
+  }
+  return `=${JSON.stringify(tagged(value))}`;
+}
+
 function withTieBreak(sort: SortSpec): SortSpec {
   return '_id' in sort ? sort : { ...sort, _id: Object.values(sort)[0] };
 }
 
 /**
- * One collection's SQL: a table of documents (`rid` integer key, `id` the _id, `doc` the encoded JSON),
- * an expression index per declared index, a key table per unique index and a trigram table per
- * substring index. Writes run on the writer connection inside the store's batch; reads run on the
+ * One collection's SQL: a table of documents (`rid` integer key, `id` the _id, `doc` the encoded JSON,
+ * and a column per indexed path holding `json_extract(doc, path)`), an SQL index over those columns
+ * per declared index, a key table per unique index and a trigram table per substring index.
+ *
+ * Why columns rather than indexes on `json_extract(doc, …)` expressions: an UPDATE of `doc` rewrites
+ * the entry of every expression index over it, changed or not (a lead with 16 indexes: ~10 times the
+ * cost of the update itself); an UPDATE sets only the columns whose value changed, so only their
+ * indexes are written. Writes run on the writer connection inside the store's batch; reads run on the
  * connection they are given.
  */
 export class Table {
@@ -79,6 +111,8 @@ export class Table {
    * field of a non-unique index once it has held an array. Only grows, as the type flags.
    */
   readonly #elements: Set<string>;
+  /** The indexed paths with a column (`"p:<path>"`); a catalog written before columns has none. */
+  readonly #columns: Set<string>;
   /** Side tables (key, trigram, element tables) created in the batch not committed yet: writer only. */
   readonly #freshTables = new Set<string>();
   /** Rows decoded by select and count (tests read it: how far SQL narrowed a filter). */
@@ -96,6 +130,7 @@ export class Table {
     this.indexes = entry?.indexes ?? [];
     this.types = new Map(Object.entries(entry?.types ?? { _id: STRING_TYPE }));
     this.#elements = new Set(entry?.elements ?? []);
+    this.#columns = new Set(entry?.columns ?? []);
     this.#created = entry !== null;
     this.#committed = this.#created;
   }
@@ -117,12 +152,16 @@ export class Table {
       `CREATE TABLE IF NOT EXISTS ${this.rows} (rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL)`,
     );
     this.#host
-      .statement(db, 'INSERT OR REPLACE INTO catalog (name, indexes, types, elements) VALUES (?, ?, ?, ?)')
+      .statement(
+        db,
+        'INSERT OR REPLACE INTO catalog (name, indexes, types, elements, columns) VALUES (?, ?, ?, ?, ?)',
+      )
       .run(
         this.name,
         JSON.stringify(this.indexes),
         JSON.stringify(Object.fromEntries(this.types)),
         JSON.stringify([...this.#elements]),
+        JSON.stringify([...this.#columns]),
       );
     this.#created = true;
     this.#host.onRollback(() => {
@@ -135,11 +174,15 @@ export class Table {
 
   #saveCatalog(): void {
     this.#host
-      .statement(this.#host.writer, 'UPDATE catalog SET indexes = ?, types = ?, elements = ? WHERE name = ?')
+      .statement(
+        this.#host.writer,
+        'UPDATE catalog SET indexes = ?, types = ?, elements = ?, columns = ? WHERE name = ?',
+      )
       .run(
         JSON.stringify(this.indexes),
         JSON.stringify(Object.fromEntries(this.types)),
         JSON.stringify([...this.#elements]),
+        JSON.stringify([...this.#columns]),
         this.name,
       );
   }
@@ -173,8 +216,9 @@ export class Table {
     const fts = substring && this.#ftsTable(substring);
     const exact = exactType(flags);
     const elements = exact === undefined ? this.#elementsOf(path) : undefined;
+    const column = this.#columns.has(path) && this.#usable(db, columnKey(path));
     return {
-      expr: `json_extract(doc, ${json})`,
+      expr: column ? columnName(path) : `json_extract(doc, ${json})`,
       exact,
       typeExpr: `json_type(doc, ${json})`,
       ...(fts && this.#usable(db, fts) && { fts }),
@@ -272,7 +316,14 @@ export class Table {
   upgrade(): boolean {
     if (!this.#created) return false;
     return this.#host.atomically(() => {
-      if (!this.#addElementTables()) return false;
+      const columns = this.#missingColumns();
+      const elements = this.#addElementTables();
+      if (columns.length === 0 && !elements) return false;
+      if (columns.length > 0) {
+        this.#addColumns(columns);
+        // The indexes over json_extract expressions of older layouts give way to indexes over columns.
+        for (const index of this.indexes) this.#createSqlIndex(index, true);
+      }
       this.#saveCatalog();
       return true;
     });
@@ -280,7 +331,46 @@ export class Table {
 
   /** Whether upgrade() has something to build. */
   get needsUpgrade(): boolean {
-    return this.#created && this.#missingElementTables().length > 0;
+    return this.#created && (this.#missingElementTables().length > 0 || this.#missingColumns().length > 0);
+  }
+
+  /** The tracked (indexed) paths SQL can name that have no column yet. */
+  #missingColumns(): string[] {
+    return [...this.types.keys()].filter(
+      (path) => path !== '_id' && !this.#columns.has(path) && jsonPath(path) !== undefined,
+    );
+  }
+
+  /** Adds the paths' columns, filled from the stored documents (in the current write). */
+  #addColumns(paths: readonly string[]): void {
+    const db = this.#host.writer;
+    for (const path of paths) {
+      db.exec(`ALTER TABLE ${this.rows} ADD COLUMN ${columnName(path)}`);
+      db.exec(`UPDATE ${this.rows} SET ${columnName(path)} = json_extract(doc, ${jsonPath(path)})`);
+      this.#columns.add(path);
+      this.#host.onRollback(() => this.#columns.delete(path));
+      this.#createdSideTable(columnKey(path));
+    }
+  }
+
+  /** The SQL index of a declared index, over the paths' columns; `replace`: drops an older one first. */
+  #createSqlIndex(index: IndexDefinition, replace: boolean): void {
+    const paths = Object.keys(index.keys);
+    if (!paths.every((path) => path === '_id' || this.#columns.has(path))) return;
+    const expressions = paths.map((path) => (path === '_id' ? 'id' : columnName(path)));
+    const columns = expressions.includes('id') ? expressions : [...expressions, 'id'];
+    const name = quote(`i:${this.name}:${index.name}`);
+    const db = this.#host.writer;
+    if (replace) db.exec(`DROP INDEX IF EXISTS ${name}`);
+    db.exec(`CREATE INDEX ${name} ON ${this.rows} (${columns.join(', ')})`);
+  }
+
+  /** `INSERT` of a document with its columns, each computed by SQL from the encoded document. */
+  #insertSql(): string {
+    const paths = [...this.#columns];
+    const names = paths.map((path) => `, ${columnName(path)}`).join('');
+    const values = paths.map((path) => `, json_extract(?2, ${jsonPath(path)})`).join('');
+    return `INSERT INTO ${this.rows} (id, doc${names}) VALUES (?1, ?2${values})`;
   }
 
   // --- writes (writer connection, inside the store's batch) ---------------------------------------
@@ -292,9 +382,8 @@ export class Table {
       let rid: number;
       try {
         rid = Number(
-          this.#host
-            .statement(db, `INSERT INTO ${this.rows} (id, doc) VALUES (?, ?)`)
-            .run(document._id, encodeDocument(document)).lastInsertRowid,
+          this.#host.statement(db, this.#insertSql()).run(document._id, encodeDocument(document))
+            .lastInsertRowid,
         );
       } catch (error) {
         if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
@@ -315,8 +404,14 @@ export class Table {
   replace(row: Row, next: Document): void {
     this.#host.atomically(() => {
       const db = this.#host.writer;
+      // Only the columns whose value changes: the others' indexes are left alone.
+      let assignments = '';
+      for (const path of this.#columns) {
+        if (columnText(row.doc, path) === columnText(next, path)) continue;
+        assignments += `, ${columnName(path)} = json_extract(?1, ${jsonPath(path)})`;
+      }
       this.#host
-        .statement(db, `UPDATE ${this.rows} SET doc = ? WHERE rid = ?`)
+        .statement(db, `UPDATE ${this.rows} SET doc = ?1${assignments} WHERE rid = ?2`)
         .run(encodeDocument(next), row.rid);
       for (const index of this.indexes) {
         if (index.unique) this.#addUniqueKeys(index, row.rid, next, row.doc);
@@ -437,13 +532,8 @@ export class Table {
       }
       // Over a field that already held arrays, the index starts with its element table.
       this.#addElementTables();
-      const expressions = Object.keys(index.keys).map((path) => this.field(path)?.expr);
-      if (expressions.every((expression) => expression !== undefined)) {
-        const columns = expressions.includes('id') ? expressions : [...expressions, 'id'];
-        db.exec(
-          `CREATE INDEX ${quote(`i:${this.name}:${index.name}`)} ON ${this.rows} (${columns.join(', ')})`,
-        );
-      }
+      this.#addColumns(this.#missingColumns());
+      this.#createSqlIndex(index, false);
       this.#saveCatalog();
     });
   }
@@ -484,7 +574,7 @@ export class Table {
     const limit = options.limit ? options.limit : undefined;
     const sort =
       options.sort && Object.keys(options.sort).length > 0 ? withTieBreak(options.sort) : undefined;
-    const order = sort ? this.#orderSql(sort) : null;
+    const order = sort ? this.#orderSql(sort, db) : null;
     const where = condition.sql === null ? '' : ` WHERE ${condition.sql}`;
     if (!sort || order) {
       const orderBy = order ? ` ORDER BY ${order}` : '';
@@ -548,10 +638,10 @@ export class Table {
   }
 
   /** The SQL order of a sort whose every field SQL orders as MongoDB does, else null. */
-  #orderSql(sort: SortSpec): string | null {
+  #orderSql(sort: SortSpec, db: Db): string | null {
     const terms: string[] = [];
     for (const [path, direction] of Object.entries(sort)) {
-      const field = this.field(path);
+      const field = this.field(path, db);
       if (!field || field.exact === undefined) return null;
       terms.push(`${field.expr} ${direction === -1 ? 'DESC' : 'ASC'}`);
     }
@@ -563,7 +653,7 @@ export class Table {
     if (!this.#created || index.expireAfterSeconds === undefined) return;
     const [path] = Object.keys(index.keys);
     const cutoff = now - index.expireAfterSeconds * 1000;
-    const field = this.field(path);
+    const field = this.field(path, db);
     if (field && field.exact === DATE_TYPE) {
       // An indexed range: the field holds Dates only, which sort in SQL as in time.
       const statement = this.#host.statement(
