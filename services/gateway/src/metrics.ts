@@ -1,9 +1,14 @@
-import { timingSafeEqual } from 'node:crypto';
-import { createHttpApp, type Logger, unauthorized } from '@lead-capture/kit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
+import {
+  buildMetricsApp as buildRegistryMetricsApp,
+  createMetricsRegistry,
+  type Logger,
+  METRICS_PATH,
+  serveMetrics,
+} from '@lead-capture/kit';
+import type { FastifyInstance } from 'fastify';
+import { Counter, type Registry } from 'prom-client';
 
-export const METRICS_PATH = '/metrics';
+export { METRICS_PATH };
 
 export interface GatewayMetrics {
   registry: Registry;
@@ -17,8 +22,7 @@ export interface GatewayMetrics {
 
 /** One registry per gateway app (tests build several in one process). */
 export function createGatewayMetrics(): GatewayMetrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  const registry = createMetricsRegistry();
   return {
     registry,
     httpRequests: new Counter({
@@ -52,25 +56,6 @@ export interface MetricsAccess {
   servedByApi: boolean;
 }
 
-function bearerMatches(request: FastifyRequest, token: string): boolean {
-  const header = request.headers.authorization;
-  if (typeof header !== 'string' || !header.startsWith('Bearer ')) return false;
-  const given = Buffer.from(header.slice('Bearer '.length));
-  const expected = Buffer.from(token);
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
-
-function serveMetrics(app: FastifyInstance, metrics: GatewayMetrics, token: string | undefined): void {
-  app.get(METRICS_PATH, { schema: { hide: true } }, async (request, reply) => {
-    if (token !== undefined && !bearerMatches(request, token)) {
-      void reply.header('www-authenticate', 'Bearer realm="metrics"');
-      throw unauthorized('A valid metrics token is required');
-    }
-    void reply.header('content-type', metrics.registry.contentType);
-    return metrics.registry.metrics();
-  });
-}
-
 /**
  * Counts every response and, when `access.servedByApi`, serves GET /metrics (Prometheus text
  * format) behind the metrics token.
@@ -83,7 +68,7 @@ export function registerMetrics(app: FastifyInstance, metrics: GatewayMetrics, a
       status: String(reply.statusCode),
     });
   });
-  if (access.servedByApi) serveMetrics(app, metrics, access.token);
+  if (access.servedByApi) serveMetrics(app, metrics.registry, access.token);
 }
 
 /**
@@ -95,7 +80,9 @@ export function buildMetricsApp(options: {
   token?: string;
   logger: Logger;
 }): FastifyInstance {
-  const app = createHttpApp({ logger: options.logger });
-  serveMetrics(app, options.metrics, options.token);
-  return app;
+  return buildRegistryMetricsApp({
+    registry: options.metrics.registry,
+    token: options.token,
+    logger: options.logger,
+  });
 }

@@ -1,20 +1,24 @@
 import { hostname } from 'node:os';
 import type { EventEnvelope } from '@lead-capture/contracts';
 import { assertPublishable, buildEnvelope } from '../envelope.js';
+import { DeliveryReporter } from '../observe.js';
 import type {
   BusLogger,
+  BusObserver,
   DeadLetter,
   EventHandler,
   EventValidator,
   GroupDeclaration,
   MessageBus,
   PublishOptions,
+  QueueStats,
   SubscribeOptions,
   Subscription,
 } from '../types.js';
 import { RabbitDeadLetters } from './dead-letters.js';
 import { RabbitDelivery, RabbitSubscription } from './delivery.js';
 import { type RabbitNames, rabbitNames } from './names.js';
+import { RabbitQueueStats } from './queue-stats.js';
 import { RabbitSession, type ReconnectOptions } from './session.js';
 import { RabbitTopology } from './topology.js';
 
@@ -39,6 +43,8 @@ export interface RabbitBusOptions {
   connectionName?: string;
   /** Durable groups whose queues and bindings are declared on every connect (contracts' CONSUMER_GROUPS). */
   declareGroups?: readonly GroupDeclaration[];
+  /** Told how every delivery of a durable group went (metrics). */
+  observer?: BusObserver;
 }
 
 /**
@@ -65,6 +71,7 @@ class RabbitBus implements MessageBus {
   private readonly session: RabbitSession;
   private readonly delivery: RabbitDelivery;
   private readonly deadLetters: RabbitDeadLetters;
+  private readonly queues: RabbitQueueStats;
   private readonly subscriptions = new Set<RabbitSubscription>();
   private state: State = 'running';
   private closing: Promise<void> | null = null;
@@ -96,6 +103,12 @@ class RabbitBus implements MessageBus {
       session: this.session,
       logger: options.logger,
       validate: options.validate,
+      reporter: new DeliveryReporter(options.observer, options.logger),
+    });
+    this.queues = new RabbitQueueStats({
+      names: this.names,
+      session: this.session,
+      timeoutMs: publishTimeoutMs,
     });
     this.deadLetters = new RabbitDeadLetters({
       names: this.names,
@@ -179,6 +192,11 @@ class RabbitBus implements MessageBus {
 
   ping(): Promise<void> {
     return this.session.ping(this.names.exchange);
+  }
+
+  queueStats(groups: readonly string[]): Promise<QueueStats[]> {
+    this.assertOpen();
+    return this.queues.check(groups);
   }
 
   close(): Promise<void> {

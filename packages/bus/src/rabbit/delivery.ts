@@ -1,5 +1,6 @@
 import type { Channel, ConsumeMessage } from 'amqplib';
 import { checkedSubscription, errorMessage, parseMessage, type RetryPolicy, truncate } from '../envelope.js';
+import type { DeliveryReporter } from '../observe.js';
 import type { BusLogger, EventHandler, EventValidator, SubscribeOptions } from '../types.js';
 import { copyProperties, publisherHeaders } from './copies.js';
 import { HEADERS, type RabbitNames } from './names.js';
@@ -66,6 +67,7 @@ export interface DeliveryOptions {
   session: RabbitSession;
   logger: BusLogger;
   validate?: EventValidator;
+  reporter: DeliveryReporter;
 }
 
 const NOOP = () => {};
@@ -175,11 +177,13 @@ export class RabbitDelivery {
         broadcast ? 'Dropping an unreadable broadcast message' : 'Dead-lettering an unreadable message',
       );
       if (broadcast) return this.reject(consumer, message);
+      this.options.reporter.unreadable(group, attempt);
       return this.settleAfterCopy(consumer, message, () =>
         this.sendDeadLetter(group, message, parsed.problem, attempt),
       );
     }
     const { envelope } = parsed;
+    const settled = broadcast ? NOOP : this.options.reporter.started(group, envelope, attempt);
     try {
       await subscription.handler(envelope, { attempt, group, redelivered: message.fields.redelivered });
     } catch (error) {
@@ -191,12 +195,14 @@ export class RabbitDelivery {
       }
       if (attempt >= subscription.policy.maxAttempts) {
         this.logger.error(log, 'Handler failed on its last attempt; dead-lettering the event');
+        settled('dead-lettered');
         return this.settleAfterCopy(consumer, message, () =>
           this.sendDeadLetter(group, message, reason, attempt),
         );
       }
       const delayMs = subscription.policy.retryDelayMs(attempt);
       this.logger.warn({ ...log, retryInMs: delayMs }, 'Handler failed; retrying later');
+      settled('retried');
       return this.settleAfterCopy(consumer, message, () =>
         this.options.session.send('', this.options.names.retryQueue(group, delayMs), message.content, {
           ...copyProperties(message),
@@ -208,6 +214,7 @@ export class RabbitDelivery {
         }),
       );
     }
+    settled('handled');
     this.ack(consumer, message);
   }
 
