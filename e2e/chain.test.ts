@@ -1,3 +1,4 @@
+import { waitFor } from '@lead-capture/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   ADMIN,
@@ -18,7 +19,6 @@ import {
   type RabbitVhost,
   requireRabbitVhosts,
 } from './support/rabbit-vhost.js';
-import { eventually } from './support/wait.js';
 
 const rabbit = await requireRabbitVhosts();
 
@@ -113,17 +113,14 @@ describe.runIf(rabbit)(
     /** Polls until every lead with the tag was scored (the list shows its qualification). */
     async function allScored(tag: string, count: number): Promise<ListedLead[]> {
       let seen: ListedLead[] = [];
-      return eventually(
+      return waitFor(
+        `${count} leads with "${tag}" to be scored`,
         async () => {
           seen = await api.searchLeads(tag);
           return seen.length >= count && seen.every((lead) => lead.qualification !== null) ? seen : undefined;
         },
-        {
-          what: `${count} leads with "${tag}" to be scored`,
-          timeoutMs: CHAIN_WITHIN_MS,
-          describe: () =>
-            `${seen.filter((lead) => lead.qualification !== null).length} of ${seen.length} scored`,
-        },
+        CHAIN_WITHIN_MS,
+        () => `${seen.filter((lead) => lead.qualification !== null).length} of ${seen.length} scored`,
       );
     }
 

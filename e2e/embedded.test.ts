@@ -2,14 +2,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ADMIN, Api, PROCESSED_WITHIN_MS, postBurst, postWebhook, runTag } from './support/api.js';
-import { expectChainInOrder, expectEachListedOnce } from './support/assertions.js';
+import { ServiceProcess } from '../scripts/distributed/service-process.js';
+import { ADMIN, Api, postBurst, runTag } from './support/api.js';
+import { expectEachListedOnce } from './support/assertions.js';
 import { freePorts } from './support/ports.js';
-import { ServiceProcess } from './support/service-process.js';
-import { eventually } from './support/wait.js';
 
 const BURST = 30;
 
+/**
+ * What only the embedded runtime goes through: its one process SIGKILLed and restarted on the same
+ * data folder. The API contract itself (the same for both runtimes) is api.test.ts.
+ */
 describe('the embedded runtime: every service in one process, on its data folder alone', () => {
   let dataDir: string;
   let runtime: ServiceProcess | undefined;
@@ -52,50 +55,6 @@ describe('the embedded runtime: every service in one process, on its data folder
     if (!runtime) throw new Error('The embedded runtime did not start');
     return runtime;
   }
-
-  it('takes webhook leads on both paths, JSON and form, to the list, and through every stage of the chain', async () => {
-    const tag = runTag('embedded');
-    const source = await api.createSource(`Landing page ${tag}`);
-    expect(source.webhookUrl).toBe(`${running().url}/api/webhooks/inbound/${source.webhookToken}`);
-
-    const deliveries = await Promise.all([
-      postWebhook(running().url, new URL(source.webhookUrl).pathname, {
-        email: ` Marie.${tag}@Example.com`,
-        firstName: 'Marie',
-      }),
-      postWebhook(
-        running().url,
-        `/api/webhooks/${source.webhookToken}`,
-        { email: `pierre.${tag}@example.com`, firstName: 'Pierre' },
-        'form',
-      ),
-    ]);
-    for (const delivery of deliveries) expect(delivery).toEqual({ status: 200, body: { success: true } });
-
-    const listed = await api.leadsListed(tag, 2);
-    expect(listed.map((lead) => lead.email).sort()).toEqual([
-      `marie.${tag}@example.com`,
-      `pierre.${tag}@example.com`,
-    ]);
-    for (const lead of listed)
-      expect(lead.source).toEqual({ id: source.id, name: source.name, deleted: false });
-
-    const pipeline = await api.defaultPipeline();
-    const firstStage = [...pipeline.stages].sort((a, b) => a.order - b.order)[0];
-    const detail = await eventually(
-      async () => {
-        const current = await api.leadDetail(listed[0]?.id ?? '');
-        return current.stage ? current : undefined;
-      },
-      { what: 'the lead to be placed in the default pipeline', timeoutMs: PROCESSED_WITHIN_MS },
-    );
-    expect(detail).toMatchObject({
-      pipeline: { id: pipeline.id, name: pipeline.name },
-      stage: { id: firstStage?.id, name: firstStage?.name },
-    });
-    // The workers run in the same process: the lead passes every stage (enrolled in nothing here).
-    expectChainInOrder(await api.timelineShows(detail.id, 'enrolled'));
-  });
 
   it('loses and doubles no lead when the process is SIGKILLed right after a burst of 200s', async () => {
     const source = await api.createSource('Embedded crash');

@@ -14,8 +14,10 @@
  *                 and enrolled; peak RSS of the process meanwhile (VmRSS every 250 ms)
  *   4. list       p50/p95 of the lead list and search at that size (50 sequential requests each
  *                 after 5 of warm-up); then the idle RSS
- *   5. distributed the nine processes of e2e/support/distributed-stack.ts on a RabbitMQ vhost of
- *                 their own (needs RabbitMQ on 127.0.0.1:5672 and `rabbitmqctl`): webhook + drain
+ *   5. distributed every process of `pnpm start:distributed` (the gateway and each service, the
+ *                 build's JavaScript run by plain node) on a RabbitMQ vhost of their own (needs
+ *                 RabbitMQ on 127.0.0.1:5672 and `rabbitmqctl`): the RSS of each process once
+ *                 started, webhook + drain, the RSS of each process after the drain
  *
  * The load generator (e2e/bench/load-generator.ts) and the echo are processes of their own, so no
  * server shares an event loop with the load. A phase that fails reports its error and the next one
@@ -31,6 +33,7 @@
  *   BENCH_DRAIN_TIMEOUT_S   longest wait for the webhook leads to be enrolled (300)
  *   BENCH_IMPORT_TIMEOUT_S  longest wait for the imported leads to be enrolled (600)
  *   BENCH_SKIP_DISTRIBUTED  1: skip the distributed mode
+ *   BENCH_ONLY_DISTRIBUTED  1: skip the embedded process (2-4): the echo, then the distributed mode
  * Quick check: `BENCH_DURATION_S=5 BENCH_IMPORT_ROWS=10000 pnpm bench e2e`.
  * Prints a table, then `BENCH_JSON {...}` as the last line.
  */
@@ -40,11 +43,12 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CSV_IMPORT_SOURCE } from '@lead-capture/contracts';
+import { ServiceProcess } from '../../scripts/distributed/service-process.js';
+import { SERVICES } from '../../scripts/distributed/stack.js';
 import { ADMIN } from '../support/api.js';
 import { DistributedStack } from '../support/distributed-stack.js';
 import { freePorts } from '../support/ports.js';
 import { createRabbitVhost, type RabbitVhost, requireRabbitVhosts } from '../support/rabbit-vhost.js';
-import { ServiceProcess } from '../support/service-process.js';
 import type { LoadResult } from './load-generator.js';
 import {
   BenchApi,
@@ -70,6 +74,7 @@ const IMPORT_ROWS = Math.floor(envNumber('BENCH_IMPORT_ROWS', 100_000));
 const DRAIN_TIMEOUT_S = envNumber('BENCH_DRAIN_TIMEOUT_S', 300);
 const IMPORT_TIMEOUT_S = envNumber('BENCH_IMPORT_TIMEOUT_S', 600);
 const SKIP_DISTRIBUTED = envFlag('BENCH_SKIP_DISTRIBUTED');
+const ONLY_DISTRIBUTED = envFlag('BENCH_ONLY_DISTRIBUTED');
 const LIST_RUNS = 50;
 const LIST_WARMUP = 5;
 const POLL_MS = 500;
@@ -309,13 +314,15 @@ cleanups.push(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-const embeddedStart = await phase('embedded start', async () => {
-  await runtime.start();
-  const pid = await findServicePid('services/embedded/src/main.ts', { name: 'DATA_DIR', value: dataDir });
-  const setup = await setUpChain(runtime.url, 'embedded');
-  embedded.startRssMb = round((await memoryOf(pid)).rssMb);
-  return { pid, setup };
-});
+const embeddedStart = ONLY_DISTRIBUTED
+  ? undefined
+  : await phase('embedded start', async () => {
+      await runtime.start();
+      const pid = await findServicePid('services/embedded/src/main.ts', { name: 'DATA_DIR', value: dataDir });
+      const setup = await setUpChain(runtime.url, 'embedded');
+      embedded.startRssMb = round((await memoryOf(pid)).rssMb);
+      return { pid, setup };
+    });
 
 if (embeddedStart) {
   const { pid, setup } = embeddedStart;
@@ -474,6 +481,56 @@ await phase('embedded stop', async () => {
 // ---------------------------------------------------------------------------------------------
 // 5. The distributed mode.
 
+/** The pid of each process of the stack by label: the node process of its build's entry, found by its DATA_DIR. */
+async function processPids(stack: DistributedStack): Promise<Map<string, number>> {
+  const pids = new Map<string, number>();
+  for (const member of stack.members()) {
+    const dataDir = member.spec.env.DATA_DIR;
+    if (!dataDir) throw new Error(`${member.spec.label} has no DATA_DIR`);
+    pids.set(
+      member.spec.label,
+      await findServicePid(member.spec.entry, { name: 'DATA_DIR', value: dataDir }),
+    );
+  }
+  return pids;
+}
+
+/**
+ * The "before" of the build: each process of the stack started once more, alone and in turn, from
+ * its TypeScript through the tsx loader (as every process ran before the build), on a data folder
+ * of its own; its RSS once ready, then it stops. Run after the drain, so no load is shared.
+ */
+async function tsxRssOnceStarted(stack: DistributedStack): Promise<{ total: number; byProcess: Json }> {
+  const byProcess: Record<string, number> = {};
+  for (const member of stack.members()) {
+    const entry = member.spec.entry.replace(/dist\/main\.js$/, 'src/main.ts');
+    const dataDir = await mkdtemp(join(tmpdir(), `bench-e2e-tsx-${member.spec.label}-`));
+    const twin = new ServiceProcess({
+      label: `${member.spec.label} (tsx)`,
+      entry,
+      port: (await freePorts(1))[0] ?? 0,
+      env: { ...member.spec.env, DATA_DIR: dataDir },
+    });
+    try {
+      await twin.start();
+      const pid = await findServicePid(entry, { name: 'DATA_DIR', value: dataDir });
+      byProcess[member.spec.label] = round((await memoryOf(pid)).rssMb);
+      await twin.stop();
+    } finally {
+      await twin.kill();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }
+  return { total: round(Object.values(byProcess).reduce((sum, mb) => sum + mb, 0)), byProcess };
+}
+
+/** VmRSS of each process in MB, by label, and their sum. */
+async function rssOf(pids: ReadonlyMap<string, number>): Promise<{ total: number; byProcess: Json }> {
+  const byProcess: Record<string, number> = {};
+  for (const [label, pid] of pids) byProcess[label] = round((await memoryOf(pid)).rssMb);
+  return { total: round(Object.values(byProcess).reduce((sum, mb) => sum + mb, 0)), byProcess };
+}
+
 if (SKIP_DISTRIBUTED) {
   results.distributed = { skipped: 'BENCH_SKIP_DISTRIBUTED' };
 } else {
@@ -490,22 +547,20 @@ if (SKIP_DISTRIBUTED) {
     });
     stack = await DistributedStack.start({
       amqpUrl: vhost.url,
-      processes: [
-        { label: 'source', service: 'source' },
-        { label: 'pipeline', service: 'pipeline' },
-        { label: 'intake', service: 'intake' },
-        { label: 'lead', service: 'lead' },
-        { label: 'enrichment', service: 'enrichment', env: { ENRICHMENT_MX_LOOKUP: 'false' } },
-        { label: 'scoring', service: 'scoring' },
-        { label: 'notification', service: 'notification' },
-        { label: 'sequence', service: 'sequence' },
-      ],
+      processes: SERVICES.map((service) => ({
+        label: service,
+        service,
+        env: service === 'enrichment' ? { ENRICHMENT_MX_LOOKUP: 'false' } : undefined,
+      })),
     });
     const running = stack;
     cleanups.push(() => running.kill());
     distributed.vhost = vhost.name;
-    distributed.processes = 9;
-    return { stack: running, setup: await setUpChain(running.url, 'distributed') };
+    distributed.processes = running.members().length;
+    const pids = await processPids(running);
+    const setup = await setUpChain(running.url, 'distributed');
+    distributed.rssAtStartMb = await rssOf(pids);
+    return { stack: running, setup, pids };
   });
   if (started) {
     await phase('distributed webhook + drain', async () => {
@@ -517,7 +572,11 @@ if (SKIP_DISTRIBUTED) {
       );
       distributed.webhook = webhook;
       distributed.drain = drain;
+      distributed.rssAfterDrainMb = await rssOf(started.pids);
       if (typeof drain.error === 'string') throw new Error(drain.error);
+    });
+    await phase('distributed RSS under tsx', async () => {
+      distributed.tsxRssAtStartMb = await tsxRssOnceStarted(started.stack);
     });
   }
   await phase('distributed stop', async () => {
@@ -583,6 +642,31 @@ for (const mode of ['embedded', 'distributed'] as const) {
       : `${rate.toLocaleString('en')} leads/s`,
     mode === 'embedded' ? '>= 1,000 leads/s' : '',
     mode === 'embedded' ? (rate ?? 0) >= TARGETS.chainRate : undefined,
+  );
+}
+for (const [key, when] of [
+  ['tsxRssAtStartMb', 'once started, before the build (tsx)'],
+  ['rssAtStartMb', 'once started, the build (node)'],
+  ['rssAfterDrainMb', 'after the drain, the build (node)'],
+] as const) {
+  const figures = at(['distributed', key]) as
+    | { total?: number; byProcess?: Record<string, number> }
+    | undefined;
+  if (!figures?.byProcess) {
+    if (key === 'tsxRssAtStartMb' && errors['distributed RSS under tsx'])
+      row(`distributed RSS ${when}`, errors['distributed RSS under tsx']);
+    continue;
+  }
+  const sizes = Object.values(figures.byProcess);
+  row(
+    `distributed RSS ${when}: total (${sizes.length} processes) | largest`,
+    `${show(figures.total, ' MB')} | ${show(Math.max(...sizes), ' MB')}`,
+  );
+  row(
+    `distributed RSS ${when}, per process (MB)`,
+    Object.entries(figures.byProcess)
+      .map(([label, mb]) => `${label} ${mb}`)
+      .join(', '),
   );
 }
 if (at(['embedded', 'import']) !== undefined) {

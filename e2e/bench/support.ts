@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { REPO_ROOT } from '../support/service-process.js';
+import { REPO_ROOT } from '../../scripts/distributed/service-process.js';
 import type { LoadResult, LoadSpec } from './load-generator.js';
 
 /** Progress goes to stderr (the bench runner passes it through live); results go to stdout. */

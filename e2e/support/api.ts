@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { eventually } from './wait.js';
+import { waitFor } from '@lead-capture/testing';
 
 /** The first admin every test runtime creates; the password is a fixed test value. */
 export const ADMIN = { email: 'e2e-admin@example.com', password: 'e2e-admin-password' } as const;
@@ -112,6 +112,11 @@ export class Api {
     return { status: response.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
   }
 
+  /** The signed-in user's Authorization header, for a request whose answer's headers matter. */
+  authorization(): { authorization: string } {
+    return { authorization: `Bearer ${this.accessToken}` };
+  }
+
   get<T>(path: string): Promise<ApiResponse<T>> {
     return this.request<T>('GET', path);
   }
@@ -132,28 +137,30 @@ export class Api {
     return pipeline;
   }
 
-  /** The leads whose name, e-mail or company contains `text` (at most 100: enough for a test). */
+  /** Every lead whose name, e-mail or company contains `text`, page by page (100 a page). */
   async searchLeads(text: string): Promise<ListedLead[]> {
-    const { status, body } = await this.get<{ data: ListedLead[] }>(
-      `/api/leads?search=${encodeURIComponent(text)}&limit=100`,
-    );
-    if (status !== 200) throw new Error(`Listing leads: ${status} ${JSON.stringify(body)}`);
-    return body.data;
+    const leads: ListedLead[] = [];
+    for (let page = 1; ; page++) {
+      const { status, body } = await this.get<{ data: ListedLead[]; pagination: { pages: number } }>(
+        `/api/leads?search=${encodeURIComponent(text)}&limit=100&page=${page}`,
+      );
+      if (status !== 200) throw new Error(`Listing leads: ${status} ${JSON.stringify(body)}`);
+      leads.push(...body.data);
+      if (page >= body.pagination.pages) return leads;
+    }
   }
 
   /** Polls the list until at least `count` leads contain `text`; they arrive by events. */
-  async leadsListed(text: string, count: number): Promise<ListedLead[]> {
+  async leadsListed(text: string, count: number, timeoutMs = PROCESSED_WITHIN_MS): Promise<ListedLead[]> {
     let seen: ListedLead[] = [];
-    return eventually(
+    return waitFor(
+      `${count} leads with "${text}" to be listed`,
       async () => {
         seen = await this.searchLeads(text);
         return seen.length >= count ? seen : undefined;
       },
-      {
-        what: `${count} leads with "${text}" to be listed`,
-        timeoutMs: PROCESSED_WITHIN_MS,
-        describe: () => JSON.stringify(seen.map((lead) => lead.email)),
-      },
+      timeoutMs,
+      () => JSON.stringify(seen.map((lead) => lead.email)),
     );
   }
 
@@ -167,9 +174,14 @@ export class Api {
    * Polls the intake's log of the source until `count` submissions have become leads (outcome
    * `lead_created`, reported back by lead.captured): the chain's first step is settled for them.
    */
-  async submissionsBecameLeads(sourceId: string, count: number): Promise<Submission[]> {
+  async submissionsBecameLeads(
+    sourceId: string,
+    count: number,
+    timeoutMs = PROCESSED_WITHIN_MS,
+  ): Promise<Submission[]> {
     let total = 0;
-    return eventually(
+    return waitFor(
+      `${count} submissions of source ${sourceId} to become leads`,
       async () => {
         const { status, body } = await this.get<{ data: Submission[]; pagination: { total: number } }>(
           `/api/sources/${sourceId}/submissions?outcome=lead_created&limit=100`,
@@ -178,18 +190,20 @@ export class Api {
         total = body.pagination.total;
         return total >= count ? body.data : undefined;
       },
-      {
-        what: `${count} submissions of source ${sourceId} to become leads`,
-        timeoutMs: PROCESSED_WITHIN_MS,
-        describe: () => `${total} did`,
-      },
+      timeoutMs,
+      () => `${total} did`,
     );
   }
 
   /** Polls the lead's timeline until it holds an entry of the type (entries follow the listing). */
-  async timelineShows(leadId: string, type: string): Promise<TimelineEntry[]> {
+  async timelineShows(
+    leadId: string,
+    type: string,
+    timeoutMs = PROCESSED_WITHIN_MS,
+  ): Promise<TimelineEntry[]> {
     let seen: TimelineEntry[] = [];
-    return eventually(
+    return waitFor(
+      `a "${type}" entry in the timeline of lead ${leadId}`,
       async () => {
         const { status, body } = await this.get<{ data: TimelineEntry[] }>(`/api/leads/${leadId}/events`);
         if (status !== 200)
@@ -197,11 +211,8 @@ export class Api {
         seen = body.data;
         return seen.some((entry) => entry.type === type) ? seen : undefined;
       },
-      {
-        what: `a "${type}" entry in the timeline of lead ${leadId}`,
-        timeoutMs: PROCESSED_WITHIN_MS,
-        describe: () => JSON.stringify(seen.map((entry) => entry.type)),
-      },
+      timeoutMs,
+      () => JSON.stringify(seen.map((entry) => entry.type)),
     );
   }
 }

@@ -16,16 +16,18 @@ export function expectChainInOrder(newestFirst: readonly TimelineEntry[]): void 
 /**
  * The promise of a 200: every accepted e-mail ends up listed exactly once (no lead lost, none
  * doubled), and nothing else carries the tag. Waits until the intake reports every accepted
- * submission of the source as a lead, so the list is read once the capture has settled.
+ * submission of the source as a lead, so the list is read once the capture has settled (within
+ * `timeoutMs`, default PROCESSED_WITHIN_MS: longer after an outage, while the relay catches up).
  */
 export async function expectEachListedOnce(
   api: Api,
   sourceId: string,
   tag: string,
   accepted: readonly string[],
+  timeoutMs?: number,
 ): Promise<void> {
-  await api.submissionsBecameLeads(sourceId, accepted.length);
-  await api.leadsListed(tag, accepted.length);
+  await api.submissionsBecameLeads(sourceId, accepted.length, timeoutMs);
+  await api.leadsListed(tag, accepted.length, timeoutMs);
   const counts = countByEmail(await api.searchLeads(tag));
   expect([...counts.keys()].sort()).toEqual([...accepted].sort());
   expect([...counts.entries()].filter(([, count]) => count !== 1)).toEqual([]);

@@ -1,7 +1,7 @@
 import { createRabbitBus, type EventEnvelope, type MessageBus } from '@lead-capture/bus';
 import { validateEvent } from '@lead-capture/contracts';
 import { createLogger } from '@lead-capture/kit';
-import { eventually } from './wait.js';
+import { waitFor } from '@lead-capture/testing';
 
 export type EventFilter = (event: EventEnvelope) => boolean;
 
@@ -50,11 +50,12 @@ export class EventObserver {
     matches: EventFilter,
     options: { what: string; timeoutMs: number },
   ): Promise<void> {
-    await eventually(async () => (this.seen(matches).length >= count ? true : undefined), {
-      ...options,
-      intervalMs: 5,
-      describe: () => `${this.seen(matches).length} seen`,
-    });
+    await waitFor(
+      options.what,
+      () => this.seen(matches).length >= count,
+      options.timeoutMs,
+      () => `${this.seen(matches).length} seen`,
+    );
   }
 
   close(): Promise<void> {

@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { AMQP_URL, isCI, requireService, uniquePrefix } from '@lead-capture/testing';
-import { eventually } from './wait.js';
+import { AMQP_URL, isCI, requireService, uniquePrefix, waitFor } from '@lead-capture/testing';
 
 const run = promisify(execFile);
 const RABBITMQCTL = 'rabbitmqctl';
@@ -96,7 +95,8 @@ export async function queuesDrained(
   timeoutMs = 15_000,
 ): Promise<void> {
   let last: Record<string, QueueStats> = {};
-  await eventually(
+  await waitFor(
+    `${queues.join(', ')} to drain`,
     async () => {
       const stats = await Promise.all(queues.map((queue) => vhost.queueStats(queue)));
       last = Object.fromEntries(queues.map((queue, i) => [queue, stats[i] as QueueStats]));
@@ -104,6 +104,22 @@ export async function queuesDrained(
         ? true
         : undefined;
     },
-    { what: `${queues.join(', ')} to drain`, timeoutMs, describe: () => JSON.stringify(last) },
+    timeoutMs,
+    () => JSON.stringify(last),
   );
+}
+
+/**
+ * Stops the RabbitMQ application of the node (`rabbitmqctl stop_app`: every connection of every
+ * vhost drops and new ones are refused), runs `whileStopped`, and starts it again
+ * (`start_app`, then `await_startup`) whatever happened: the shared broker is always left running.
+ */
+export async function withBrokerStopped<T>(whileStopped: () => Promise<T>): Promise<T> {
+  try {
+    await run(RABBITMQCTL, ['stop_app']);
+    return await whileStopped();
+  } finally {
+    await run(RABBITMQCTL, ['start_app']);
+    await run(RABBITMQCTL, ['await_startup']);
+  }
 }

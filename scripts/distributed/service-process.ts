@@ -2,9 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { BUILD_NODE_ARGS, REPO_ROOT } from '../build/workspace-build.js';
 
-export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export { REPO_ROOT };
 
 const START_TIMEOUT_MS = 45_000;
 /** Longer than the services' own SHUTDOWN_TIMEOUT_MS (10 s by default). */
@@ -16,11 +16,18 @@ const LOG_LIMIT_CHARS = 200_000;
 export interface ProcessSpec {
   /** Names the process in logs and errors: `intake`, `scoring-b`. */
   label: string;
-  /** The entry point, relative to the repository root: `services/intake/src/main.ts`. */
+  /**
+   * The entry point, relative to the repository root: the build's `services/intake/dist/main.js`
+   * (run by plain node), or `services/intake/src/main.ts` (run through the tsx loader).
+   */
   entry: string;
   port: number;
+  /** Interface to listen on; default 127.0.0.1. */
+  host?: string;
   /** Everything the process reads beside PATH, HOME, HOST and PORT: nothing is inherited. */
   env: Readonly<Record<string, string>>;
+  /** Called with every complete line the process writes (stdout and stderr), as it writes it. */
+  onLine?: (line: string) => void;
 }
 
 export interface ExitStatus {
@@ -34,9 +41,15 @@ process.once('exit', () => {
   for (const group of liveGroups) signalGroup(group, 'SIGKILL');
 });
 
+/** How node runs an entry: compiled JavaScript with the build condition, TypeScript through tsx. */
+export function nodeArgs(entry: string): string[] {
+  return entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [...BUILD_NODE_ARGS, entry];
+}
+
 /**
- * One service process: `node --import tsx <entry>`, in a process group of its own because tsx's
- * loader runs an esbuild service as a child: a crash is SIGKILL to the whole group, and a restart
+ * One service process: `node --conditions=lead-capture-build <entry>.js` (the build), or
+ * `node --import tsx <entry>.ts`, in a process group of its own because tsx's loader runs an
+ * esbuild service as a child: a crash is SIGKILL to the whole group, and a restart
  * waits until all of it is gone (the data directory's lock). Not the `tsx` CLI: it relays SIGTERM
  * to its node child and, when the child does not acknowledge within 30 ms (a busy event loop),
  * SIGKILLs it and exits 143, which would make a graceful stop a matter of luck. The process can be
@@ -47,6 +60,7 @@ export class ServiceProcess {
   #child: ChildProcess | undefined;
   #exited: Promise<ExitStatus> | undefined;
   #output = '';
+  #partialLine = '';
 
   constructor(readonly spec: ProcessSpec) {
     this.url = `http://127.0.0.1:${spec.port}`;
@@ -65,7 +79,7 @@ export class ServiceProcess {
   async start(): Promise<void> {
     if (this.#child) throw new Error(`${this.spec.label} is already running`);
     this.#append(`--- ${this.spec.label}: starting ${this.spec.entry} on port ${this.spec.port}\n`);
-    const child = spawn(process.execPath, ['--import', 'tsx', this.spec.entry], {
+    const child = spawn(process.execPath, nodeArgs(this.spec.entry), {
       cwd: REPO_ROOT,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -73,7 +87,7 @@ export class ServiceProcess {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '',
         ...this.spec.env,
-        HOST: '127.0.0.1',
+        HOST: this.spec.host ?? '127.0.0.1',
         PORT: String(this.spec.port),
       },
     });
@@ -93,6 +107,11 @@ export class ServiceProcess {
       await this.kill();
       throw error;
     }
+  }
+
+  /** Resolves with how the running process exits (on its own or stopped); undefined when none runs. */
+  exited(): Promise<ExitStatus> | undefined {
+    return this.#exited;
   }
 
   /**
@@ -171,6 +190,11 @@ export class ServiceProcess {
   }
 
   #append(text: string): void {
+    if (this.spec.onLine) {
+      const lines = (this.#partialLine + text).split('\n');
+      this.#partialLine = lines.pop() ?? '';
+      for (const line of lines) this.spec.onLine(line);
+    }
     this.#output += text;
     if (this.#output.length > LOG_LIMIT_CHARS) this.#output = this.#output.slice(-LOG_LIMIT_CHARS);
   }
