@@ -1,0 +1,147 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { errorMessage } from '../api/client.js';
+
+/** Loads with `load` now and whenever `deps` change; `reload` for after a change or a stream event. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [loading, setLoading] = useState(true);
+  const generation = useRef(0);
+  // The caller names what the load depends on (`deps`), as with useEffect.
+  const reload = useCallback(async () => {
+    const mine = ++generation.current;
+    setLoading(true);
+    try {
+      const value = await load();
+      if (mine !== generation.current) return;
+      setData(value);
+      setError(undefined);
+    } catch (caught) {
+      if (mine === generation.current) setError(errorMessage(caught));
+    } finally {
+      if (mine === generation.current) setLoading(false);
+    }
+  }, deps);
+  useEffect(() => {
+    void reload();
+  }, [reload]);
+  return { data, error, loading, reload, setData };
+}
+
+/** `action` at most once per `intervalMs`: the first call at once, later ones folded into one. */
+export function useThrottled(action: () => void, intervalMs: number): () => void {
+  const last = useRef(0);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const latest = useRef(action);
+  latest.current = action;
+  useEffect(() => () => clearTimeout(timer.current), []);
+  return useCallback(() => {
+    if (timer.current) return;
+    const wait = Math.max(0, last.current + intervalMs - Date.now());
+    timer.current = setTimeout(() => {
+      timer.current = undefined;
+      last.current = Date.now();
+      latest.current();
+    }, wait);
+  }, [intervalMs]);
+}
+
+/** Runs an action, keeping its pending state and error message for the form that started it. */
+export function useAction() {
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const run = useCallback(async (action: () => Promise<unknown>): Promise<boolean> => {
+    setPending(true);
+    setError(undefined);
+    try {
+      await action();
+      return true;
+    } catch (caught) {
+      setError(errorMessage(caught));
+      return false;
+    } finally {
+      setPending(false);
+    }
+  }, []);
+  return { pending, error, run, setError };
+}
+
+export function ErrorMessage({ error }: { error: string | undefined }) {
+  if (!error) return null;
+  return (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  );
+}
+
+export function Status({ children }: { children: ComponentChildren }) {
+  return (
+    <p class="muted" role="status">
+      {children}
+    </p>
+  );
+}
+
+/**
+ * A side panel on the native <dialog>: focus moves into it and is kept there, Escape closes it, and
+ * the page behind is inert for screen readers and the keyboard.
+ */
+export function Drawer(props: { title: string; onClose: () => void; children: ComponentChildren }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog && !dialog.open) dialog.showModal();
+  }, []);
+  return (
+    <dialog
+      ref={ref}
+      class="drawer"
+      aria-label={props.title}
+      onClose={props.onClose}
+      onCancel={(event) => {
+        event.preventDefault();
+        props.onClose();
+      }}
+    >
+      <header class="drawer-header">
+        <h2>{props.title}</h2>
+        <button type="button" class="ghost" onClick={props.onClose} aria-label="Close">
+          ✕
+        </button>
+      </header>
+      <div class="drawer-body">{props.children}</div>
+    </dialog>
+  );
+}
+
+/** Copies text to the clipboard and says so (for screen readers too). */
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      onClick={async () => {
+        await navigator.clipboard?.writeText(text).catch(() => undefined);
+        setCopied(true);
+        setTimeout(() => setCopied(false), 2000);
+      }}
+    >
+      {copied ? 'Copied' : label}
+      <span class="visually-hidden" aria-live="polite">
+        {copied ? ' copied to the clipboard' : ''}
+      </span>
+    </button>
+  );
+}
+
+export function formatDate(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}
+
+export function fullName(lead: { firstName: string | null; lastName: string | null }): string {
+  return [lead.firstName, lead.lastName].filter(Boolean).join(' ') || '(no name)';
+}

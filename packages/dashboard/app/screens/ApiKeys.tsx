@@ -1,0 +1,139 @@
+import { useState } from 'preact/hooks';
+import { api, unwrap } from '../api/client.js';
+import { CopyButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
+
+export function ApiKeys() {
+  const keys = useLoad(async () => unwrap(await api.GET('/api/api-keys')), []);
+  const [label, setLabel] = useState('');
+  const [scope, setScope] = useState<'read' | 'full'>('read');
+  const [expiresOn, setExpiresOn] = useState('');
+  const [created, setCreated] = useState<string | undefined>(undefined);
+  const action = useAction();
+
+  return (
+    <section aria-labelledby="keys-title">
+      <h1 id="keys-title">API keys</h1>
+      <form
+        class="inline"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void action.run(async () => {
+            const key = unwrap(
+              await api.POST('/api/api-keys', {
+                body: {
+                  label: label.trim(),
+                  scope,
+                  ...(expiresOn ? { expiresAt: new Date(`${expiresOn}T23:59:59`).toISOString() } : {}),
+                },
+              }),
+            );
+            setCreated(key.key);
+            setLabel('');
+            await keys.reload();
+          });
+        }}
+      >
+        <label>
+          Label
+          <input
+            type="text"
+            required
+            maxLength={100}
+            value={label}
+            onInput={(e) => setLabel(e.currentTarget.value)}
+          />
+        </label>
+        <label>
+          Scope
+          <select value={scope} onChange={(e) => setScope(e.currentTarget.value as 'read' | 'full')}>
+            <option value="read">read</option>
+            <option value="full">full</option>
+          </select>
+        </label>
+        <label>
+          Expires (optional)
+          <input type="date" value={expiresOn} onInput={(e) => setExpiresOn(e.currentTarget.value)} />
+        </label>
+        <button type="submit" class="primary" disabled={action.pending}>
+          Generate key
+        </button>
+      </form>
+      {created && (
+        <div class="notice" role="alert">
+          <p>The new key, shown this once only: copy it now.</p>
+          <input type="text" readOnly class="mono" value={created} aria-label="New API key" />
+          <CopyButton text={created} label="Copy key" />
+          <button type="button" class="ghost" onClick={() => setCreated(undefined)}>
+            Done
+          </button>
+        </div>
+      )}
+      <ErrorMessage error={action.error ?? keys.error} />
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Label</th>
+              <th scope="col">Key</th>
+              <th scope="col">Scope</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Active</th>
+              <th scope="col">
+                <span class="visually-hidden">Delete</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {(keys.data ?? []).map((key) => (
+              <tr key={key.id}>
+                <td>{key.label}</td>
+                <td class="mono">{key.prefix}…</td>
+                <td>{key.scope}</td>
+                <td>{formatDate(key.expiresAt)}</td>
+                <td>{formatDate(key.lastUsedAt)}</td>
+                <td>
+                  <input
+                    type="checkbox"
+                    checked={key.active}
+                    aria-label={`${key.label} active`}
+                    onChange={(event) => {
+                      const active = event.currentTarget.checked;
+                      void action.run(async () => {
+                        unwrap(
+                          await api.PATCH('/api/api-keys/{id}', {
+                            params: { path: { id: key.id } },
+                            body: { active },
+                          }),
+                        );
+                        await keys.reload();
+                      });
+                    }}
+                  />
+                </td>
+                <td>
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() => {
+                      if (!confirm(`Delete the key ${key.label} permanently?`)) return;
+                      void action.run(async () => {
+                        const result = await api.DELETE('/api/api-keys/{id}', {
+                          params: { path: { id: key.id } },
+                        });
+                        if (!result.response.ok) unwrap(result);
+                        await keys.reload();
+                      });
+                    }}
+                  >
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}

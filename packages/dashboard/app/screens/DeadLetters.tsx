@@ -1,0 +1,107 @@
+import { useState } from 'preact/hooks';
+import { api, unwrap } from '../api/client.js';
+import { ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
+
+export function DeadLetters() {
+  const groups = useLoad(async () => unwrap(await api.GET('/api/admin/dead-letters')).data, []);
+  const [group, setGroup] = useState<string | undefined>(undefined);
+  const letters = useLoad(async () => {
+    if (!group) return [];
+    return unwrap(
+      await api.GET('/api/admin/dead-letters/{group}', {
+        params: { path: { group }, query: { limit: 100 } },
+      }),
+    ).data;
+  }, [group]);
+  const action = useAction();
+  const [result, setResult] = useState('');
+
+  const replay = (ids: string[]) =>
+    action.run(async () => {
+      if (!group || ids.length === 0) return;
+      const answer = unwrap(
+        await api.POST('/api/admin/dead-letters/{group}/replay', {
+          params: { path: { group } },
+          body: { ids },
+        }),
+      );
+      setResult(`${answer.replayed} replayed`);
+      await Promise.all([letters.reload(), groups.reload()]);
+    });
+
+  return (
+    <section aria-labelledby="dead-title">
+      <h1 id="dead-title">Dead letters</h1>
+      <p class="muted">
+        Messages a consumer gave up on after its retries. Replay sends them to the consumer again.
+      </p>
+      <ErrorMessage error={groups.error ?? action.error} />
+      <p role="status">{result}</p>
+      <ul>
+        {(groups.data ?? []).map((entry) => (
+          <li key={entry.group}>
+            <button
+              type="button"
+              class="link"
+              aria-current={entry.group === group ? 'true' : undefined}
+              onClick={() => setGroup(entry.group)}
+            >
+              {entry.group}
+            </button>{' '}
+            ({entry.count})
+          </li>
+        ))}
+        {groups.data?.length === 0 && <li class="muted">No dead letters.</li>}
+      </ul>
+      {group && (
+        <section aria-labelledby="letters-title">
+          <div class="toolbar">
+            <h2 id="letters-title">{group}</h2>
+            <button
+              type="button"
+              disabled={action.pending || !letters.data?.length}
+              onClick={() => void replay((letters.data ?? []).map((letter) => letter.id))}
+            >
+              Replay all shown
+            </button>
+          </div>
+          {letters.loading && <Status>Loading…</Status>}
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Type</th>
+                  <th scope="col">Reason</th>
+                  <th scope="col">Attempts</th>
+                  <th scope="col">Dead since</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Replay</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {(letters.data ?? []).map((letter) => (
+                  <tr key={letter.id}>
+                    <td>{letter.type}</td>
+                    <td>{letter.reason}</td>
+                    <td class="number">{letter.attempts}</td>
+                    <td>{formatDate(letter.deadAt)}</td>
+                    <td>
+                      <button
+                        type="button"
+                        disabled={action.pending}
+                        onClick={() => void replay([letter.id])}
+                      >
+                        Replay
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </section>
+      )}
+    </section>
+  );
+}

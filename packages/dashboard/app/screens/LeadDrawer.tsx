@@ -1,0 +1,524 @@
+import { useState } from 'preact/hooks';
+import { api, type LeadDetail, STATUSES, type Status, type User, unwrap } from '../api/client.js';
+import { session } from '../api/session.js';
+import { useStream } from '../api/stream.js';
+import {
+  Drawer,
+  ErrorMessage,
+  formatDate,
+  fullName,
+  Status as Loading,
+  useAction,
+  useLoad,
+} from '../components/ui.js';
+
+interface LeadDrawerProps {
+  leadId: string;
+  users: User[];
+  onClose: () => void;
+  /** Something the list shows changed (status, assignee, a merge, a deletion). */
+  onChanged: () => void;
+  onOpenLead: (id: string) => void;
+}
+
+export function LeadDrawer(props: LeadDrawerProps) {
+  const { leadId, onClose, onChanged } = props;
+  const lead = useLoad(
+    async () => unwrap(await api.GET('/api/leads/{id}', { params: { path: { id: leadId } } })),
+    [leadId],
+  );
+  const events = useLoad(
+    async () => unwrap(await api.GET('/api/leads/{id}/events', { params: { path: { id: leadId } } })).data,
+    [leadId],
+  );
+
+  useStream((message) => {
+    if (message.type === 'reset') {
+      void lead.reload();
+      void events.reload();
+      return;
+    }
+    const { data } = message;
+    if (data.leadId === leadId || data.primaryId === leadId || data.duplicateId === leadId) {
+      void lead.reload();
+      void events.reload();
+    }
+  });
+
+  const changed = (next: LeadDetail) => {
+    lead.setData(next);
+    void events.reload();
+    onChanged();
+  };
+
+  const title = lead.data ? fullName(lead.data) : 'Lead';
+  return (
+    <Drawer title={title} onClose={onClose}>
+      <ErrorMessage error={lead.error} />
+      {!lead.data && !lead.error && <Loading>Loading the lead…</Loading>}
+      {lead.data && (
+        <>
+          <LeadFields lead={lead.data} />
+          <WorkflowControls lead={lead.data} users={props.users} onChanged={changed} />
+          <Score lead={lead.data} />
+          <Notes lead={lead.data} onChanged={changed} />
+          <Tags lead={lead.data} onChanged={() => void lead.reload().then(() => events.reload())} />
+          <Duplicates
+            lead={lead.data}
+            onMerged={() => void lead.reload().then(onChanged)}
+            onOpenLead={props.onOpenLead}
+          />
+          <Timeline events={events.data} error={events.error} />
+          <Deliveries lead={lead.data} />
+          <Enrichment lead={lead.data} />
+          <DeleteLead
+            lead={lead.data}
+            onDeleted={() => {
+              onChanged();
+              onClose();
+            }}
+          />
+        </>
+      )}
+    </Drawer>
+  );
+}
+
+function LeadFields({ lead }: { lead: LeadDetail }) {
+  const rows: Array<[string, string]> = [
+    ['E-mail', lead.email ?? '—'],
+    ['Phone', lead.phone ?? '—'],
+    ['Company', lead.company ?? '—'],
+    ['Source', `${lead.source.name}${lead.source.deleted ? ' (deleted)' : ''}`],
+    ['Created', formatDate(lead.createdAt)],
+  ];
+  if (lead.attribution.referrer) rows.push(['Referrer', lead.attribution.referrer]);
+  for (const [key, value] of Object.entries(lead.attribution.utm)) rows.push([key, String(value)]);
+  for (const [key, value] of Object.entries(lead.customFields ?? {}))
+    rows.push([key, typeof value === 'string' ? value : JSON.stringify(value)]);
+  return (
+    <section aria-labelledby="lead-fields">
+      <h3 id="lead-fields">Details</h3>
+      <dl class="fields">
+        {rows.map(([label, value]) => (
+          <div key={label}>
+            <dt>{label}</dt>
+            <dd>{value}</dd>
+          </div>
+        ))}
+      </dl>
+    </section>
+  );
+}
+
+function WorkflowControls(props: { lead: LeadDetail; users: User[]; onChanged: (lead: LeadDetail) => void }) {
+  const { lead, users, onChanged } = props;
+  const action = useAction();
+  const id = lead.id;
+  const pipeline = useLoad(async () => {
+    if (!lead.pipeline) return undefined;
+    return unwrap(await api.GET('/api/pipelines/{id}', { params: { path: { id: lead.pipeline.id } } }));
+  }, [lead.pipeline?.id]);
+  const me = session.user;
+  const assignees = users.length > 0 ? users : me ? [{ id: me.id, name: `${me.name} (me)` }] : [];
+  const assigneeKnown = lead.assignedTo === null || assignees.some((user) => user.id === lead.assignedTo);
+
+  return (
+    <section aria-labelledby="lead-workflow" class="workflow">
+      <h3 id="lead-workflow">Status and assignment</h3>
+      <label>
+        Status
+        <select
+          name="status"
+          value={lead.status}
+          disabled={action.pending}
+          onChange={(event) => {
+            const status = event.currentTarget.value as Status;
+            void action.run(async () =>
+              onChanged(
+                unwrap(
+                  await api.PUT('/api/leads/{id}/status', { params: { path: { id } }, body: { status } }),
+                ),
+              ),
+            );
+          }}
+        >
+          {STATUSES.map((status) => (
+            <option key={status} value={status}>
+              {status}
+            </option>
+          ))}
+        </select>
+      </label>
+      {pipeline.data && (
+        <label>
+          Stage ({pipeline.data.name})
+          <select
+            name="stage"
+            value={lead.stage?.id ?? ''}
+            disabled={action.pending}
+            onChange={(event) => {
+              const stageId = event.currentTarget.value;
+              void action.run(async () =>
+                onChanged(
+                  unwrap(
+                    await api.PUT('/api/leads/{id}/stage', { params: { path: { id } }, body: { stageId } }),
+                  ),
+                ),
+              );
+            }}
+          >
+            {!lead.stage && <option value="">—</option>}
+            {pipeline.data.stages.map((stage) => (
+              <option key={stage.id} value={stage.id}>
+                {stage.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      <label>
+        Assignee
+        <select
+          name="assignee"
+          value={lead.assignedTo ?? ''}
+          disabled={action.pending}
+          onChange={(event) => {
+            const userId = event.currentTarget.value || null;
+            void action.run(async () =>
+              onChanged(
+                unwrap(
+                  await api.PUT('/api/leads/{id}/assign', { params: { path: { id } }, body: { userId } }),
+                ),
+              ),
+            );
+          }}
+        >
+          <option value="">Unassigned</option>
+          {assignees.map((user) => (
+            <option key={user.id} value={user.id}>
+              {user.name}
+            </option>
+          ))}
+          {!assigneeKnown && <option value={lead.assignedTo ?? ''}>{lead.assignedTo}</option>}
+        </select>
+      </label>
+      <ErrorMessage error={action.error} />
+    </section>
+  );
+}
+
+function Score({ lead }: { lead: LeadDetail }) {
+  return (
+    <section aria-labelledby="lead-score">
+      <h3 id="lead-score">Score</h3>
+      <p>
+        <strong class="score">{lead.score}</strong> / 100{' '}
+        {lead.qualification ? (
+          <span class={`q q-${lead.qualification}`}>{lead.qualification}</span>
+        ) : (
+          '(not scored yet)'
+        )}
+      </p>
+      {lead.scoreReasons.length > 0 && (
+        <ul class="reasons">
+          {lead.scoreReasons.map((reason) => (
+            <li key={reason.label}>
+              <span class="number">{reason.points > 0 ? `+${reason.points}` : reason.points}</span>{' '}
+              {reason.label}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function Notes({ lead, onChanged }: { lead: LeadDetail; onChanged: (lead: LeadDetail) => void }) {
+  const [notes, setNotes] = useState(lead.notes ?? '');
+  const action = useAction();
+  return (
+    <section aria-labelledby="lead-notes">
+      <h3 id="lead-notes">Notes</h3>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          void action.run(async () =>
+            onChanged(
+              unwrap(
+                await api.PUT('/api/leads/{id}/notes', {
+                  params: { path: { id: lead.id } },
+                  body: { notes },
+                }),
+              ),
+            ),
+          );
+        }}
+      >
+        <label class="visually-hidden" for="lead-notes-text">
+          Notes
+        </label>
+        <textarea
+          id="lead-notes-text"
+          rows={4}
+          value={notes}
+          onInput={(event) => setNotes(event.currentTarget.value)}
+        />
+        <ErrorMessage error={action.error} />
+        <button type="submit" disabled={action.pending || notes === (lead.notes ?? '')}>
+          Save notes
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function Tags({ lead, onChanged }: { lead: LeadDetail; onChanged: () => void }) {
+  const [name, setName] = useState('');
+  const action = useAction();
+  return (
+    <section aria-labelledby="lead-tags">
+      <h3 id="lead-tags">Tags</h3>
+      <ul class="tags">
+        {lead.tags.map((tag) => (
+          <li key={tag.id}>
+            {tag.name}
+            <button
+              type="button"
+              class="ghost"
+              aria-label={`Remove tag ${tag.name}`}
+              onClick={() =>
+                void action.run(async () => {
+                  const result = await api.DELETE('/api/leads/{id}/tags/{tagId}', {
+                    params: { path: { id: lead.id, tagId: tag.id } },
+                  });
+                  if (!result.response.ok) unwrap(result);
+                  onChanged();
+                })
+              }
+            >
+              ✕
+            </button>
+          </li>
+        ))}
+      </ul>
+      <form
+        class="inline"
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (!name.trim()) return;
+          void action.run(async () => {
+            unwrap(
+              await api.POST('/api/leads/{id}/tags', {
+                params: { path: { id: lead.id } },
+                body: { name: name.trim() },
+              }),
+            );
+            setName('');
+            onChanged();
+          });
+        }}
+      >
+        <label>
+          New tag
+          <input
+            type="text"
+            value={name}
+            maxLength={100}
+            onInput={(event) => setName(event.currentTarget.value)}
+          />
+        </label>
+        <button type="submit" disabled={action.pending}>
+          Add tag
+        </button>
+      </form>
+      <ErrorMessage error={action.error} />
+    </section>
+  );
+}
+
+function Duplicates(props: { lead: LeadDetail; onMerged: () => void; onOpenLead: (id: string) => void }) {
+  const { lead, onMerged, onOpenLead } = props;
+  const duplicates = useLoad(
+    async () =>
+      unwrap(await api.GET('/api/leads/{id}/duplicates', { params: { path: { id: lead.id } } })).data,
+    [lead.id, lead.updatedAt],
+  );
+  const action = useAction();
+  if (lead.isDuplicate && lead.duplicateOf) {
+    return (
+      <section aria-labelledby="lead-duplicates">
+        <h3 id="lead-duplicates">Duplicate</h3>
+        <p>
+          This lead duplicates{' '}
+          <button type="button" class="link" onClick={() => onOpenLead(lead.duplicateOf as string)}>
+            an earlier lead
+          </button>
+          ; merge it from there.
+        </p>
+      </section>
+    );
+  }
+  if (!duplicates.data || duplicates.data.length === 0) return null;
+  return (
+    <section aria-labelledby="lead-duplicates">
+      <h3 id="lead-duplicates">Duplicates</h3>
+      <ul class="duplicates">
+        {duplicates.data.map((duplicate) => (
+          <li key={duplicate.id}>
+            <span>
+              {fullName(duplicate)} · {duplicate.email ?? '—'} · {formatDate(duplicate.createdAt)}
+            </span>
+            <button
+              type="button"
+              disabled={action.pending}
+              onClick={() =>
+                void action.run(async () => {
+                  unwrap(
+                    await api.POST('/api/leads/{id}/merge', {
+                      params: { path: { id: lead.id } },
+                      body: { duplicateId: duplicate.id },
+                    }),
+                  );
+                  await duplicates.reload();
+                  onMerged();
+                })
+              }
+            >
+              Merge into this lead
+            </button>
+          </li>
+        ))}
+      </ul>
+      <ErrorMessage error={action.error} />
+    </section>
+  );
+}
+
+function describeEvent(type: string, data: Record<string, unknown>): string {
+  const text = (value: unknown) =>
+    typeof value === 'string' || typeof value === 'number' ? String(value) : '';
+  switch (type) {
+    case 'status_changed':
+      return `Status ${text(data.from)} → ${text(data.to)}`;
+    case 'scored':
+      return `Scored ${text(data.score)} (${text(data.qualification)})`;
+    default: {
+      const details = Object.entries(data)
+        .filter(([, value]) => typeof value === 'string' || typeof value === 'number')
+        .map(([key, value]) => `${key}: ${value}`)
+        .join(', ');
+      return details ? `${type.replaceAll('_', ' ')} — ${details}` : type.replaceAll('_', ' ');
+    }
+  }
+}
+
+function Timeline({
+  events,
+  error,
+}: {
+  events: Array<{ id: string; type: string; occurredAt: string; data: Record<string, unknown> }> | undefined;
+  error?: string;
+}) {
+  return (
+    <section aria-labelledby="lead-timeline">
+      <h3 id="lead-timeline">Timeline</h3>
+      <ErrorMessage error={error} />
+      <ol class="timeline">
+        {(events ?? []).map((event) => (
+          <li key={event.id} data-type={event.type}>
+            <time dateTime={event.occurredAt}>{formatDate(event.occurredAt)}</time>
+            <span>{describeEvent(event.type, event.data)}</span>
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}
+
+function Deliveries({ lead }: { lead: LeadDetail }) {
+  const describe = (entry: Record<string, unknown>) =>
+    Object.entries(entry)
+      .filter(
+        ([key, value]) =>
+          !key.toLowerCase().endsWith('id') && (typeof value === 'string' || typeof value === 'number'),
+      )
+      .map(([, value]) => String(value))
+      .join(' · ');
+  return (
+    <section aria-labelledby="lead-deliveries">
+      <h3 id="lead-deliveries">Notifications and sequences</h3>
+      <h4>Notifications</h4>
+      {lead.notifications.length === 0 ? (
+        <p class="muted">None sent.</p>
+      ) : (
+        <ul>
+          {lead.notifications.map((entry, index) => (
+            <li key={String(entry.id ?? index)}>{describe(entry)}</li>
+          ))}
+        </ul>
+      )}
+      <h4>Enrolments</h4>
+      {lead.enrollments.length === 0 ? (
+        <p class="muted">Not enrolled in a sequence.</p>
+      ) : (
+        <ul>
+          {lead.enrollments.map((entry, index) => (
+            <li key={String(entry.enrollmentId ?? index)}>{describe(entry)}</li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function Enrichment({ lead }: { lead: LeadDetail }) {
+  if (!lead.enrichment) return null;
+  return (
+    <section aria-labelledby="lead-enrichment">
+      <h3 id="lead-enrichment">Enrichment</h3>
+      <dl class="fields">
+        {Object.entries(lead.enrichment).map(([group, value]) => (
+          <div key={group}>
+            <dt>{group}</dt>
+            <dd>
+              {value && typeof value === 'object'
+                ? Object.entries(value as Record<string, unknown>)
+                    .filter(([, item]) => item !== null && item !== undefined && item !== '')
+                    .map(
+                      ([key, item]) =>
+                        `${key}: ${typeof item === 'object' ? JSON.stringify(item) : String(item)}`,
+                    )
+                    .join(' · ') || '—'
+                : String(value)}
+            </dd>
+          </div>
+        ))}
+      </dl>
+    </section>
+  );
+}
+
+function DeleteLead({ lead, onDeleted }: { lead: LeadDetail; onDeleted: () => void }) {
+  const action = useAction();
+  return (
+    <section class="danger-zone" aria-label="Delete">
+      <button
+        type="button"
+        class="danger"
+        disabled={action.pending}
+        onClick={() => {
+          if (!confirm(`Delete ${fullName(lead)} and everything about this lead, permanently?`)) return;
+          void action.run(async () => {
+            const result = await api.DELETE('/api/leads/{id}', { params: { path: { id: lead.id } } });
+            if (!result.response.ok) unwrap(result);
+            onDeleted();
+          });
+        }}
+      >
+        Delete lead
+      </button>
+      <ErrorMessage error={action.error} />
+    </section>
+  );
+}

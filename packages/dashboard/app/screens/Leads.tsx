@@ -1,0 +1,458 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import {
+  api,
+  authorizedFetch,
+  type LeadListItem,
+  QUALIFICATIONS,
+  type Source,
+  STATUSES,
+  type User,
+  unwrap,
+} from '../api/client.js';
+import { exportQuery, FILTER_KEYS, type LeadFilters, readFilters, type Sort } from '../api/filters.js';
+import { applyToRow, leadIdsOf, rowFromCaptured } from '../api/live-leads.js';
+import { type StreamEvent, type StreamMessage, useStream } from '../api/stream.js';
+import { ErrorMessage, formatDate, fullName, useAction, useLoad, useThrottled } from '../components/ui.js';
+import { setQuery, useLocation } from '../router.js';
+import { LeadDrawer } from './LeadDrawer.js';
+
+/** Live refreshes of the list: the first at once, then at most one per second under a burst. */
+const REFRESH_INTERVAL_MS = 1000;
+
+export function Leads() {
+  const { query } = useLocation();
+  const { filters, page, limit, sort } = readFilters(query);
+  const filterKey = JSON.stringify(filters);
+  const openLeadId = query.get('lead') ?? undefined;
+
+  const list = useLoad(
+    async () =>
+      unwrap(
+        await api.GET('/api/leads', {
+          params: { query: { ...(filters as LeadFilters), page, limit, sort } as never },
+        }),
+      ),
+    [filterKey, page, limit, sort],
+  );
+  const [fresh, setFresh] = useState<Set<string>>(new Set());
+  const [pendingNew, setPendingNew] = useState(0);
+  const [announcement, setAnnouncement] = useState('');
+  const shownIds = useRef<Set<string>>(new Set());
+  const awaitingIds = useRef<Set<string>>(new Set());
+
+  // Rows that arrived live are highlighted (and announced) once they are in the refreshed page.
+  useEffect(() => {
+    const rows = list.data?.data ?? [];
+    const arrived = rows.filter((row) => awaitingIds.current.has(row.id) && !shownIds.current.has(row.id));
+    shownIds.current = new Set(rows.map((row) => row.id));
+    if (arrived.length === 0) return;
+    for (const row of arrived) awaitingIds.current.delete(row.id);
+    setFresh((current) => new Set([...current, ...arrived.map((row) => row.id)]));
+    setAnnouncement(arrived.length === 1 ? '1 new lead' : `${arrived.length} new leads`);
+  }, [list.data]);
+
+  const refresh = useThrottled(() => void list.reload(), REFRESH_INTERVAL_MS);
+  // A new lead shifts rows only on the first page of the newest-first order; elsewhere the user's
+  // page stays as it is and a button offers the new leads.
+  const followsNewLeads = page === 1 && sort === '-createdAt';
+  // Without filters that view is decided here: rows come straight from the events (no request,
+  // so a lead shows as soon as its lead.captured arrives); with filters the server decides.
+  const rendersEvents = followsNewLeads && !FILTER_KEYS.some((key) => query.get(key));
+
+  function showCaptured(message: StreamEvent): boolean {
+    const row = rowFromCaptured(message);
+    if (!row || !list.data) return false;
+    if (!shownIds.current.has(row.id)) {
+      shownIds.current.add(row.id);
+      list.setData((current) => {
+        if (!current || current.data.some((shown) => shown.id === row.id)) return current;
+        const total = current.pagination.total + 1;
+        return {
+          data: [row, ...current.data].slice(0, limit),
+          pagination: { ...current.pagination, total, pages: Math.ceil(total / limit) },
+        };
+      });
+      setFresh((current) => new Set([...current, row.id]));
+      setAnnouncement(`New lead: ${fullName(row)}`);
+    }
+    return true;
+  }
+
+  useStream((message: StreamMessage) => {
+    if (message.type === 'reset') return refresh();
+    if (message.type === 'lead.import_progress' || message.type === 'lead.enrolled') return;
+    if (message.type === 'lead.captured') {
+      if (rendersEvents && showCaptured(message)) return;
+      const leadId = String(message.data.leadId ?? '');
+      if (followsNewLeads) {
+        awaitingIds.current.add(leadId);
+        refresh();
+      } else {
+        setPendingNew((count) => count + 1);
+      }
+      return;
+    }
+    const shown = leadIdsOf(message).filter((id) => shownIds.current.has(id));
+    if (shown.length === 0) return;
+    if (rendersEvents && (message.type === 'lead.scored' || message.type === 'lead.updated')) {
+      list.setData(
+        (current) =>
+          current && {
+            ...current,
+            data: current.data.map((row) => (row.id === shown[0] ? applyToRow(row, message) : row)),
+          },
+      );
+      return;
+    }
+    refresh();
+  });
+
+  function update(changes: Record<string, string | undefined>, resetPage = true) {
+    const next = new URLSearchParams(location.search);
+    for (const [key, value] of Object.entries(changes)) {
+      if (value) next.set(key, value);
+      else next.delete(key);
+    }
+    if (resetPage) next.delete('page');
+    setQuery(next, { replace: true });
+  }
+
+  const sources = useLoad(async () => unwrap(await api.GET('/api/sources')), []);
+  // The user list is for admins; others filter by "me" and "unassigned".
+  const users = useLoad(async () => {
+    const result = await api.GET('/api/users');
+    return result.data ?? ([] as User[]);
+  }, []);
+
+  const pagination = list.data?.pagination;
+  const exportAction = useAction();
+
+  async function exportCsv() {
+    await exportAction.run(async () => {
+      const response = await authorizedFetch(new Request(`/api/leads/export?${exportQuery(filters, sort)}`));
+      if (!response.ok) {
+        const body = (await response.json().catch(() => ({}))) as { error?: string };
+        throw new Error(body.error ?? `Export failed (${response.status})`);
+      }
+      const url = URL.createObjectURL(await response.blob());
+      const link = document.createElement('a');
+      link.href = url;
+      link.download = `leads-${new Date().toISOString().slice(0, 10)}.csv`;
+      link.click();
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    });
+  }
+
+  return (
+    <section aria-labelledby="leads-title">
+      <div class="toolbar">
+        <h1 id="leads-title">Leads</h1>
+        <button type="button" onClick={() => void exportCsv()} disabled={exportAction.pending}>
+          {exportAction.pending ? 'Exporting…' : 'Export CSV'}
+        </button>
+      </div>
+      <ErrorMessage error={exportAction.error} />
+      <Filters
+        query={query}
+        sources={sources.data ?? []}
+        users={users.data ?? []}
+        onChange={(changes) => update(changes)}
+      />
+      <p class="visually-hidden" aria-live="polite">
+        {announcement}
+      </p>
+      {pendingNew > 0 && (
+        <button
+          type="button"
+          class="new-leads"
+          onClick={() => {
+            setPendingNew(0);
+            update({ page: undefined, sort: undefined });
+          }}
+        >
+          {pendingNew === 1 ? '1 new lead' : `${pendingNew} new leads`} — show the newest
+        </button>
+      )}
+      <ErrorMessage error={list.error} />
+      <div class="table-wrap">
+        <table class="leads" aria-busy={list.loading} aria-describedby="leads-count">
+          <caption class="visually-hidden">Leads matching the filters</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">E-mail</th>
+              <th scope="col" class="wide-only">
+                Company
+              </th>
+              <th scope="col">Status</th>
+              <SortHeader label="Score" field="score" sort={sort} onSort={(next) => update({ sort: next })} />
+              <th scope="col">Qualification</th>
+              <th scope="col" class="wide-only">
+                Source
+              </th>
+              <SortHeader
+                label="Created"
+                field="createdAt"
+                sort={sort}
+                onSort={(next) => update({ sort: next })}
+              />
+            </tr>
+          </thead>
+          <tbody>
+            {(list.data?.data ?? []).map((lead) => (
+              <LeadRow
+                key={lead.id}
+                lead={lead}
+                fresh={fresh.has(lead.id)}
+                onOpen={() => update({ lead: lead.id }, false)}
+              />
+            ))}
+          </tbody>
+        </table>
+        {list.data && list.data.data.length === 0 && <p class="empty">No lead matches these filters.</p>}
+      </div>
+      {pagination && (
+        <nav class="pagination" aria-label="Pages">
+          <span id="leads-count">
+            {pagination.total} {pagination.total === 1 ? 'lead' : 'leads'} · page {pagination.page} of{' '}
+            {Math.max(1, pagination.pages)}
+          </span>
+          <button
+            type="button"
+            disabled={page <= 1}
+            onClick={() => update({ page: String(page - 1) }, false)}
+          >
+            Previous
+          </button>
+          <button
+            type="button"
+            disabled={page >= pagination.pages}
+            onClick={() => update({ page: String(page + 1) }, false)}
+          >
+            Next
+          </button>
+          <label>
+            Per page{' '}
+            <select value={String(limit)} onChange={(event) => update({ limit: event.currentTarget.value })}>
+              {[20, 50, 100].map((size) => (
+                <option key={size} value={String(size)}>
+                  {size}
+                </option>
+              ))}
+            </select>
+          </label>
+        </nav>
+      )}
+      {openLeadId && (
+        <LeadDrawer
+          leadId={openLeadId}
+          users={users.data ?? []}
+          onClose={() => update({ lead: undefined }, false)}
+          onChanged={() => void list.reload()}
+          onOpenLead={(id) => update({ lead: id }, false)}
+        />
+      )}
+    </section>
+  );
+}
+
+function SortHeader(props: {
+  label: string;
+  field: 'score' | 'createdAt';
+  sort: Sort;
+  onSort: (sort: Sort) => void;
+}) {
+  const { label, field, sort, onSort } = props;
+  const direction = sort === field ? 'ascending' : sort === `-${field}` ? 'descending' : 'none';
+  return (
+    <th scope="col" aria-sort={direction}>
+      <button
+        type="button"
+        class="sort"
+        onClick={() => onSort(direction === 'descending' ? field : (`-${field}` as Sort))}
+      >
+        {label}
+        <span aria-hidden="true">
+          {direction === 'ascending' ? ' ▲' : direction === 'descending' ? ' ▼' : ''}
+        </span>
+      </button>
+    </th>
+  );
+}
+
+function LeadRow({ lead, fresh, onOpen }: { lead: LeadListItem; fresh: boolean; onOpen: () => void }) {
+  return (
+    <tr class={fresh ? 'fresh' : undefined} data-lead-id={lead.id}>
+      <td>
+        <button type="button" class="link" onClick={onOpen}>
+          {fullName(lead)}
+        </button>
+        {lead.isDuplicate && <span class="badge">duplicate</span>}
+        {fresh && <span class="badge badge-new">new</span>}
+      </td>
+      <td>{lead.email ?? '—'}</td>
+      <td class="wide-only">{lead.company ?? '—'}</td>
+      <td>
+        <span class={`status status-${lead.status}`}>{lead.status}</span>
+      </td>
+      <td class="number">{lead.score}</td>
+      <td>
+        {lead.qualification ? <span class={`q q-${lead.qualification}`}>{lead.qualification}</span> : '—'}
+      </td>
+      <td class="wide-only">
+        {lead.source.name}
+        {lead.source.deleted ? ' (deleted)' : ''}
+      </td>
+      <td>
+        <time dateTime={lead.createdAt}>{formatDate(lead.createdAt)}</time>
+      </td>
+    </tr>
+  );
+}
+
+function Filters(props: {
+  query: URLSearchParams;
+  sources: Source[];
+  users: User[];
+  onChange: (changes: Record<string, string | undefined>) => void;
+}) {
+  const { query, sources, users, onChange } = props;
+  const [search, setSearch] = useState(query.get('search') ?? '');
+  const [tag, setTag] = useState(query.get('tag') ?? '');
+  const active = FILTER_KEYS.some((key) => query.get(key));
+
+  return (
+    <form
+      class="filters"
+      aria-label="Filters"
+      onSubmit={(event) => {
+        event.preventDefault();
+        onChange({ search: search.trim() || undefined, tag: tag.trim() || undefined });
+      }}
+    >
+      <label>
+        Search
+        <input
+          type="search"
+          name="search"
+          placeholder="Name, e-mail, phone, company"
+          value={search}
+          maxLength={200}
+          onInput={(event) => setSearch(event.currentTarget.value)}
+          onBlur={() => onChange({ search: search.trim() || undefined })}
+        />
+      </label>
+      <label>
+        Status
+        <select
+          value={query.get('status') ?? ''}
+          onChange={(e) => onChange({ status: e.currentTarget.value })}
+        >
+          <option value="">Any</option>
+          {STATUSES.map((status) => (
+            <option key={status} value={status}>
+              {status}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Qualification
+        <select
+          value={query.get('qualification') ?? ''}
+          onChange={(e) => onChange({ qualification: e.currentTarget.value })}
+        >
+          <option value="">Any</option>
+          {QUALIFICATIONS.map((value) => (
+            <option key={value} value={value}>
+              {value}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Source
+        <select
+          value={query.get('sourceId') ?? ''}
+          onChange={(e) => onChange({ sourceId: e.currentTarget.value })}
+        >
+          <option value="">Any</option>
+          {sources.map((source) => (
+            <option key={source.id} value={source.id}>
+              {source.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Assignee
+        <select
+          value={query.get('assignedTo') ?? ''}
+          onChange={(e) => onChange({ assignedTo: e.currentTarget.value })}
+        >
+          <option value="">Anyone</option>
+          <option value="unassigned">Unassigned</option>
+          {users.map((user) => (
+            <option key={user.id} value={user.id}>
+              {user.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Tag
+        <input
+          type="text"
+          name="tag"
+          value={tag}
+          maxLength={100}
+          onInput={(event) => setTag(event.currentTarget.value)}
+          onBlur={() => onChange({ tag: tag.trim() || undefined })}
+        />
+      </label>
+      <label>
+        Duplicates
+        <select
+          value={query.get('duplicates') ?? ''}
+          onChange={(e) => onChange({ duplicates: e.currentTarget.value })}
+        >
+          <option value="">Shown</option>
+          <option value="exclude">Hidden</option>
+          <option value="only">Only duplicates</option>
+        </select>
+      </label>
+      <label>
+        From
+        <input
+          type="date"
+          value={query.get('startDate') ?? ''}
+          onChange={(e) => onChange({ startDate: e.currentTarget.value })}
+        />
+      </label>
+      <label>
+        To
+        <input
+          type="date"
+          value={query.get('endDate') ?? ''}
+          onChange={(e) => onChange({ endDate: e.currentTarget.value })}
+        />
+      </label>
+      <div class="filter-actions">
+        <button type="submit">Apply</button>
+        {active && (
+          <button
+            type="button"
+            class="ghost"
+            onClick={() => {
+              setSearch('');
+              setTag('');
+              onChange(Object.fromEntries(FILTER_KEYS.map((key) => [key, undefined])));
+            }}
+          >
+            Clear filters
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}

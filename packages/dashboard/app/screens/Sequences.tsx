@@ -1,0 +1,272 @@
+import { useState } from 'preact/hooks';
+import { api, QUALIFICATIONS, type Sequence, unwrap } from '../api/client.js';
+import { ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
+
+type Qualification = (typeof QUALIFICATIONS)[number];
+interface SequenceDraft {
+  name: string;
+  active: boolean;
+  qualifications: Qualification[];
+  minScore: string;
+  steps: Array<{ delayMinutes: number; subject: string; body: string }>;
+}
+
+function toDraft(sequence: Sequence | undefined): SequenceDraft {
+  return {
+    name: sequence?.name ?? '',
+    active: sequence?.active ?? true,
+    qualifications: [...(sequence?.match.qualifications ?? ['hot'])],
+    minScore: sequence?.match.minScore === undefined ? '' : String(sequence.match.minScore),
+    steps: sequence?.steps.map(({ delayMinutes, subject, body }) => ({ delayMinutes, subject, body })) ?? [
+      { delayMinutes: 0, subject: '', body: '' },
+    ],
+  };
+}
+
+export function Sequences() {
+  const sequences = useLoad(async () => unwrap(await api.GET('/api/sequences')), []);
+  const [editing, setEditing] = useState<string | undefined>(undefined);
+  const current = sequences.data?.find((sequence) => sequence.id === editing);
+  return (
+    <section aria-labelledby="sequences-title">
+      <div class="toolbar">
+        <h1 id="sequences-title">Sequences</h1>
+        <button type="button" onClick={() => setEditing('new')}>
+          New sequence
+        </button>
+      </div>
+      <ErrorMessage error={sequences.error} />
+      <ul>
+        {(sequences.data ?? []).map((sequence) => (
+          <li key={sequence.id}>
+            <button type="button" class="link" onClick={() => setEditing(sequence.id)}>
+              {sequence.name}
+            </button>{' '}
+            {sequence.active ? '' : <span class="badge">paused</span>} · {sequence.steps.length} steps
+          </li>
+        ))}
+      </ul>
+      {editing && (
+        <>
+          <SequenceEditor
+            key={editing}
+            sequence={current}
+            onDone={() => {
+              setEditing(undefined);
+              void sequences.reload();
+            }}
+          />
+          {current && <Enrollments sequenceId={current.id} />}
+        </>
+      )}
+    </section>
+  );
+}
+
+function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; onDone: () => void }) {
+  const [draft, setDraft] = useState(() => toDraft(sequence));
+  const action = useAction();
+  const setStep = (index: number, changes: Partial<SequenceDraft['steps'][number]>) =>
+    setDraft({
+      ...draft,
+      steps: draft.steps.map((step, i) => (i === index ? { ...step, ...changes } : step)),
+    });
+  return (
+    <form
+      class="editor"
+      aria-label={sequence ? `Edit ${sequence.name}` : 'New sequence'}
+      onSubmit={(event) => {
+        event.preventDefault();
+        const body = {
+          name: draft.name,
+          active: draft.active,
+          match: {
+            ...(draft.qualifications.length ? { qualifications: draft.qualifications } : {}),
+            ...(draft.minScore !== '' ? { minScore: Number(draft.minScore) } : {}),
+          },
+          steps: draft.steps,
+        };
+        void action.run(async () => {
+          if (sequence)
+            unwrap(await api.PUT('/api/sequences/{id}', { params: { path: { id: sequence.id } }, body }));
+          else unwrap(await api.POST('/api/sequences', { body }));
+          onDone();
+        });
+      }}
+    >
+      <h2>{sequence ? `Edit ${sequence.name}` : 'New sequence'}</h2>
+      <label>
+        Name
+        <input
+          required
+          value={draft.name}
+          onInput={(e) => setDraft({ ...draft, name: e.currentTarget.value })}
+        />
+      </label>
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={draft.active}
+          onChange={(e) => setDraft({ ...draft, active: e.currentTarget.checked })}
+        />
+        Active (enrols matching leads)
+      </label>
+      <fieldset>
+        <legend>Enrol leads that are</legend>
+        {QUALIFICATIONS.map((value) => (
+          <label class="check" key={value}>
+            <input
+              type="checkbox"
+              checked={draft.qualifications.includes(value)}
+              onChange={(e) =>
+                setDraft({
+                  ...draft,
+                  qualifications: e.currentTarget.checked
+                    ? [...draft.qualifications, value]
+                    : draft.qualifications.filter((item) => item !== value),
+                })
+              }
+            />
+            {value}
+          </label>
+        ))}
+        <label>
+          Minimum score
+          <input
+            type="number"
+            min={0}
+            max={100}
+            value={draft.minScore}
+            onInput={(e) => setDraft({ ...draft, minScore: e.currentTarget.value })}
+          />
+        </label>
+      </fieldset>
+      <fieldset>
+        <legend>Steps</legend>
+        <ol>
+          {draft.steps.map((step, index) => (
+            <li key={index} class="step">
+              <label>
+                Delay (minutes after the previous step)
+                <input
+                  type="number"
+                  min={0}
+                  required
+                  value={step.delayMinutes}
+                  onInput={(e) => setStep(index, { delayMinutes: Number(e.currentTarget.value) })}
+                />
+              </label>
+              <label>
+                Subject
+                <input
+                  required
+                  value={step.subject}
+                  onInput={(e) => setStep(index, { subject: e.currentTarget.value })}
+                />
+              </label>
+              <label>
+                Body
+                <textarea
+                  rows={4}
+                  required
+                  value={step.body}
+                  onInput={(e) => setStep(index, { body: e.currentTarget.value })}
+                />
+              </label>
+              <button
+                type="button"
+                class="ghost"
+                disabled={draft.steps.length === 1}
+                onClick={() => setDraft({ ...draft, steps: draft.steps.filter((_, i) => i !== index) })}
+              >
+                Remove step {index + 1}
+              </button>
+            </li>
+          ))}
+        </ol>
+        <button
+          type="button"
+          onClick={() =>
+            setDraft({ ...draft, steps: [...draft.steps, { delayMinutes: 1440, subject: '', body: '' }] })
+          }
+        >
+          Add step
+        </button>
+      </fieldset>
+      <ErrorMessage error={action.error} />
+      <div class="actions">
+        <button type="submit" class="primary" disabled={action.pending}>
+          Save sequence
+        </button>
+        <button type="button" class="ghost" onClick={onDone}>
+          Cancel
+        </button>
+        {sequence && (
+          <button
+            type="button"
+            class="danger"
+            onClick={() => {
+              if (!confirm(`Delete the sequence ${sequence.name}?`)) return;
+              void action.run(async () => {
+                const result = await api.DELETE('/api/sequences/{id}', {
+                  params: { path: { id: sequence.id } },
+                });
+                if (!result.response.ok) unwrap(result);
+                onDone();
+              });
+            }}
+          >
+            Delete sequence
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}
+
+function Enrollments({ sequenceId }: { sequenceId: string }) {
+  const enrollments = useLoad(
+    async () =>
+      unwrap(
+        await api.GET('/api/sequences/{id}/enrollments', {
+          params: { path: { id: sequenceId }, query: { limit: 50 } },
+        }),
+      ),
+    [sequenceId],
+  );
+  return (
+    <section aria-labelledby="enrollments-title">
+      <h2 id="enrollments-title">Enrolments ({enrollments.data?.pagination.total ?? '…'})</h2>
+      <ErrorMessage error={enrollments.error} />
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Lead</th>
+              <th scope="col">Status</th>
+              <th scope="col">Step</th>
+              <th scope="col">Next step</th>
+              <th scope="col">Enrolled</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(enrollments.data?.data ?? []).map((entry) => (
+              <tr key={entry.id}>
+                <td>
+                  <a href={`/?lead=${entry.leadId}`}>{entry.leadId.slice(0, 8)}</a>
+                </td>
+                <td>
+                  {entry.status}
+                  {entry.stoppedReason ? ` (${entry.stoppedReason})` : ''}
+                </td>
+                <td class="number">{entry.currentStep}</td>
+                <td>{formatDate(entry.nextStepAt)}</td>
+                <td>{formatDate(entry.enrolledAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}

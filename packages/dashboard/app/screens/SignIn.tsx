@@ -1,0 +1,54 @@
+import { useState } from 'preact/hooks';
+import { api, unwrap } from '../api/client.js';
+import { session } from '../api/session.js';
+import { ErrorMessage, useAction } from '../components/ui.js';
+
+export function SignIn() {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const { pending, error, run } = useAction();
+
+  return (
+    <main class="sign-in">
+      <form
+        aria-labelledby="sign-in-title"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void run(async () => {
+            const tokens = unwrap(await api.POST('/api/auth/login', { body: { email, password } }));
+            session.setTokens(tokens);
+            session.setUser(unwrap(await api.GET('/api/auth/me')));
+          });
+        }}
+      >
+        <h1 id="sign-in-title">Lead Capture</h1>
+        <label>
+          E-mail
+          <input
+            type="email"
+            name="email"
+            autoComplete="username"
+            required
+            value={email}
+            onInput={(event) => setEmail(event.currentTarget.value)}
+          />
+        </label>
+        <label>
+          Password
+          <input
+            type="password"
+            name="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onInput={(event) => setPassword(event.currentTarget.value)}
+          />
+        </label>
+        <ErrorMessage error={error} />
+        <button type="submit" class="primary" disabled={pending}>
+          {pending ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+    </main>
+  );
+}

@@ -1,0 +1,387 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, type Source, unwrap } from '../api/client.js';
+import { CopyButton, ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
+import { setQuery, useLocation } from '../router.js';
+
+const LEAD_FIELDS = ['email', 'firstName', 'lastName', 'phone', 'company'] as const;
+const SAMPLE_PAYLOAD =
+  '{\n  "email": "ada@example.com",\n  "first_name": "Ada",\n  "company": "Analytical Engines"\n}';
+const PREVIEW_DELAY_MS = 400;
+
+export function Sources() {
+  const { query } = useLocation();
+  const sources = useLoad(async () => unwrap(await api.GET('/api/sources')), []);
+  const selectedId = query.get('source') ?? undefined;
+  const selected = sources.data?.find((source) => source.id === selectedId);
+  const [name, setName] = useState('');
+  const create = useAction();
+
+  const select = (id: string | undefined) => {
+    const next = new URLSearchParams(location.search);
+    if (id) next.set('source', id);
+    else next.delete('source');
+    setQuery(next);
+  };
+
+  return (
+    <section aria-labelledby="sources-title">
+      <h1 id="sources-title">Sources</h1>
+      <form
+        class="inline"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void create.run(async () => {
+            const created = unwrap(await api.POST('/api/sources', { body: { name: name.trim() } }));
+            setName('');
+            await sources.reload();
+            select(created.id);
+          });
+        }}
+      >
+        <label>
+          New source name
+          <input
+            type="text"
+            name="sourceName"
+            required
+            maxLength={255}
+            value={name}
+            onInput={(event) => setName(event.currentTarget.value)}
+          />
+        </label>
+        <button type="submit" class="primary" disabled={create.pending || !name.trim()}>
+          Create source
+        </button>
+      </form>
+      <ErrorMessage error={create.error ?? sources.error} />
+      <div class="split">
+        <ul class="source-list" aria-label="Sources">
+          {(sources.data ?? []).map((source) => (
+            <li key={source.id}>
+              <button
+                type="button"
+                class="link"
+                aria-current={source.id === selectedId ? 'true' : undefined}
+                onClick={() => select(source.id)}
+              >
+                {source.name}
+              </button>
+              <span class="muted"> · {formatDate(source.createdAt)}</span>
+            </li>
+          ))}
+          {sources.data?.length === 0 && (
+            <li class="muted">No source yet: create one to get a webhook URL.</li>
+          )}
+        </ul>
+        {selected && (
+          <SourceDetail
+            key={selected.id}
+            source={selected}
+            onChanged={() => void sources.reload()}
+            onDeleted={() => {
+              select(undefined);
+              void sources.reload();
+            }}
+          />
+        )}
+      </div>
+    </section>
+  );
+}
+
+function SourceDetail(props: { source: Source; onChanged: () => void; onDeleted: () => void }) {
+  const { source, onChanged } = props;
+  const action = useAction();
+  return (
+    <article class="source-detail" aria-labelledby="source-name">
+      <h2 id="source-name">{source.name}</h2>
+      <section aria-labelledby="webhook-title">
+        <h3 id="webhook-title">Webhook</h3>
+        <p>
+          <label>
+            Webhook URL
+            <input type="text" readOnly value={source.webhookUrl ?? ''} class="mono" />
+          </label>
+        </p>
+        <div class="actions">
+          {source.webhookUrl && <CopyButton text={source.webhookUrl} label="Copy webhook URL" />}
+          <button
+            type="button"
+            disabled={action.pending}
+            onClick={() => {
+              if (!confirm('Regenerate the token? The current webhook URL stops working at once.')) return;
+              void action.run(async () => {
+                unwrap(
+                  await api.POST('/api/sources/{id}/regenerate-token', {
+                    params: { path: { id: source.id } },
+                  }),
+                );
+                onChanged();
+              });
+            }}
+          >
+            Regenerate token
+          </button>
+          <button
+            type="button"
+            class="danger"
+            disabled={action.pending}
+            onClick={() => {
+              if (!confirm(`Delete the source ${source.name}? Its leads are kept.`)) return;
+              void action.run(async () => {
+                const result = await api.DELETE('/api/sources/{id}', { params: { path: { id: source.id } } });
+                if (!result.response.ok) unwrap(result);
+                props.onDeleted();
+              });
+            }}
+          >
+            Delete source
+          </button>
+        </div>
+        <ErrorMessage error={action.error} />
+      </section>
+      <MappingEditor source={source} onSaved={onChanged} />
+      <Submissions source={source} />
+    </article>
+  );
+}
+
+type MappingRow = { incoming: string; field: string };
+
+function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => void }) {
+  const [rows, setRows] = useState<MappingRow[]>(() =>
+    Object.entries(source.fieldMappings ?? {}).map(([incoming, field]) => ({
+      incoming,
+      field: String(field),
+    })),
+  );
+  const [sample, setSample] = useState(SAMPLE_PAYLOAD);
+  const [revision, setRevision] = useState(0);
+  const save = useAction();
+  const [preview, setPreview] = useState<{ result?: unknown; error?: string }>({});
+
+  // Live preview: the sample through the source's saved mappings, as the webhook would map it.
+  useEffect(() => {
+    const timer = setTimeout(async () => {
+      let payload: unknown;
+      try {
+        payload = JSON.parse(sample);
+      } catch (error) {
+        setPreview({ error: `The sample is not valid JSON: ${(error as Error).message}` });
+        return;
+      }
+      const result = await api.POST('/api/sources/{id}/preview', {
+        params: { path: { id: source.id } },
+        body: { payload },
+      });
+      if (result.data) setPreview({ result: result.data });
+      else setPreview({ error: (result.error as { error?: string } | undefined)?.error ?? 'Preview failed' });
+    }, PREVIEW_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [sample, source.id, revision]);
+
+  const mappings = Object.fromEntries(
+    rows.filter((row) => row.incoming.trim() && row.field).map((row) => [row.incoming.trim(), row.field]),
+  );
+
+  return (
+    <section aria-labelledby="mapping-title">
+      <h3 id="mapping-title">Field mappings</h3>
+      <p class="muted">Rename incoming fields to lead fields; anything unmapped is kept as custom data.</p>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          void save.run(async () => {
+            unwrap(
+              await api.PUT('/api/sources/{id}', {
+                params: { path: { id: source.id } },
+                body: { fieldMappings: mappings as never },
+              }),
+            );
+            setRevision((value) => value + 1);
+            onSaved();
+          });
+        }}
+      >
+        <table class="mappings">
+          <thead>
+            <tr>
+              <th scope="col">Incoming field</th>
+              <th scope="col">Lead field</th>
+              <th scope="col">
+                <span class="visually-hidden">Remove</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row, index) => (
+              <tr key={index}>
+                <td>
+                  <input
+                    type="text"
+                    aria-label={`Incoming field ${index + 1}`}
+                    value={row.incoming}
+                    onInput={(event) => {
+                      const incoming = event.currentTarget.value;
+                      setRows(rows.map((item, i) => (i === index ? { ...item, incoming } : item)));
+                    }}
+                  />
+                </td>
+                <td>
+                  <select
+                    aria-label={`Lead field for row ${index + 1}`}
+                    value={row.field}
+                    onChange={(event) => {
+                      const field = event.currentTarget.value;
+                      setRows(rows.map((item, i) => (i === index ? { ...item, field } : item)));
+                    }}
+                  >
+                    {LEAD_FIELDS.map((field) => (
+                      <option key={field} value={field}>
+                        {field}
+                      </option>
+                    ))}
+                  </select>
+                </td>
+                <td>
+                  <button
+                    type="button"
+                    class="ghost"
+                    aria-label={`Remove mapping ${index + 1}`}
+                    onClick={() => setRows(rows.filter((_, i) => i !== index))}
+                  >
+                    ✕
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <div class="actions">
+          <button type="button" onClick={() => setRows([...rows, { incoming: '', field: 'email' }])}>
+            Add mapping
+          </button>
+          <button type="submit" class="primary" disabled={save.pending}>
+            Save mappings
+          </button>
+        </div>
+        <ErrorMessage error={save.error} />
+      </form>
+      <div class="preview">
+        <label>
+          Sample payload (JSON)
+          <textarea
+            rows={8}
+            class="mono"
+            value={sample}
+            onInput={(event) => setSample(event.currentTarget.value)}
+          />
+        </label>
+        <figure>
+          <figcaption>Preview with the saved mappings</figcaption>
+          {preview.error ? (
+            <ErrorMessage error={preview.error} />
+          ) : (
+            <pre class="mono" aria-live="polite" data-testid="mapping-preview">
+              {preview.result ? JSON.stringify(preview.result, null, 2) : '…'}
+            </pre>
+          )}
+        </figure>
+      </div>
+    </section>
+  );
+}
+
+function Submissions({ source }: { source: Source }) {
+  const [page, setPage] = useState(1);
+  const submissions = useLoad(
+    async () =>
+      unwrap(
+        await api.GET('/api/sources/{sourceId}/submissions', {
+          params: { path: { sourceId: source.id }, query: { page, limit: 20 } },
+        }),
+      ),
+    [source.id, page],
+  );
+  const replay = useAction();
+  const [replayed, setReplayed] = useState('');
+  return (
+    <section aria-labelledby="submissions-title">
+      <div class="toolbar">
+        <h3 id="submissions-title">Submissions</h3>
+        <button type="button" onClick={() => void submissions.reload()}>
+          Refresh
+        </button>
+      </div>
+      <ErrorMessage error={submissions.error ?? replay.error} />
+      <p class="visually-hidden" aria-live="polite">
+        {replayed}
+      </p>
+      {submissions.loading && !submissions.data && <Status>Loading…</Status>}
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Received</th>
+              <th scope="col">Outcome</th>
+              <th scope="col">Payload</th>
+              <th scope="col">
+                <span class="visually-hidden">Replay</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {(submissions.data?.data ?? []).map((submission) => (
+              <tr key={submission.id}>
+                <td>{formatDate(submission.receivedAt)}</td>
+                <td>
+                  {submission.outcome}
+                  {submission.error ? ` — ${submission.error}` : ''}
+                </td>
+                <td class="mono excerpt">
+                  {submission.payloadExcerpt ?? JSON.stringify(submission.payload)?.slice(0, 200)}
+                </td>
+                <td>
+                  <button
+                    type="button"
+                    disabled={replay.pending}
+                    onClick={() =>
+                      void replay.run(async () => {
+                        const result = unwrap(
+                          await api.POST('/api/sources/{sourceId}/submissions/{submissionId}/replay', {
+                            params: { path: { sourceId: source.id, submissionId: submission.id } },
+                          }),
+                        );
+                        setReplayed(`Replayed: ${result.outcome}`);
+                        await submissions.reload();
+                      })
+                    }
+                  >
+                    Replay
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {submissions.data && submissions.data.pagination.pages > 1 && (
+        <nav class="pagination" aria-label="Submission pages">
+          <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
+            Previous
+          </button>
+          <span>
+            page {page} of {submissions.data.pagination.pages}
+          </span>
+          <button
+            type="button"
+            disabled={page >= submissions.data.pagination.pages}
+            onClick={() => setPage(page + 1)}
+          >
+            Next
+          </button>
+        </nav>
+      )}
+    </section>
+  );
+}

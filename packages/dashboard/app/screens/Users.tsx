@@ -1,0 +1,120 @@
+import { useState } from 'preact/hooks';
+import { api, unwrap } from '../api/client.js';
+import { ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
+
+export function Users() {
+  const users = useLoad(async () => unwrap(await api.GET('/api/users')), []);
+  const [form, setForm] = useState({
+    name: '',
+    email: '',
+    password: '',
+    role: 'member' as 'member' | 'admin',
+  });
+  const action = useAction();
+  const patch = (id: string, body: { active?: boolean; role?: 'admin' | 'member' }) =>
+    action.run(async () => {
+      unwrap(await api.PATCH('/api/users/{id}', { params: { path: { id } }, body }));
+      await users.reload();
+    });
+
+  return (
+    <section aria-labelledby="users-title">
+      <h1 id="users-title">Users</h1>
+      <form
+        class="inline"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void action.run(async () => {
+            unwrap(await api.POST('/api/users', { body: form }));
+            setForm({ name: '', email: '', password: '', role: 'member' });
+            await users.reload();
+          });
+        }}
+      >
+        <label>
+          Name
+          <input
+            required
+            value={form.name}
+            onInput={(e) => setForm({ ...form, name: e.currentTarget.value })}
+          />
+        </label>
+        <label>
+          E-mail
+          <input
+            type="email"
+            required
+            value={form.email}
+            onInput={(e) => setForm({ ...form, email: e.currentTarget.value })}
+          />
+        </label>
+        <label>
+          Password
+          <input
+            type="password"
+            required
+            autoComplete="new-password"
+            value={form.password}
+            onInput={(e) => setForm({ ...form, password: e.currentTarget.value })}
+          />
+        </label>
+        <label>
+          Role
+          <select
+            value={form.role}
+            onChange={(e) => setForm({ ...form, role: e.currentTarget.value as 'member' | 'admin' })}
+          >
+            <option value="member">member</option>
+            <option value="admin">admin</option>
+          </select>
+        </label>
+        <button type="submit" class="primary" disabled={action.pending}>
+          Add user
+        </button>
+      </form>
+      <ErrorMessage error={action.error ?? users.error} />
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">E-mail</th>
+              <th scope="col">Role</th>
+              <th scope="col">Active</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(users.data ?? []).map((user) => (
+              <tr key={user.id}>
+                <td>{user.name}</td>
+                <td>{user.email}</td>
+                <td>
+                  <select
+                    aria-label={`Role of ${user.name}`}
+                    value={user.role}
+                    onChange={(e) =>
+                      void patch(user.id, { role: e.currentTarget.value as 'admin' | 'member' })
+                    }
+                  >
+                    <option value="member">member</option>
+                    <option value="admin">admin</option>
+                  </select>
+                </td>
+                <td>
+                  <input
+                    type="checkbox"
+                    aria-label={`${user.name} active`}
+                    checked={user.active}
+                    onChange={(e) => void patch(user.id, { active: e.currentTarget.checked })}
+                  />
+                </td>
+                <td>{formatDate(user.createdAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}

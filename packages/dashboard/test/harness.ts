@@ -1,0 +1,214 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isCI } from '@lead-capture/testing';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+
+export const CHROMIUM = '/usr/bin/chromium';
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const DASHBOARD = fileURLToPath(new URL('../', import.meta.url));
+export const SCREENSHOTS_DIR = join(DASHBOARD, '.screenshots');
+export const ADMIN = { email: 'admin@example.com', password: 'browser-tests-password-1' };
+
+/**
+ * Whether the browser tests can run: Debian's chromium at /usr/bin/chromium. Locally a missing
+ * browser skips them with a warning; with CI=true it is a failure.
+ */
+export function requireChromium(): boolean {
+  if (existsSync(CHROMIUM)) return true;
+  const message = `chromium is missing at ${CHROMIUM} (apt-get install -y chromium)`;
+  if (isCI) throw new Error(`${message}; CI requires it`);
+  console.warn(`[tests] ${message}: skipping the dashboard's browser tests`);
+  return false;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** The newest modification time of the dashboard's sources and of the API document it is typed from. */
+function newestSourceMtime(): number {
+  const app = join(DASHBOARD, 'app');
+  const files = readdirSync(app, { recursive: true, encoding: 'utf8' }).map((file) => join(app, file));
+  return Math.max(...[...files, join(ROOT, 'docs/openapi.json')].map((file) => statSync(file).mtimeMs));
+}
+
+/**
+ * The build the gateway serves: built here when the install's prepare script did not run, or when a
+ * source changed since (so the tests never drive a stale build).
+ */
+function ensureDashboardBuilt(): void {
+  const index = join(DASHBOARD, 'dist', 'index.html');
+  if (existsSync(index) && statSync(index).mtimeMs >= newestSourceMtime()) return;
+  // NODE_ENV=test (vitest's) would make Vite bundle the libraries' development builds.
+  execFileSync('pnpm', ['--filter', '@lead-capture/dashboard', 'build'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
+}
+
+export interface RunningApp {
+  url: string;
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+/**
+ * `pnpm start` as a child process: its own data folder, a free port, no rate limits, a known admin,
+ * plus `env`.
+ */
+export async function startEmbeddedApp(env: Record<string, string> = {}): Promise<RunningApp> {
+  ensureDashboardBuilt();
+  const dataDir = await mkdtemp(join(tmpdir(), 'dashboard-e2e-'));
+  const port = await freePort();
+  const unset = ['JWT_SECRET', 'INTERNAL_SECRET', 'MONGO_URL', 'AMQP_URL', 'REDIS_URL', 'PUBLIC_BASE_URL'];
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'services/embedded/src/main.ts')],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        ...Object.fromEntries(unset.map((name) => [name, ''])),
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+        ADMIN_EMAIL: ADMIN.email,
+        ADMIN_PASSWORD: ADMIN.password,
+        RATE_LIMIT_MAX: '0',
+        WEBHOOK_RATE_LIMIT_MAX: '0',
+        LOGIN_ATTEMPTS_PER_ACCOUNT: '0',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout?.on('data', (chunk) => (output += chunk));
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  while ((await fetch(`${url}/readyz`).catch(() => undefined))?.status !== 200) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`The embedded app did not start:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    url,
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Browser {
+  context: BrowserContext;
+  page: Page;
+  close: () => Promise<void>;
+}
+
+/** Debian's chromium through playwright-core, headless, with a fresh profile. */
+export async function openBrowser(): Promise<Browser> {
+  const profile = await mkdtemp(join(tmpdir(), 'dashboard-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    viewport: { width: 1280, height: 900 },
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  return {
+    context,
+    page,
+    async close() {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function saveScreenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOTS_DIR, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS_DIR, `${name}.png`), fullPage: true });
+}
+
+/** The public API, for what a test sets up outside the browser (sources, webhook posts). */
+export function apiClient(url: string) {
+  let token: string | undefined;
+  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    if (!token && path !== '/api/auth/login') {
+      token = (await call<{ token: string }>('POST', '/api/auth/login', ADMIN)).token;
+    }
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: {
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+  return { call };
+}
+
+export interface ReceivedWebhook {
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export interface WebhookReceiver {
+  url: string;
+  received: ReceivedWebhook[];
+  close: () => Promise<void>;
+}
+
+/** A local HTTP endpoint for outbound webhooks: answers 200 and keeps what it received. */
+export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+  const received: ReceivedWebhook[] = [];
+  const server = createHttpServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      received.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
+      response.writeHead(200, { 'content-type': 'text/plain' }).end('received');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks/lead-capture`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
