@@ -1,0 +1,343 @@
+import { randomUUID } from 'node:crypto';
+import { type Logger, type PeriodicTask, startPeriodicTask } from '@lead-capture/kit';
+import { MailDeliveryError, type Mailer, parseRecipient } from '@lead-capture/mailer';
+import { nextAttemptAt } from './schedule.js';
+import { type SenderOptions, type SendOutcome, sendWebhook } from './sender.js';
+import { signedHeaders } from './signing.js';
+import {
+  type DeliveryDocument,
+  type DisabledReason,
+  type SubscriptionDocument,
+  TEST_EVENT,
+  type WebhookCollections,
+} from './store.js';
+
+export interface DispatcherDeps {
+  collections: WebhookCollections;
+  mailer: Mailer;
+  logger: Logger;
+  now: () => Date;
+  random?: () => number;
+  sender: SenderOptions;
+  tickMs: number;
+  concurrency: number;
+  /** How long a claimed delivery is held; a crashed holder's claim is taken over after it. */
+  leaseMs: number;
+  retryWindowMs: number;
+  disableAfterMs: number;
+  /** Called after each pass has ended (tests wait on it instead of sleeping). */
+  onPass?: () => void;
+  /** Sends one request; default sendWebhook (tests may wrap it). */
+  send?: typeof sendWebhook;
+}
+
+/** Deliveries one pass attempts at most; the next pass goes on. */
+const PASS_LIMIT = 500;
+/** Wait between two tries of a subscription's alert mail when the SMTP server refused it. */
+const ALERT_RETRY_MS = 5 * 60_000;
+
+/**
+ * Attempts due deliveries. All state is in the store (`nextAttemptAt`, a lease per delivery being
+ * attempted), so the schedule survives restarts and any number of worker replicas share it: each
+ * claims one due delivery at a time with findOneAndUpdate. A delivery whose holder died mid-attempt
+ * is attempted again, with the same `webhook-id`, once its lease has run out.
+ */
+export class DeliveryDispatcher {
+  private readonly owner = randomUUID();
+  private task: PeriodicTask | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopping = false;
+
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  start(): void {
+    this.stopping = false;
+    this.task = startPeriodicTask({
+      name: 'webhook delivery pass',
+      intervalMs: this.deps.tickMs,
+      logger: this.deps.logger,
+      pass: () => this.run(),
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.task?.stop();
+    await this.running;
+  }
+
+  /** New deliveries are due: a pass now rather than at the next tick. */
+  wake(): void {
+    if (this.stopping || !this.task) return;
+    void this.run().catch((error: unknown) =>
+      this.deps.logger.error({ err: error }, 'Webhook delivery pass failed'),
+    );
+  }
+
+  /** One pass unless one runs already (then that one runs once more when it is done). */
+  private run(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.pass();
+        } while (this.again && !this.stopping);
+      } finally {
+        this.running = undefined;
+        this.deps.onPass?.();
+      }
+    })();
+    return this.running;
+  }
+
+  /** The due deliveries, `concurrency` at a time, then the alert mails waiting. */
+  async pass(): Promise<void> {
+    let handled = 0;
+    const worker = async () => {
+      while (!this.stopping && handled < PASS_LIMIT) {
+        const delivery = await this.claimDue();
+        if (!delivery) return;
+        handled++;
+        await this.attempt(delivery).catch((error: unknown) => {
+          // Its lease runs out and it is attempted again then; the others go on now.
+          this.deps.logger.error(
+            { err: error, deliveryId: delivery._id },
+            'Webhook delivery failed unexpectedly',
+          );
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: this.deps.concurrency }, worker));
+    await this.sendAlerts();
+  }
+
+  /**
+   * Stores a new delivery already claimed by this instance and attempts it at once (the test
+   * endpoint answers with the outcome); a crash meanwhile leaves it to be taken over after the lease.
+   */
+  async deliverNew(delivery: DeliveryDocument): Promise<DeliveryDocument | null> {
+    const claimed = { ...delivery, ...this.leaseOf(this.deps.now()) };
+    await this.deps.collections.deliveries.insertOne(claimed);
+    return this.attempt(claimed);
+  }
+
+  private leaseOf(now: Date) {
+    return {
+      status: 'delivering',
+      leaseOwner: this.owner,
+      leaseUntil: new Date(now.getTime() + this.deps.leaseMs),
+    } as const;
+  }
+
+  private claimDue(): Promise<DeliveryDocument | null> {
+    const now = this.deps.now();
+    return this.deps.collections.deliveries.findOneAndUpdate(
+      {
+        $or: [
+          { status: 'pending', nextAttemptAt: { $lte: now } },
+          { status: 'delivering', leaseUntil: { $lte: now } },
+        ],
+      },
+      { $set: this.leaseOf(now) },
+      { sort: { nextAttemptAt: 1 } },
+    );
+  }
+
+  private async attempt(delivery: DeliveryDocument): Promise<DeliveryDocument | null> {
+    const { collections, now } = this.deps;
+    const subscription = await collections.subscriptions.findOne({ _id: delivery.subscriptionId });
+    const isTest = delivery.eventType === TEST_EVENT;
+    if (!subscription)
+      return this.settle(delivery, { status: 'cancelled', lastError: 'Subscription deleted' });
+    if (!subscription.active && !isTest) {
+      return this.settle(delivery, { status: 'cancelled', lastError: 'Subscription inactive' });
+    }
+
+    const attemptedAt = now();
+    const secrets = subscription.secrets
+      .filter(({ expiresAt }) => expiresAt === null || Date.parse(expiresAt) > attemptedAt.getTime())
+      .map(({ secret }) => secret);
+    const headers = signedHeaders(
+      secrets,
+      delivery._id,
+      Math.floor(attemptedAt.getTime() / 1000),
+      delivery.body,
+    );
+    const send = this.deps.send ?? sendWebhook;
+    const outcome = await send({ url: subscription.url, headers, body: delivery.body }, this.deps.sender);
+    const number = delivery.attempts + 1;
+    await collections.attempts.insertOne({
+      _id: randomUUID(),
+      deliveryId: delivery._id,
+      subscriptionId: subscription._id,
+      number,
+      attemptedAt,
+      url: subscription.url,
+      requestHeaders: headers,
+      statusCode: outcome.status,
+      durationMs: outcome.durationMs,
+      responseExcerpt: outcome.responseExcerpt,
+      error: outcome.error,
+    });
+
+    const delivered = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+    const common = {
+      attempts: number,
+      lastAttemptAt: attemptedAt.toISOString(),
+      lastStatusCode: outcome.status,
+      lastError: outcome.error,
+    };
+    if (delivered) {
+      if (!isTest) await this.healthy(subscription);
+      return this.settle(delivery, { ...common, status: 'succeeded' });
+    }
+    if (!isTest) {
+      if (outcome.status === 410) await this.disable(subscription, 'gone');
+      else await this.failing(subscription, attemptedAt);
+    }
+    const failures = delivery.failures + 1;
+    const retryAt =
+      isRetryable(outcome) && delivery.windowStartedAt
+        ? nextAttemptAt({
+            now: attemptedAt,
+            failures,
+            windowStartedAt: delivery.windowStartedAt,
+            windowMs: this.deps.retryWindowMs,
+            retryAfterSeconds: outcome.retryAfterSeconds,
+            random: this.deps.random,
+          })
+        : null;
+    if (retryAt === null) {
+      return this.settle(delivery, { ...common, failures, status: 'failed' });
+    }
+    return this.settle(delivery, { ...common, failures, status: 'pending', nextAttemptAt: retryAt }, false);
+  }
+
+  /** Records the outcome, if this instance still holds the claim; `final` starts the retention. */
+  private async settle(
+    delivery: DeliveryDocument,
+    set: Partial<DeliveryDocument>,
+    final = true,
+  ): Promise<DeliveryDocument | null> {
+    const finish = final ? { nextAttemptAt: null, expiresAt: this.deps.now() } : {};
+    return this.deps.collections.deliveries.findOneAndUpdate(
+      { _id: delivery._id, leaseOwner: this.owner, status: 'delivering' },
+      { $set: { ...set, ...finish, leaseOwner: null, leaseUntil: null } },
+    );
+  }
+
+  private async healthy(subscription: SubscriptionDocument): Promise<void> {
+    if (subscription.failingSince === null) return;
+    await this.deps.collections.subscriptions.updateOne(
+      { _id: subscription._id },
+      { $set: { failingSince: null } },
+    );
+  }
+
+  /** A failed attempt: the subscription is failing since its first one; for too long, it is disabled. */
+  private async failing(subscription: SubscriptionDocument, at: Date): Promise<void> {
+    const { collections, disableAfterMs } = this.deps;
+    if (subscription.failingSince === null) {
+      await collections.subscriptions.updateOne(
+        { _id: subscription._id, failingSince: null },
+        { $set: { failingSince: at.toISOString() } },
+      );
+      return;
+    }
+    if (at.getTime() - Date.parse(subscription.failingSince) >= disableAfterMs) {
+      await this.disable(subscription, 'failing');
+    }
+  }
+
+  /** Disables an active subscription and leaves its alert mail to be sent (durably: a flag). */
+  private async disable(subscription: SubscriptionDocument, reason: DisabledReason): Promise<void> {
+    const at = this.deps.now().toISOString();
+    const { modifiedCount } = await this.deps.collections.subscriptions.updateOne(
+      { _id: subscription._id, active: true },
+      {
+        $set: {
+          active: false,
+          disabledReason: reason,
+          disabledAt: at,
+          updatedAt: at,
+          alertPendingAt: at,
+          alertNextAttemptAt: new Date(at),
+        },
+      },
+    );
+    if (modifiedCount > 0) {
+      this.deps.logger.warn({ subscriptionId: subscription._id, reason }, 'Webhook subscription disabled');
+    }
+  }
+
+  /** The alert mails of disabled subscriptions, to their alert e-mails; kept for later when SMTP fails. */
+  private async sendAlerts(): Promise<void> {
+    const { collections, mailer, logger, now } = this.deps;
+    const due = await collections.subscriptions.find(
+      { alertPendingAt: { $ne: null }, alertNextAttemptAt: { $lte: now() } },
+      { limit: 20 },
+    );
+    for (const subscription of due) {
+      const pendingSince = subscription.alertPendingAt as string;
+      try {
+        for (const [index, address] of subscription.alertEmails.entries()) {
+          const to = parseRecipient(address);
+          if (!to) continue;
+          await mailer.send({
+            to,
+            subject: `Webhook subscription disabled: ${subscription.url}`,
+            text: alertText(subscription),
+            id: `webhook-${subscription._id}-${Date.parse(pendingSince)}-${index}`,
+          });
+        }
+        if (subscription.alertEmails.length === 0) {
+          logger.warn(
+            { subscriptionId: subscription._id },
+            'Webhook subscription disabled; no alert e-mails to tell',
+          );
+        }
+        await collections.subscriptions.updateOne(
+          { _id: subscription._id, alertPendingAt: pendingSince },
+          { $set: { alertPendingAt: null, alertNextAttemptAt: null } },
+        );
+      } catch (error) {
+        if (!(error instanceof MailDeliveryError)) throw error;
+        logger.warn(
+          { err: error, subscriptionId: subscription._id },
+          'Webhook alert mail not sent; retried later',
+        );
+        await collections.subscriptions.updateOne(
+          { _id: subscription._id },
+          { $set: { alertNextAttemptAt: new Date(now().getTime() + ALERT_RETRY_MS) } },
+        );
+      }
+    }
+  }
+}
+
+/** Timeouts and connection errors, 429 and 5xx are retried; a refused target or another status is not. */
+function isRetryable(outcome: SendOutcome): boolean {
+  if (outcome.refused) return false;
+  if (outcome.status === null) return true;
+  return outcome.status === 429 || outcome.status >= 500;
+}
+
+function alertText(subscription: SubscriptionDocument): string {
+  const why =
+    subscription.disabledReason === 'gone'
+      ? 'The receiver answered 410 Gone, which asks us to stop sending.'
+      : `Every delivery attempt has failed since ${subscription.failingSince}.`;
+  return [
+    `The webhook subscription ${subscription._id} to ${subscription.url} was disabled on ${subscription.disabledAt}.`,
+    why,
+    '',
+    'Its delivery log shows each attempt: GET /api/webhook-subscriptions/<id>/deliveries.',
+    'Fix the receiver, then enable the subscription again (PATCH with {"active": true}) and redeliver',
+    'what failed (POST /api/webhook-subscriptions/<id>/deliveries/<deliveryId>/redeliver).',
+  ].join('\n');
+}

@@ -1,0 +1,230 @@
+import { pagination, requireScope } from '@lead-capture/kit';
+import type { FastifyPluginAsync } from 'fastify';
+import {
+  CREATE_BODY,
+  CREATED_SUBSCRIPTION,
+  DELIVERY,
+  DELIVERY_LIST,
+  DELIVERY_PARAMS,
+  DELIVERY_QUERY,
+  errorResponses,
+  ID_PARAMS,
+  PATCH_BODY,
+  ROTATED_SECRET,
+  SUBSCRIPTION,
+  SUBSCRIPTION_LIST,
+  TAGS,
+} from '../../schemas.js';
+import type { AttemptDocument, DeliveryDocument, SubscriptionDocument } from '../../store.js';
+import type {
+  DeliveryQuery,
+  SubscriptionCatalog,
+  SubscriptionInput,
+  SubscriptionPatch,
+} from '../../subscriptions.js';
+
+export interface SubscriptionRoutesOptions {
+  catalog: SubscriptionCatalog;
+  now: () => Date;
+}
+
+type IdParams = { Params: { id: string } };
+type DeliveryParams = { Params: { id: string; deliveryId: string } };
+
+/** A subscription as the API shows it: never a secret (those are shown once, when made). */
+function subscriptionView(subscription: SubscriptionDocument, now: Date) {
+  const overlapping = subscription.secrets.find(
+    ({ expiresAt }) => expiresAt !== null && Date.parse(expiresAt) > now.getTime(),
+  );
+  return {
+    id: subscription._id,
+    url: subscription.url,
+    description: subscription.description,
+    eventTypes: subscription.eventTypes,
+    filters: subscription.filters,
+    active: subscription.active,
+    disabledReason: subscription.disabledReason,
+    disabledAt: subscription.disabledAt,
+    failingSince: subscription.failingSince,
+    alertEmails: subscription.alertEmails,
+    previousSecretExpiresAt: overlapping?.expiresAt ?? null,
+    createdAt: subscription.createdAt,
+    updatedAt: subscription.updatedAt,
+  };
+}
+
+function deliveryView({ delivery, attempts }: { delivery: DeliveryDocument; attempts: AttemptDocument[] }) {
+  return {
+    id: delivery._id,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType,
+    status: delivery.status,
+    attempts: delivery.attempts,
+    nextAttemptAt: delivery.status === 'pending' ? (delivery.nextAttemptAt?.toISOString() ?? null) : null,
+    lastAttemptAt: delivery.lastAttemptAt,
+    lastStatusCode: delivery.lastStatusCode,
+    lastError: delivery.lastError,
+    createdAt: delivery.createdAt,
+    payload: JSON.parse(delivery.body) as Record<string, unknown>,
+    attemptLog: attempts.map((attempt) => ({
+      number: attempt.number,
+      attemptedAt: attempt.attemptedAt.toISOString(),
+      url: attempt.url,
+      requestHeaders: attempt.requestHeaders,
+      statusCode: attempt.statusCode,
+      durationMs: attempt.durationMs,
+      responseExcerpt: attempt.responseExcerpt,
+      error: attempt.error,
+    })),
+  };
+}
+
+/** /api/webhook-subscriptions: reads need any identity, writes full scope. */
+export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> = async (
+  app,
+  { catalog, now },
+) => {
+  const read = requireScope('read');
+  const write = requireScope('full');
+
+  app.get(
+    '/api/webhook-subscriptions',
+    {
+      preHandler: read,
+      schema: {
+        tags: TAGS,
+        summary: 'Every webhook subscription, oldest first',
+        response: { 200: SUBSCRIPTION_LIST, ...errorResponses(401) },
+      },
+    },
+    async () => (await catalog.list()).map((subscription) => subscriptionView(subscription, now())),
+  );
+
+  app.post<{ Body: SubscriptionInput }>(
+    '/api/webhook-subscriptions',
+    {
+      preHandler: write,
+      schema: {
+        tags: TAGS,
+        summary: 'Subscribe a URL to lead events; the answer shows the signing secret once',
+        body: CREATE_BODY,
+        response: { 201: CREATED_SUBSCRIPTION, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request, reply) => {
+      const subscription = await catalog.create(request.body, request.identity?.userId ?? 'unknown');
+      const secret = subscription.secrets[0]!.secret;
+      return reply.code(201).send({ ...subscriptionView(subscription, now()), secret });
+    },
+  );
+
+  app.get<IdParams>(
+    '/api/webhook-subscriptions/:id',
+    {
+      preHandler: read,
+      schema: {
+        tags: TAGS,
+        summary: 'One webhook subscription',
+        params: ID_PARAMS,
+        response: { 200: SUBSCRIPTION, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => subscriptionView(await catalog.require(request.params.id), now()),
+  );
+
+  app.patch<IdParams & { Body: SubscriptionPatch }>(
+    '/api/webhook-subscriptions/:id',
+    {
+      preHandler: write,
+      schema: {
+        tags: TAGS,
+        summary: 'Change a subscription; {"active": true} enables one the worker disabled',
+        params: ID_PARAMS,
+        body: PATCH_BODY,
+        response: { 200: SUBSCRIPTION, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => subscriptionView(await catalog.update(request.params.id, request.body), now()),
+  );
+
+  app.delete<IdParams>(
+    '/api/webhook-subscriptions/:id',
+    {
+      preHandler: write,
+      schema: {
+        tags: TAGS,
+        summary: 'Delete a subscription with its delivery log',
+        params: ID_PARAMS,
+        response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await catalog.remove(request.params.id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post<IdParams>(
+    '/api/webhook-subscriptions/:id/rotate-secret',
+    {
+      preHandler: write,
+      schema: {
+        tags: TAGS,
+        summary: 'A new signing secret, shown once; the previous one keeps signing for the overlap window',
+        params: ID_PARAMS,
+        response: { 200: ROTATED_SECRET, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => catalog.rotateSecret(request.params.id),
+  );
+
+  app.post<IdParams>(
+    '/api/webhook-subscriptions/:id/test',
+    {
+      preHandler: write,
+      schema: {
+        tags: TAGS,
+        summary: 'Send a webhook.test message now and answer how the attempt went',
+        params: ID_PARAMS,
+        response: { 200: DELIVERY, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => deliveryView(await catalog.sendTest(request.params.id)),
+  );
+
+  app.get<IdParams & { Querystring: DeliveryQuery }>(
+    '/api/webhook-subscriptions/:id/deliveries',
+    {
+      preHandler: read,
+      schema: {
+        tags: TAGS,
+        summary: 'The delivery log of a subscription, newest first, each with its attempts',
+        params: ID_PARAMS,
+        querystring: DELIVERY_QUERY,
+        response: { 200: DELIVERY_LIST, ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      const { page, limit } = request.query;
+      const { deliveries, total } = await catalog.listDeliveries(request.params.id, request.query);
+      return { data: deliveries.map(deliveryView), pagination: pagination(page, limit, total) };
+    },
+  );
+
+  app.post<DeliveryParams>(
+    '/api/webhook-subscriptions/:id/deliveries/:deliveryId/redeliver',
+    {
+      preHandler: write,
+      schema: {
+        tags: TAGS,
+        summary: 'Send a delivery again (same webhook-id, same body), with a new retry window',
+        params: DELIVERY_PARAMS,
+        response: { 202: DELIVERY, ...errorResponses(401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) =>
+      reply
+        .code(202)
+        .send(deliveryView(await catalog.redeliver(request.params.id, request.params.deliveryId))),
+  );
+};

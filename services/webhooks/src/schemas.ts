@@ -1,0 +1,240 @@
+import { QUALIFICATIONS } from '@lead-capture/contracts';
+import {
+  ERROR_RESPONSE_SCHEMA,
+  LIMIT_QUERY_SCHEMA,
+  PAGE_QUERY_SCHEMA,
+  pagedListSchema,
+} from '@lead-capture/kit';
+import { ALL_EVENTS, DELIVERY_STATUSES, SUBSCRIBABLE_EVENTS, TEST_EVENT } from './store.js';
+import { MAX_URL_LENGTH } from './target.js';
+
+export const MAX_ALERT_EMAILS = 20;
+export const MAX_SOURCE_IDS = 100;
+
+/** The error bodies a route can answer, for its response schema (and the OpenAPI document). */
+export function errorResponses(...statuses: number[]): Record<number, typeof ERROR_RESPONSE_SCHEMA> {
+  return Object.fromEntries(statuses.map((status) => [status, ERROR_RESPONSE_SCHEMA]));
+}
+
+export const TAGS = ['Webhook subscriptions'];
+
+const eventTypes = {
+  type: 'array',
+  minItems: 1,
+  maxItems: SUBSCRIBABLE_EVENTS.length + 1,
+  items: { type: 'string', enum: [...SUBSCRIBABLE_EVENTS, ALL_EVENTS] },
+  description: `Event types delivered: ${SUBSCRIBABLE_EVENTS.join(', ')}, or ${ALL_EVENTS} for all of them`,
+} as const;
+
+const filters = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    sourceIds: {
+      type: 'array',
+      maxItems: MAX_SOURCE_IDS,
+      items: { type: 'string', format: 'uuid' },
+      description: 'Only leads of these sources; absent or empty: every source',
+    },
+    qualifications: {
+      type: 'array',
+      maxItems: QUALIFICATIONS.length,
+      items: { type: 'string', enum: QUALIFICATIONS },
+      description:
+        'Only leads with one of these qualifications (a lead not scored yet has none); absent or empty: all',
+    },
+  },
+} as const;
+
+const writableProperties = {
+  url: {
+    type: 'string',
+    minLength: 1,
+    maxLength: MAX_URL_LENGTH,
+    description: 'Where events are POSTed: https, a public address',
+  },
+  eventTypes,
+  filters,
+  active: { type: 'boolean', description: 'Default true' },
+  description: { type: ['string', 'null'], maxLength: 500 },
+  alertEmails: {
+    type: 'array',
+    maxItems: MAX_ALERT_EMAILS,
+    items: { type: 'string', format: 'email', maxLength: 254 },
+    description: 'Told by e-mail when the worker disables the subscription',
+  },
+} as const;
+
+export const CREATE_BODY = {
+  type: 'object',
+  required: ['url', 'eventTypes'],
+  additionalProperties: false,
+  properties: writableProperties,
+} as const;
+
+export const PATCH_BODY = {
+  type: 'object',
+  minProperties: 1,
+  additionalProperties: false,
+  properties: writableProperties,
+} as const;
+
+const dateTime = { type: 'string', format: 'date-time' } as const;
+const nullableDateTime = { type: ['string', 'null'], format: 'date-time' } as const;
+
+const subscriptionProperties = {
+  id: { type: 'string', format: 'uuid' },
+  url: { type: 'string' },
+  description: { type: ['string', 'null'] },
+  eventTypes: { type: 'array', items: { type: 'string' } },
+  filters,
+  active: { type: 'boolean' },
+  disabledReason: {
+    type: ['string', 'null'],
+    enum: ['gone', 'failing', null],
+    description:
+      'Why the worker disabled it: gone (the receiver answered 410), failing (every attempt failed for days)',
+  },
+  disabledAt: nullableDateTime,
+  failingSince: { ...nullableDateTime, description: 'First failed attempt since the last success' },
+  alertEmails: { type: 'array', items: { type: 'string' } },
+  previousSecretExpiresAt: {
+    ...nullableDateTime,
+    description: 'While a rotated-out secret still signs beside the current one: when it stops',
+  },
+  createdAt: dateTime,
+  updatedAt: dateTime,
+} as const;
+
+const subscriptionRequired = [
+  'id',
+  'url',
+  'description',
+  'eventTypes',
+  'filters',
+  'active',
+  'disabledReason',
+  'disabledAt',
+  'failingSince',
+  'alertEmails',
+  'previousSecretExpiresAt',
+  'createdAt',
+  'updatedAt',
+] as const;
+
+export const SUBSCRIPTION = {
+  type: 'object',
+  required: subscriptionRequired,
+  additionalProperties: false,
+  properties: subscriptionProperties,
+} as const;
+
+export const CREATED_SUBSCRIPTION = {
+  type: 'object',
+  required: [...subscriptionRequired, 'secret'],
+  additionalProperties: false,
+  properties: {
+    ...subscriptionProperties,
+    secret: { type: 'string', description: 'The signing secret, whsec_<base64>: shown this once' },
+  },
+} as const;
+
+export const SUBSCRIPTION_LIST = { type: 'array', items: SUBSCRIPTION } as const;
+
+export const ROTATED_SECRET = {
+  type: 'object',
+  required: ['secret', 'previousSecretExpiresAt'],
+  additionalProperties: false,
+  properties: {
+    secret: { type: 'string', description: 'The new signing secret: shown this once' },
+    previousSecretExpiresAt: {
+      ...dateTime,
+      description: 'Until then the previous secret signs too (a second v1 signature)',
+    },
+  },
+} as const;
+
+export const ID_PARAMS = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', maxLength: 100 } },
+} as const;
+
+export const DELIVERY_PARAMS = {
+  type: 'object',
+  required: ['id', 'deliveryId'],
+  properties: { id: { type: 'string', maxLength: 100 }, deliveryId: { type: 'string', maxLength: 100 } },
+} as const;
+
+export const DELIVERY_QUERY = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    page: PAGE_QUERY_SCHEMA,
+    limit: LIMIT_QUERY_SCHEMA,
+    status: { type: 'string', enum: DELIVERY_STATUSES },
+    eventType: { type: 'string', enum: [...SUBSCRIBABLE_EVENTS, TEST_EVENT] },
+    startDate: { type: 'string', maxLength: 40, description: 'ISO date; deliveries created at or after it' },
+    endDate: { type: 'string', maxLength: 40, description: 'ISO date; deliveries created at or before it' },
+  },
+} as const;
+
+const attempt = {
+  type: 'object',
+  required: [
+    'number',
+    'attemptedAt',
+    'url',
+    'requestHeaders',
+    'statusCode',
+    'durationMs',
+    'responseExcerpt',
+    'error',
+  ],
+  additionalProperties: false,
+  properties: {
+    number: { type: 'integer' },
+    attemptedAt: dateTime,
+    url: { type: 'string' },
+    requestHeaders: { type: 'object', additionalProperties: { type: 'string' } },
+    statusCode: { type: ['integer', 'null'] },
+    durationMs: { type: 'integer' },
+    responseExcerpt: { type: ['string', 'null'], description: 'The first 1024 bytes of the answer' },
+    error: { type: ['string', 'null'] },
+  },
+} as const;
+
+export const DELIVERY = {
+  type: 'object',
+  required: [
+    'id',
+    'eventId',
+    'eventType',
+    'status',
+    'attempts',
+    'nextAttemptAt',
+    'lastAttemptAt',
+    'lastStatusCode',
+    'lastError',
+    'createdAt',
+    'payload',
+    'attemptLog',
+  ],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', format: 'uuid', description: 'The webhook-id header: the same on every attempt' },
+    eventId: { type: 'string', format: 'uuid' },
+    eventType: { type: 'string' },
+    status: { type: 'string', enum: DELIVERY_STATUSES },
+    attempts: { type: 'integer' },
+    nextAttemptAt: nullableDateTime,
+    lastAttemptAt: nullableDateTime,
+    lastStatusCode: { type: ['integer', 'null'] },
+    lastError: { type: ['string', 'null'] },
+    createdAt: dateTime,
+    payload: { type: 'object', additionalProperties: true, description: 'The body every attempt sends' },
+    attemptLog: { type: 'array', items: attempt },
+  },
+} as const;
+
+export const DELIVERY_LIST = pagedListSchema(DELIVERY);

@@ -1,0 +1,126 @@
+import type { Subscription } from '@lead-capture/bus';
+import { type ServiceDeps, type ServiceModule, subscribeGroup } from '@lead-capture/kit';
+import { createMailer, DEFAULT_MAIL_FROM } from '@lead-capture/mailer';
+import { loadWebhooksConfig, type WebhooksConfig } from './config.js';
+import { DeliveryDispatcher } from './dispatcher.js';
+import { createFanOutHandler } from './fan-out.js';
+import { createLeadReader } from './lead-detail.js';
+import { subscriptionRoutes } from './routes/webhook-subscriptions/index.js';
+import type { sendWebhook } from './sender.js';
+import { createIndexes, webhookCollections } from './store.js';
+import { SubscriptionCatalog } from './subscriptions.js';
+import type { ResolvedAddress } from './target.js';
+
+export const DELIVER_GROUP = 'webhooks.lead.deliver';
+/**
+ * Deliveries of one event before it is dead-lettered: with the bus's backoff (1 s, 5 s, 25 s, 2 min,
+ * then every 10 min) the lead service may be unreachable for about 70 minutes without an event
+ * being set aside (an operator replays dead letters from /api/admin/dead-letters).
+ */
+export const DELIVER_MAX_ATTEMPTS = 12;
+
+export interface WebhooksServiceOptions {
+  /** The clock of deliveries, retries and disabling (tests move it forward instead of waiting). */
+  now?: () => Date;
+  /** The jitter of the backoff, in [0, 1). */
+  random?: () => number;
+  /** The resolver of target host names (tests point a name at 127.0.0.1). */
+  resolve?: (host: string) => Promise<ResolvedAddress[]>;
+  /** How long a claimed delivery is held; default twice the attempt timeout plus 30 s. */
+  leaseMs?: number;
+  /** Called after each delivery pass has ended: tests wait on passes instead of sleeping. */
+  onDispatchPass?: () => void;
+  /** Wraps the HTTP sender (tests observe attempts). */
+  send?: typeof sendWebhook;
+  /** The bus's delay before retry N of an event (tests shorten the wait for the lead service). */
+  eventRetryDelayMs?: (retry: number) => number;
+}
+
+/**
+ * Outbound webhooks: the subscriptions (`webhooks_subscriptions`), the deliveries
+ * (`webhooks_deliveries`) and their attempts (`webhooks_attempts`), and what the filters need of
+ * deleted leads (`webhooks_lead_keys`). Consumes lead events, reads each lead from the lead service
+ * (`GET /internal/lead/leads/<id>`), records a delivery per matching subscription, and attempts due
+ * deliveries from a scheduler in start(). `config` comes from the environment unless given.
+ */
+export function createWebhooksService(
+  deps: ServiceDeps,
+  config: WebhooksConfig = loadWebhooksConfig(),
+  options: WebhooksServiceOptions = {},
+): ServiceModule {
+  const { store, bus, logger } = deps;
+  const now = options.now ?? (() => new Date());
+  const collections = webhookCollections(store);
+  const policy = {
+    allowHttp: config.OUTBOUND_WEBHOOK_ALLOW_HTTP,
+    allowPrivate: config.OUTBOUND_WEBHOOK_ALLOW_PRIVATE,
+  };
+  const mailer = createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, logger });
+  const hour = 60 * 60_000;
+  const dispatcher = new DeliveryDispatcher({
+    collections,
+    mailer,
+    logger,
+    now,
+    random: options.random,
+    sender: {
+      ...policy,
+      timeoutMs: config.OUTBOUND_WEBHOOK_TIMEOUT_MS,
+      ...(options.resolve ? { resolve: options.resolve } : {}),
+    },
+    tickMs: config.OUTBOUND_WEBHOOK_TICK_MS,
+    concurrency: config.OUTBOUND_WEBHOOK_CONCURRENCY,
+    leaseMs: options.leaseMs ?? 2 * config.OUTBOUND_WEBHOOK_TIMEOUT_MS + 30_000,
+    retryWindowMs: config.OUTBOUND_WEBHOOK_RETRY_HOURS * hour,
+    disableAfterMs: config.OUTBOUND_WEBHOOK_DISABLE_AFTER_HOURS * hour,
+    onPass: options.onDispatchPass,
+    send: options.send,
+  });
+  const catalog = new SubscriptionCatalog(collections, dispatcher, {
+    policy,
+    secretOverlapMs: config.OUTBOUND_WEBHOOK_SECRET_OVERLAP_HOURS * hour,
+    now,
+  });
+  let subscription: Subscription | undefined;
+
+  return {
+    name: 'webhooks',
+    routePrefixes: ['/api/webhook-subscriptions'],
+
+    async registerRoutes(app) {
+      await app.register(subscriptionRoutes, { catalog, now });
+    },
+
+    async start() {
+      await createIndexes(collections, config.OUTBOUND_WEBHOOK_LOG_RETENTION_DAYS);
+      if (policy.allowHttp || policy.allowPrivate) {
+        logger.warn(policy, 'Outbound webhooks may go to http or private targets: for development only');
+      }
+      if (mailer.mode === 'smtp' && config.MAIL_FROM === DEFAULT_MAIL_FROM) {
+        logger.warn('MAIL_FROM is not set: SMTP servers will refuse the placeholder sender');
+      }
+      subscription = await subscribeGroup(
+        bus,
+        DELIVER_GROUP,
+        createFanOutHandler({
+          store,
+          logger,
+          now,
+          readLead: createLeadReader(deps.internal),
+          onDeliveries: () => dispatcher.wake(),
+        }),
+        {
+          maxAttempts: DELIVER_MAX_ATTEMPTS,
+          ...(options.eventRetryDelayMs ? { retryDelayMs: options.eventRetryDelayMs } : {}),
+        },
+      );
+      dispatcher.start();
+    },
+
+    async stop() {
+      await subscription?.cancel();
+      await dispatcher.stop();
+      mailer.close();
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import type { Qualification } from '@lead-capture/contracts';
+import type { Collection, DocStore } from '@lead-capture/docstore';
+
+export const SUBSCRIPTIONS_COLLECTION = 'webhooks_subscriptions';
+export const DELIVERIES_COLLECTION = 'webhooks_deliveries';
+export const ATTEMPTS_COLLECTION = 'webhooks_attempts';
+export const LEAD_KEYS_COLLECTION = 'webhooks_lead_keys';
+
+/** The event types a subscription may name (`*`: all of them). */
+export const SUBSCRIBABLE_EVENTS = [
+  'lead.captured',
+  'lead.scored',
+  'lead.updated',
+  'lead.deleted',
+  'lead.merged',
+  'lead.enrolled',
+] as const;
+export type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number];
+export const ALL_EVENTS = '*';
+/** The type of the message the test endpoint sends. */
+export const TEST_EVENT = 'webhook.test';
+
+export interface SigningSecret {
+  /** `whsec_<base64>`: kept as is, since signing needs it (the store is the service's own). */
+  secret: string;
+  createdAt: string;
+  /** When a rotated-out secret stops signing; null for the current one. */
+  expiresAt: string | null;
+}
+
+export type DisabledReason = 'gone' | 'failing';
+
+export type SubscriptionDocument = {
+  _id: string;
+  url: string;
+  description: string | null;
+  /** Subscribed types, or ['*']. */
+  eventTypes: string[];
+  filters: { sourceIds?: string[]; qualifications?: Qualification[] };
+  active: boolean;
+  /** Why the worker disabled it (410 Gone, or failing for OUTBOUND_WEBHOOK_DISABLE_AFTER_HOURS). */
+  disabledReason: DisabledReason | null;
+  disabledAt: string | null;
+  /** Mailed when the worker disables the subscription. */
+  alertEmails: string[];
+  /** Set when the worker disabled it and the alert mail is still to be sent. */
+  alertPendingAt: string | null;
+  alertNextAttemptAt: Date | null;
+  /** Current first, then rotated-out ones still in their overlap. */
+  secrets: SigningSecret[];
+  /** First failed attempt since the last success; null while it is healthy. */
+  failingSince: string | null;
+  createdAt: string;
+  updatedAt: string;
+  createdBy: string;
+};
+
+export const DELIVERY_STATUSES = ['pending', 'delivering', 'succeeded', 'failed', 'cancelled'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export type DeliveryDocument = {
+  /** The `webhook-id`: the same on every attempt and on a redelivery. */
+  _id: string;
+  subscriptionId: string;
+  eventId: string;
+  eventType: string;
+  /** The event's time (`timestamp` of the body). */
+  occurredAt: string;
+  /** The exact bytes every attempt sends. */
+  body: string;
+  status: DeliveryStatus;
+  attempts: number;
+  /** Counts the attempts of the current retry window (a redelivery starts a new one). */
+  failures: number;
+  nextAttemptAt: Date | null;
+  windowStartedAt: Date | null;
+  leaseOwner: string | null;
+  leaseUntil: Date | null;
+  lastAttemptAt: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: string;
+  /** Set once the delivery is finished: the TTL index removes it after the retention. */
+  expiresAt: Date | null;
+};
+
+export type AttemptDocument = {
+  _id: string;
+  deliveryId: string;
+  subscriptionId: string;
+  /** 1-based, across the delivery's life. */
+  number: number;
+  /** TTL field: removed OUTBOUND_WEBHOOK_LOG_RETENTION_DAYS after. */
+  attemptedAt: Date;
+  url: string;
+  /** The headers sent (the signature is not secret: it is sent in the clear anyway). */
+  requestHeaders: Record<string, string>;
+  statusCode: number | null;
+  durationMs: number;
+  responseExcerpt: string | null;
+  error: string | null;
+};
+
+/**
+ * What the subscription filters need of a lead once the lead service no longer has it (a
+ * lead.deleted carries only the id): its source and qualification, kept from lead.captured and
+ * lead.scored.
+ */
+export type LeadKeysDocument = {
+  _id: string;
+  sourceId: string;
+  qualification: Qualification | null;
+  /** occurredAt of the lead.scored applied: a late older one does not overwrite a newer one. */
+  scoredAt: string | null;
+  /** Set by lead.deleted / lead.merged (of the duplicate); the TTL index removes it after the retention. */
+  goneAt: Date | null;
+};
+
+export interface WebhookCollections {
+  subscriptions: Collection<SubscriptionDocument>;
+  deliveries: Collection<DeliveryDocument>;
+  attempts: Collection<AttemptDocument>;
+  leadKeys: Collection<LeadKeysDocument>;
+}
+
+export function webhookCollections(store: Pick<DocStore, 'collection'>): WebhookCollections {
+  return {
+    subscriptions: store.collection<SubscriptionDocument>(SUBSCRIPTIONS_COLLECTION),
+    deliveries: store.collection<DeliveryDocument>(DELIVERIES_COLLECTION),
+    attempts: store.collection<AttemptDocument>(ATTEMPTS_COLLECTION),
+    leadKeys: store.collection<LeadKeysDocument>(LEAD_KEYS_COLLECTION),
+  };
+}
+
+export async function createIndexes(collections: WebhookCollections, retentionDays: number): Promise<void> {
+  const retentionSeconds = retentionDays * 24 * 60 * 60;
+  const { subscriptions, deliveries, attempts, leadKeys } = collections;
+  await subscriptions.createIndex({ active: 1 });
+  await deliveries.createIndex({ subscriptionId: 1, eventId: 1 }, { unique: true });
+  await deliveries.createIndex({ status: 1, nextAttemptAt: 1 });
+  await deliveries.createIndex({ subscriptionId: 1, createdAt: -1 });
+  await deliveries.createIndex({ expiresAt: 1 }, { expireAfterSeconds: retentionSeconds });
+  await attempts.createIndex({ deliveryId: 1, number: 1 });
+  await attempts.createIndex({ attemptedAt: 1 }, { expireAfterSeconds: retentionSeconds });
+  await leadKeys.createIndex({ goneAt: 1 }, { expireAfterSeconds: retentionSeconds });
+}
