@@ -1,6 +1,18 @@
-import { LEAD_FIELDS, type LeadField, UTM_PARAMETERS, type UtmParameter } from '@lead-capture/contracts';
+import {
+  CLICK_ID_PARAMETERS,
+  type ClickIdParameter,
+  LEAD_FIELDS,
+  type LeadField,
+  MAPPING_TARGETS,
+  type MappingTarget,
+  type SourceFormat,
+  UTM_PARAMETERS,
+  type UtmParameter,
+} from '@lead-capture/contracts';
 import { buildCustom, pathKey } from './custom.js';
 import { emailFieldProblem } from './email.js';
+import { flattenForFormat } from './formats.js';
+import { splitFullName } from './full-name.js';
 import { nestingDepth, PAYLOAD_LIMITS } from './limits.js';
 import { resolveField } from './path.js';
 import { isAbsent, isPlainObject, MappingError } from './values.js';
@@ -11,6 +23,8 @@ export interface MappedSubmission {
   attribution: {
     utm?: Partial<Record<UtmParameter, string>>;
     referrer?: string;
+    landingPage?: string;
+    clickIds?: Partial<Record<ClickIdParameter, string>>;
   };
 }
 
@@ -27,6 +41,9 @@ export const FIELD_MAX_LENGTH: Readonly<Record<LeadField, number>> = {
 
 export const UTM_VALUE_MAX_LENGTH = 255;
 export const REFERRER_MAX_LENGTH = 2048;
+export const CLICK_ID_MAX_LENGTH = 512;
+/** A full name is split into first and last name, each capped as those fields are. */
+const FULL_NAME_MAX_LENGTH = 200;
 
 const UTM_KEY = '_utm';
 const REFERRER_KEY = '_referrer';
@@ -38,39 +55,52 @@ const REFERRER_KEY = '_referrer';
  */
 export function mapSubmission(
   payload: unknown,
-  fieldMappings: Record<string, LeadField>,
+  fieldMappings: Record<string, MappingTarget>,
+  format: SourceFormat = 'generic',
 ): MapSubmissionResult {
   try {
-    return { ok: true, submission: map(payload, fieldMappings) };
+    if (format === 'generic') return { ok: true, submission: map(payload, fieldMappings) };
+    const flat = flattenForFormat(format, payload);
+    return { ok: true, submission: map(flat.fields, withDefaults(fieldMappings, flat.hints)) };
   } catch (error) {
     if (error instanceof MappingError) return { ok: false, error: error.message };
     throw error;
   }
 }
 
-function map(payload: unknown, fieldMappings: Record<string, LeadField>): MappedSubmission {
+function map(payload: unknown, fieldMappings: Record<string, MappingTarget>): MappedSubmission {
   if (!isPlainObject(payload)) throw new MappingError('Payload must be a JSON object');
   if (nestingDepth(payload, PAYLOAD_LIMITS.maxDepth) > PAYLOAD_LIMITS.maxDepth) {
     throw new MappingError(`Payload is nested more than ${PAYLOAD_LIMITS.maxDepth} levels deep`);
   }
 
   const fields: Partial<Record<LeadField, string>> = {};
+  const mapped: Mapped = { utm: {}, clickIds: {} };
+  const fullNames: string[] = [];
   const consumed = new Set<string>();
   for (const [incoming, target] of Object.entries(fieldMappings)) {
-    if (!isLeadField(target)) {
+    if (!isMappingTarget(target)) {
       throw new MappingError(`Field mapping ${incoming} targets an unknown field: ${String(target)}`);
     }
     const found = resolveField(payload, incoming);
     if (!found) continue;
-    const value = standardValue(found.value, `${incoming} (mapped to ${target})`, target);
-    // A second mapping onto a field already filled keeps its value as custom data rather than losing it.
-    if (value !== undefined && fields[target] !== undefined) continue;
-    consumed.add(pathKey(found.path));
-    if (value !== undefined) fields[target] = value;
+    const label = `${incoming} (mapped to ${target})`;
+    if (isLeadField(target)) {
+      const value = standardValue(found.value, label, target);
+      // A second mapping onto a field already filled keeps its value as custom data rather than losing it.
+      if (value !== undefined && fields[target] !== undefined) continue;
+      if (value !== undefined) fields[target] = value;
+    } else {
+      const value = textValue(found.value, label, maxLengthOf(target));
+      if (value !== undefined && !assignMapped(mapped, target, value, fullNames)) continue;
+    }
+    // A value read out of JSON text leaves that text whole in custom: it holds other fields too.
+    if (!found.decoded) consumed.add(pathKey(found.path));
   }
 
   const utm = consumed.has(pathKey([UTM_KEY])) ? {} : readUtm(payload[UTM_KEY]);
   const referrer = consumed.has(pathKey([REFERRER_KEY])) ? undefined : readReferrer(payload[REFERRER_KEY]);
+  Object.assign(utm, mapped.utm);
 
   const customEntries: Array<[string, unknown]> = [];
   for (const [key, value] of Object.entries(payload)) {
@@ -89,6 +119,15 @@ function map(payload: unknown, fieldMappings: Record<string, LeadField>): Mapped
     if (isAbsent(value)) continue;
     customEntries.push([key, value]);
   }
+  // An explicit first or last name wins over the halves of a full name.
+  for (const fullName of fullNames) {
+    const split = splitFullName(fullName);
+    for (const part of ['firstName', 'lastName'] as const) {
+      const text = split[part];
+      if (text !== undefined && fields[part] === undefined)
+        fields[part] = limited(text, FIELD_MAX_LENGTH[part], part);
+    }
+  }
   const custom = buildCustom(customEntries, consumed);
 
   if (Object.keys(fields).length === 0 && Object.keys(custom).length === 0) {
@@ -97,8 +136,75 @@ function map(payload: unknown, fieldMappings: Record<string, LeadField>): Mapped
 
   const attribution: MappedSubmission['attribution'] = {};
   if (Object.keys(utm).length > 0) attribution.utm = utm;
-  if (referrer !== undefined) attribution.referrer = referrer;
+  const chosenReferrer = mapped.referrer ?? referrer;
+  if (chosenReferrer !== undefined) attribution.referrer = chosenReferrer;
+  if (mapped.landingPage !== undefined) attribution.landingPage = mapped.landingPage;
+  if (Object.keys(mapped.clickIds).length > 0) attribution.clickIds = mapped.clickIds;
   return { fields, custom, attribution };
+}
+
+/** What mappings onto attribution targets collected. */
+interface Mapped {
+  utm: Partial<Record<UtmParameter, string>>;
+  clickIds: Partial<Record<ClickIdParameter, string>>;
+  referrer?: string;
+  landingPage?: string;
+}
+
+/** Keeps the first value per target; false when the target already had one (the value stays custom). */
+function assignMapped(
+  mapped: Mapped,
+  target: Exclude<MappingTarget, LeadField>,
+  value: string,
+  fullNames: string[],
+): boolean {
+  if (target === 'fullName') {
+    fullNames.push(value);
+    return true;
+  }
+  if (target === 'referrer' || target === 'landingPage') {
+    if (mapped[target] !== undefined) return false;
+    mapped[target] = value;
+    return true;
+  }
+  const bucket: Record<string, string> = isUtmParameter(target) ? mapped.utm : mapped.clickIds;
+  if (bucket[target] !== undefined) return false;
+  bucket[target] = value;
+  return true;
+}
+
+function maxLengthOf(target: Exclude<MappingTarget, LeadField>): number {
+  if (target === 'fullName') return FULL_NAME_MAX_LENGTH;
+  if (target === 'referrer' || target === 'landingPage') return REFERRER_MAX_LENGTH;
+  if (isUtmParameter(target)) return UTM_VALUE_MAX_LENGTH;
+  return CLICK_ID_MAX_LENGTH;
+}
+
+/**
+ * The source's own mappings first, then the format's suggestions for targets the source left
+ * unmapped (a mapping is written against the flat names a format produces).
+ */
+function withDefaults(
+  fieldMappings: Record<string, MappingTarget>,
+  hints: Record<string, MappingTarget>,
+): Record<string, MappingTarget> {
+  const targeted = new Set(Object.values(fieldMappings));
+  const merged: Record<string, MappingTarget> = { ...fieldMappings };
+  for (const [name, target] of Object.entries(hints)) {
+    if (Object.hasOwn(merged, name) || targeted.has(target)) continue;
+    merged[name] = target;
+  }
+  return merged;
+}
+
+/** An attribution value or a full name: a string (or a number, as its text), trimmed and capped. */
+function textValue(value: unknown, label: string, maxLength: number): string | undefined {
+  if (isAbsent(value)) return undefined;
+  let text: string;
+  if (typeof value === 'string') text = value.trim();
+  else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
+  else throw new MappingError(`${label} must be a string`);
+  return limited(text, maxLength, label);
 }
 
 /** Strings are trimmed; a number is taken as its text (form tools send phone numbers as numbers). */
@@ -145,6 +251,14 @@ function limited(text: string, maxLength: number, label: string): string {
 
 function isLeadField(name: string): name is LeadField {
   return (LEAD_FIELDS as readonly string[]).includes(name);
+}
+
+function isMappingTarget(name: string): name is MappingTarget {
+  return (MAPPING_TARGETS as readonly string[]).includes(name);
+}
+
+export function isClickIdParameter(name: string): name is ClickIdParameter {
+  return (CLICK_ID_PARAMETERS as readonly string[]).includes(name);
 }
 
 function isUtmParameter(name: string): name is UtmParameter {

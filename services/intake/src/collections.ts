@@ -1,4 +1,4 @@
-import type { EventEnvelope, FieldMappings, LeadReceived } from '@lead-capture/contracts';
+import type { EventEnvelope, FieldMappings, LeadReceived, SourceFormat } from '@lead-capture/contracts';
 
 /** The collections the intake owns (one shared store in embedded mode, hence the prefix). */
 export const COLLECTIONS = {
@@ -26,6 +26,11 @@ export interface SourceDoc {
   token?: string;
   name?: string;
   fieldMappings?: FieldMappings;
+  format?: SourceFormat;
+  /** Write-only secrets; null once cleared. */
+  verifyToken?: string | null;
+  signingSecret?: string | null;
+  graphAccessToken?: string | null;
   /** The source's revision this state reflects (0: from an event that carried none). */
   revision: number;
   deleted: boolean;
@@ -40,6 +45,8 @@ export const SUBMISSION_OUTCOMES = [
   'rejected',
   'lead_created',
   'duplicate_lead',
+  'fetching',
+  'fetch_failed',
 ] as const;
 export type SubmissionOutcome = (typeof SUBMISSION_OUTCOMES)[number];
 
@@ -80,6 +87,22 @@ export interface SubmissionDoc {
   eventId?: string;
   /** TTL: the end of SUBMISSION_RETENTION_DAYS. */
   expiresAt?: Date;
+  /** A lead named by a Meta leadgen notification, fetched from the Graph API (outcome fetching). */
+  leadgen?: LeadgenFetchState;
+  /** When the next Graph API fetch is due (outcome fetching only); pushed ahead while one runs. */
+  nextAttemptAt?: Date;
+  /** The intake process whose fetch holds the submission until nextAttemptAt. */
+  leaseOwner?: string;
+}
+
+/** The Graph API fetch of one leadgen notification's lead, as the submissions log shows it. */
+export interface LeadgenFetchState {
+  leadgenId: string;
+  attempts: number;
+  lastError?: string;
+  lastAttemptAt?: Date;
+  /** Past it a failing fetch is not retried again: outcome fetch_failed. */
+  giveUpAt: Date;
 }
 
 /** An idempotency claim: the first submission of a delivery within the window. */

@@ -1,4 +1,4 @@
-import { COMMON_CONFIG, type ConfigOf, int } from '@lead-capture/kit';
+import { COMMON_CONFIG, type ConfigOf, int, url } from '@lead-capture/kit';
 
 /** What the intake reads from the environment, beside the process's own (COMMON_CONFIG). */
 export const INTAKE_CONFIG = {
@@ -33,6 +33,37 @@ export const INTAKE_CONFIG = {
     min: 0,
     default: 10_000,
     doc: 'Age at which the relay takes over an unpublished submission (longer than a publish may take inline)',
+  }),
+  META_GRAPH_API_URL: url({
+    protocols: ['https:', 'http:'],
+    default: 'https://graph.facebook.com/v21.0',
+    doc: 'Base URL of the Meta Graph API the intake fetches Lead Ads leads from (GET <base>/<leadgen_id>)',
+  }),
+  LEADGEN_FETCH_INTERVAL_MS: int({
+    min: 10,
+    default: 1000,
+    doc: 'How often the intake looks for Meta leadgen notifications whose lead is due to be fetched',
+  }),
+  LEADGEN_FETCH_TIMEOUT_MS: int({
+    min: 100,
+    default: 10_000,
+    doc: 'Longest wait for one Graph API answer; past it the attempt counts as failed and is retried',
+  }),
+  LEADGEN_RETRY_BASE_MS: int({
+    min: 10,
+    default: 10_000,
+    doc: 'Wait after the first failed Graph API fetch; doubled after each further failure',
+  }),
+  LEADGEN_RETRY_MAX_MS: int({
+    min: 10,
+    default: 900_000,
+    doc: 'Longest wait between two Graph API fetches of one lead',
+  }),
+  LEADGEN_GIVE_UP_HOURS: int({
+    min: 1,
+    max: 24 * 89,
+    default: 24,
+    doc: 'Hours after a leadgen notification the intake stops retrying its fetch and marks it fetch_failed (replay starts over)',
   }),
 };
 

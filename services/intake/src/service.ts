@@ -10,6 +10,7 @@ import { sourceEventsHandler } from './sources/source-events.js';
 import { DedupeClaims } from './submissions/claims.js';
 import { SubmissionIntake } from './submissions/intake.js';
 import { leadLinkHandler } from './submissions/lead-link.js';
+import { LeadgenFetcher } from './submissions/leadgen-fetcher.js';
 import { upgradeLegacyOutbox } from './submissions/legacy-outbox.js';
 
 /** The webhook and anything else under its prefix (answered 404 without a credential check). */
@@ -48,13 +49,25 @@ export function createIntakeService(
     logger,
     retentionMs,
     maxRejectedPerSource: config.REJECTED_SUBMISSIONS_PER_SOURCE,
+    leadgenGiveUpMs: config.LEADGEN_GIVE_UP_HOURS * HOUR_MS,
+  });
+  const leadgen = new LeadgenFetcher({
+    submissions,
+    sources,
+    intake,
+    logger,
+    graphApiUrl: config.META_GRAPH_API_URL,
+    intervalMs: config.LEADGEN_FETCH_INTERVAL_MS,
+    timeoutMs: config.LEADGEN_FETCH_TIMEOUT_MS,
+    retryBaseMs: config.LEADGEN_RETRY_BASE_MS,
+    retryMaxMs: config.LEADGEN_RETRY_MAX_MS,
   });
   const subscriptions: Subscription[] = [];
 
   return {
     name: 'intake',
     routePrefixes: ['/api/webhooks', '/api/sources/:sourceId/submissions'],
-    isPublicRoute: (method, path) => method === 'POST' && WEBHOOK_PATH.test(path),
+    isPublicRoute: (method, path) => ['POST', 'GET', 'HEAD'].includes(method) && WEBHOOK_PATH.test(path),
 
     async registerRoutes(app) {
       const bodyLimit = config.WEBHOOK_BODY_LIMIT_BYTES ?? config.BODY_LIMIT_BYTES;
@@ -68,6 +81,7 @@ export function createIntakeService(
       await claims.createIndexes();
       await outbox.createIndexes();
       await intake.createIndexes();
+      await leadgen.createIndexes();
       await upgradeLegacyOutbox(store, retentionMs, logger);
       for (const [name, handler] of [
         ['intake.source.sync', sourceEventsHandler(sources)],
@@ -76,9 +90,11 @@ export function createIntakeService(
         subscriptions.push(await subscribeGroup(bus, name, handler));
       }
       outbox.start();
+      leadgen.start();
     },
 
     async stop() {
+      await leadgen.stop();
       await outbox.stop();
       await Promise.all(subscriptions.splice(0).map((subscription) => subscription.cancel()));
     },

@@ -3,7 +3,7 @@ import { createRabbitBus, type EventEnvelope, type MessageBus } from '@lead-capt
 import { CONSUMER_GROUPS, validateEvent } from '@lead-capture/contracts';
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import type { OutboxEntry } from '@lead-capture/kit';
-import { AMQP_URL, requireService, startTcpProxy, uniquePrefix } from '@lead-capture/testing';
+import { AMQP_URL, faultyBus, requireService, startTcpProxy, uniquePrefix } from '@lead-capture/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 // The bus package's own proxy: it cuts only this test's connections to the shared broker.
 import { COLLECTIONS, type SubmissionDoc } from '../src/collections.js';
@@ -16,7 +16,6 @@ import {
   RECEIVED_GROUP,
   silentLogger,
   startIntake,
-  switchableBus,
   waitFor,
 } from './harness.js';
 
@@ -64,12 +63,12 @@ async function settle(harness: Harness): Promise<void> {
 
 describe('durable accept: the outbox and its relay', () => {
   it('answers 200 while the bus is down, then the relay publishes each submission once, with its stored event id', async () => {
-    const bus = switchableBus(inProcessBus());
+    const { bus, faults } = faultyBus(inProcessBus());
     cleanups.push(() => bus.close());
     const intake = await started({ bus, env: FAST_RELAY });
     const source = await intake.addSource();
 
-    bus.down = true;
+    faults.down = true;
     const responses = await Promise.all(
       Array.from({ length: 5 }, (_, i) => intake.post(source.token, { email: `outage${i}@example.com` })),
     );
@@ -82,7 +81,7 @@ describe('durable accept: the outbox and its relay', () => {
     expect((await storedSubmissions(intake)).map((doc) => doc.outcome)).toEqual(Array(5).fill('accepted'));
     expect(await outboxOf(intake).countDocuments({})).toBe(5);
 
-    bus.down = false;
+    faults.down = false;
     await waitFor('the outbox drained', async () => (await outboxOf(intake).countDocuments({})) === 0);
     await settle(intake);
     expect(intake.received).toHaveLength(5);
@@ -96,18 +95,18 @@ describe('durable accept: the outbox and its relay', () => {
   });
 
   it('two replicas relaying one outbox publish each submission once', async () => {
-    const bus = switchableBus(inProcessBus());
+    const { bus, faults } = faultyBus(inProcessBus());
     cleanups.push(() => bus.close());
     const store = await ownedStore();
     const first = await started({ bus, store, env: FAST_RELAY });
     await started({ bus, store, env: FAST_RELAY, subscribeReceived: false });
     const source = await first.addSource();
 
-    bus.down = true;
+    faults.down = true;
     for (let i = 0; i < 20; i++) {
       expect((await first.post(source.token, { email: `replica${i}@example.com` })).statusCode).toBe(200);
     }
-    bus.down = false;
+    faults.down = false;
     await waitFor('the outbox drained', async () => (await outboxOf(first).countDocuments({})) === 0);
     await settle(first);
     expect(first.received).toHaveLength(20);

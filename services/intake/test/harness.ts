@@ -3,7 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EventEnvelope, MessageBus } from '@lead-capture/bus';
-import type { FieldMappings } from '@lead-capture/contracts';
+import type { FieldMappings, SourceReceiving } from '@lead-capture/contracts';
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import { type Collection, type DocStore, type Document, openStore } from '@lead-capture/docstore';
 import { createLogger, type Logger, loadConfig, type ServiceModule } from '@lead-capture/kit';
@@ -39,7 +39,13 @@ export interface Harness {
    */
   drained(timeoutMs?: number): Promise<void>;
   /** Registers a source through the synchronous internal route, as the source service does. */
-  addSource(options?: { name?: string; fieldMappings?: FieldMappings; token?: string }): Promise<TestSource>;
+  addSource(options?: {
+    name?: string;
+    fieldMappings?: FieldMappings;
+    token?: string;
+    /** Format and write-only secrets, as the source service sends them. */
+    receiving?: SourceReceiving;
+  }): Promise<TestSource>;
   post(token: string, payload: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   /** Authenticated request, as the gateway forwards it. */
   asUser(method: 'GET' | 'POST', url: string, scope?: 'read' | 'full'): Promise<LightMyRequestResponse>;
@@ -66,6 +72,8 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   trustProxy?: number;
   subscribeReceived?: boolean;
+  /** Default: silent (a test reading log lines passes its own). */
+  logger?: Logger;
 }
 
 export function inProcessBus(): MessageBus {
@@ -82,7 +90,7 @@ export async function startIntake(options: HarnessOptions = {}): Promise<Harness
   const config = loadConfig(INTAKE_CONFIG, { OUTBOX_RELAY_INTERVAL_MS: '50', ...options.env });
   const h = await startServiceHarness((deps) => createIntakeService(deps, config), {
     label: 'intake',
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     secret: SECRET,
     app: 'service',
     bus: options.bus,
@@ -121,13 +129,19 @@ export async function startIntake(options: HarnessOptions = {}): Promise<Harness
         1,
       );
     },
-    async addSource({ name = 'Website form', fieldMappings = {}, token = randomToken() } = {}) {
+    async addSource({
+      name = 'Website form',
+      fieldMappings = {},
+      token = randomToken(),
+      receiving = {},
+    } = {}) {
       const sourceId = randomUUID();
       const response = await harness.internal('PUT', `/internal/intake/sources/${sourceId}`, {
         sourceId,
         name,
         webhookToken: token,
         fieldMappings,
+        ...receiving,
         revision: 1,
       });
       if (response.statusCode !== 204) throw new Error(`addSource: ${response.statusCode} ${response.body}`);
@@ -169,25 +183,6 @@ export function sleep(ms: number): Promise<void> {
 }
 
 export { waitFor };
-
-/** The bus, with a switch that makes every publish fail as a broker outage would. */
-export function switchableBus(bus: MessageBus): MessageBus & { down: boolean } {
-  const outage = () => Promise.reject(new Error('broker unreachable (test)'));
-  const switchable = {
-    down: false,
-    kind: bus.kind,
-    publish: <TData>(type: string, data: TData, options?: Parameters<MessageBus['publish']>[2]) =>
-      switchable.down ? outage() : bus.publish(type, data, options),
-    publishEnvelope: (envelope: EventEnvelope) =>
-      switchable.down ? outage() : bus.publishEnvelope(envelope),
-    subscribe: bus.subscribe.bind(bus),
-    listDeadLetters: bus.listDeadLetters.bind(bus),
-    replayDeadLetters: bus.replayDeadLetters.bind(bus),
-    ping: bus.ping.bind(bus),
-    close: bus.close.bind(bus),
-  };
-  return switchable as MessageBus & { down: boolean };
-}
 
 type CollectionMethod = 'insertOne' | 'updateOne' | 'findOne' | 'findOneAndUpdate';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { MessageBus } from '@lead-capture/bus';
-import type { FieldMappings } from '@lead-capture/contracts';
+import { type FieldMappings, MAPPING_TARGETS } from '@lead-capture/contracts';
 import { type HandledLog, trackHandlers } from '@lead-capture/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, inProcessBus, randomToken, startIntake, waitFor } from './harness.js';
@@ -132,7 +132,7 @@ describe('the synchronous sync route', () => {
     ],
     [
       { name: 'Form', webhookToken: 't', fieldMappings: { mail: 'emailAddress' }, revision: 1 },
-      'fieldMappings.mail must be one of: email, firstName, lastName, phone, company',
+      `fieldMappings.mail must be one of: ${MAPPING_TARGETS.join(', ')}`,
     ],
     [{ name: 'Form', webhookToken: 't', fieldMappings: {}, revision: 0 }, 'revision must be >= 1'],
   ])('rejects a malformed change with 400: %j', async (body, error) => {

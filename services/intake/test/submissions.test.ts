@@ -144,7 +144,7 @@ describe('GET /api/sources/<sourceId>/submissions', () => {
     ['?page=0', 'page must be >= 1'],
     [
       '?outcome=won',
-      'outcome must be one of: accepted, duplicate_delivery, rejected, lead_created, duplicate_lead',
+      'outcome must be one of: accepted, duplicate_delivery, rejected, lead_created, duplicate_lead, fetching, fetch_failed',
     ],
   ])('rejects %s with 400', async (query, error) => {
     const source = await intake.addSource();

@@ -229,9 +229,10 @@ describe('bad input is a 4xx with a message, never a 500', () => {
   it.each([
     ['malformed JSON', '{"email": "a@b.c",', 'Malformed JSON body'],
     ['an empty body', '', 'Request body is empty; expected JSON'],
-    ['a JSON array', '[{"email":"a@b.c"}]', 'Request body must be an object'],
-    ['a JSON string', '"email=a@b.c"', 'Request body must be an object'],
-    ['a JSON number', '42', 'Request body must be an object'],
+    // The contract: a JSON object (a generic source takes no top-level array; an elfsight one does).
+    ['a JSON array', '[{"email":"a@b.c"}]', 'Payload must be a JSON object'],
+    ['a JSON string', '"email=a@b.c"', 'Request body must be an object or an array'],
+    ['a JSON number', '42', 'Request body must be an object or an array'],
     ['an empty object', '{}', 'Payload has no usable fields'],
     ['only blanks', '{"email":"","firstName":null,"note":"  "}', 'Payload has no usable fields'],
     ['a standard field that is an object', '{"email":{"address":"a@b.c"}}', 'email must be a string'],
@@ -257,18 +258,25 @@ describe('bad input is a 4xx with a message, never a 500', () => {
     expect(response.json()).toEqual({ error: 'Payload has no usable fields' });
   });
 
+  it('a multipart form post (Jotform) is a lead like a form post', async () => {
+    const body =
+      '------x\r\nContent-Disposition: form-data; name="email"\r\n\r\nmultipart@example.com\r\n' +
+      '------x\r\nContent-Disposition: form-data; name="firstName"\r\n\r\nAda\r\n------x--';
+    const response = await intake.post(token, body, {
+      'content-type': 'multipart/form-data; boundary=----x',
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ success: true });
+  });
+
   it.each([
     ['text/plain', 'email=a@b.c'],
-    [
-      'multipart/form-data; boundary=----x',
-      '------x\r\nContent-Disposition: form-data; name="email"\r\n\r\na@b.c\r\n------x--',
-    ],
     ['application/xml', '<lead><email>a@b.c</email></lead>'],
   ])('Content-Type %s: 415', async (contentType, body) => {
     const response = await intake.post(token, body, { 'content-type': contentType });
     expect(response.statusCode).toBe(415);
     expect(response.json()).toEqual({
-      error: `Unsupported Content-Type: ${contentType}; send application/json or application/x-www-form-urlencoded`,
+      error: `Unsupported Content-Type: ${contentType}; send application/json, application/x-www-form-urlencoded or multipart/form-data`,
     });
   });
 

@@ -1,4 +1,4 @@
-import { type FieldMappings, LEAD_FIELDS, type LeadField } from '@lead-capture/contracts';
+import { type FieldMappings, MAPPING_TARGETS, type MappingTarget } from '@lead-capture/contracts';
 import { badRequest } from '@lead-capture/kit';
 
 export const MAX_FIELD_MAPPINGS = 100;
@@ -9,10 +9,10 @@ export const MAX_INCOMING_FIELD_LENGTH = 200;
  * (`contact.email`, `$email`), which a document store does not take as keys; the list also keeps
  * their order, which decides the winner when two names map to one field.
  */
-export type StoredFieldMapping = { field: string; target: LeadField };
+export type StoredFieldMapping = { field: string; target: MappingTarget };
 
-function isLeadField(value: unknown): value is LeadField {
-  return typeof value === 'string' && (LEAD_FIELDS as readonly string[]).includes(value);
+function isMappingTarget(value: unknown): value is MappingTarget {
+  return typeof value === 'string' && (MAPPING_TARGETS as readonly string[]).includes(value);
 }
 
 /** Checks mappings sent by a client (already known to be a JSON object); throws 400 naming the bad entry. */
@@ -26,8 +26,10 @@ export function parseFieldMappings(mappings: Record<string, unknown>): StoredFie
     if (field.length > MAX_INCOMING_FIELD_LENGTH) {
       throw badRequest(`fieldMappings keys must be at most ${MAX_INCOMING_FIELD_LENGTH} characters long`);
     }
-    if (!isLeadField(target)) {
-      throw badRequest(`fieldMappings[${JSON.stringify(field)}] must be one of: ${LEAD_FIELDS.join(', ')}`);
+    if (!isMappingTarget(target)) {
+      throw badRequest(
+        `fieldMappings[${JSON.stringify(field)}] must be one of: ${MAPPING_TARGETS.join(', ')}`,
+      );
     }
     return { field, target };
   });

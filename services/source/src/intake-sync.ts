@@ -1,8 +1,9 @@
-import type { FieldMappings } from '@lead-capture/contracts';
+import type { FieldMappings, SourceReceiving } from '@lead-capture/contracts';
 import type { InternalClient } from '@lead-capture/kit';
 
 /** The source as the intake's token read model holds it. */
-export interface IntakeSourceState {
+/** Secrets travel here (service to service), never in an answer to a client. */
+export interface IntakeSourceState extends Required<SourceReceiving> {
   sourceId: string;
   name: string;
   webhookToken: string;

@@ -1,3 +1,4 @@
+import { SOURCE_FORMATS } from '@lead-capture/contracts';
 import { ERROR_RESPONSE_SCHEMA } from '@lead-capture/kit';
 
 /** The error bodies a route can answer, for its response schema (and the OpenAPI document). */
@@ -19,27 +20,55 @@ const nameField = { type: 'string', description: '1-255 characters after trimmin
 const fieldMappingsField = {
   type: 'object',
   description:
-    'Incoming field name (a dotted path reaches into nested objects) -> email, firstName, lastName, phone or company; at most 100 entries',
+    'Incoming field name -> target; at most 100 entries. The name is a dotted path (a numeric segment indexes an array), ' +
+    '`[key=value]` selects an array item by a key (`fields[name=email].value`), and a segment reaching into a string ' +
+    'holding JSON reads the decoded JSON. Targets: email, firstName, lastName, phone, company, fullName (split into ' +
+    'first and last name), utm_source, utm_medium, utm_campaign, utm_term, utm_content, referrer, landingPage, gclid, ' +
+    'gbraid, wbraid, fbclid, msclkid, li_fat_id, ttclid, twclid',
+} as const;
+
+/** Write-only: a string sets it, null clears it; answers only say whether it is set. */
+const secretField = (description: string) =>
+  ({ type: ['string', 'null'], minLength: 1, maxLength: 1024, description }) as const;
+
+const receivingFields = {
+  format: {
+    type: 'string',
+    enum: SOURCE_FORMATS,
+    description:
+      'The tool this source receives from; its payload is turned into flat named fields before the mappings apply (default generic)',
+  },
+  verifyToken: secretField("Meta's hub.verify_token for the GET verification handshake (write-only)"),
+  signingSecret: secretField(
+    "Shared secret the tool signs deliveries with; checked with the format's own scheme (write-only)",
+  ),
+  graphAccessToken: secretField('Meta Graph API access token to fetch leadgen leads (write-only)'),
 } as const;
 
 export const CREATE_SOURCE_BODY = {
   type: 'object',
   required: ['name'],
   additionalProperties: false,
-  properties: { name: nameField, fieldMappings: fieldMappingsField },
+  properties: { name: nameField, fieldMappings: fieldMappingsField, ...receivingFields },
 } as const;
 
 export const UPDATE_SOURCE_BODY = {
   type: 'object',
   additionalProperties: false,
-  properties: { name: nameField, fieldMappings: fieldMappingsField },
+  properties: { name: nameField, fieldMappings: fieldMappingsField, ...receivingFields },
 } as const;
 
 export const PREVIEW_BODY = {
   type: 'object',
   required: ['payload'],
   additionalProperties: false,
-  properties: { payload: { description: 'A sample webhook payload' } },
+  properties: {
+    payload: { description: 'A sample webhook payload (a JSON array for formats that post one)' },
+    format: {
+      ...receivingFields.format,
+      description: "Try another format than the source's (nothing is saved)",
+    },
+  },
 } as const;
 
 const fieldMappingsOut = { type: 'object', additionalProperties: { type: 'string' } } as const;
@@ -64,10 +93,22 @@ export const CREATED_SOURCE = {
 /** Every other answer with a source: the list items, GET one and PUT. */
 export const SOURCE = {
   type: 'object',
-  required: [...Object.keys(createdSourceProperties), 'createdBy'],
+  required: [...Object.keys(createdSourceProperties), 'format', 'secretsSet', 'createdBy'],
   additionalProperties: false,
   properties: {
     ...createdSourceProperties,
+    format: { type: 'string', enum: SOURCE_FORMATS },
+    secretsSet: {
+      type: 'object',
+      description: 'Which write-only secrets are set (their values are never shown)',
+      required: ['verifyToken', 'signingSecret', 'graphAccessToken'],
+      additionalProperties: false,
+      properties: {
+        verifyToken: { type: 'boolean' },
+        signingSecret: { type: 'boolean' },
+        graphAccessToken: { type: 'boolean' },
+      },
+    },
     webhookToken: {
       type: ['string', 'null'],
       description: 'The webhook token; null for a read-only API key (the token lets its holder create leads)',
@@ -103,6 +144,7 @@ export const PREVIEW = {
   properties: {
     valid: { type: 'boolean' },
     error: { type: 'string' },
+    format: { type: 'string', enum: SOURCE_FORMATS },
     fields: { type: 'object', additionalProperties: { type: 'string' } },
     custom: { type: 'object', additionalProperties: true },
     attribution: { type: 'object', additionalProperties: true },

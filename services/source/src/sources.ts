@@ -3,6 +3,8 @@ import type {
   EventDataMap,
   SourceCreated,
   SourceDeleted,
+  SourceFormat,
+  SourceReceiving,
   SourceTokenRotated,
   SourceUpdated,
 } from '@lead-capture/contracts';
@@ -29,6 +31,12 @@ export type SourceDocument = {
   name: string;
   webhookToken: string;
   fieldMappings: StoredFieldMapping[];
+  /** Absent on sources stored before formats existed: generic. */
+  format?: SourceFormat;
+  /** Write-only secrets (see SourceSecrets); absent when not set. */
+  verifyToken?: string;
+  signingSecret?: string;
+  graphAccessToken?: string;
   createdAt: string;
   /** User id of the creator (for an API key: the user who made the key). */
   createdBy: string;
@@ -45,9 +53,25 @@ export interface ChangeContext {
   log: FastifyBaseLogger;
 }
 
+export const SECRET_FIELDS = ['verifyToken', 'signingSecret', 'graphAccessToken'] as const;
+export type SecretField = (typeof SECRET_FIELDS)[number];
+
 export interface SourceChanges {
   name?: string;
   fieldMappings?: StoredFieldMapping[];
+  format?: SourceFormat;
+  /** A string sets the secret, null clears it. */
+  secrets?: Partial<Record<SecretField, string | null>>;
+}
+
+/** How the source receives, as the intake and the events carry it (null: secret not set). */
+export function receivingOf(source: SourceDocument): Required<SourceReceiving> {
+  return {
+    format: source.format ?? 'generic',
+    verifyToken: source.verifyToken ?? null,
+    signingSecret: source.signingSecret ?? null,
+    graphAccessToken: source.graphAccessToken ?? null,
+  };
 }
 
 /** 32 bytes from the CSPRNG, URL-safe: the webhook's only credential. */
@@ -63,6 +87,7 @@ function intakeState(source: SourceDocument): IntakeSourceState {
     name: source.name,
     webhookToken: source.webhookToken,
     fieldMappings: toFieldMappings(source.fieldMappings),
+    ...receivingOf(source),
     revision: source.revision,
   };
 }
@@ -114,7 +139,13 @@ export class Sources {
   }
 
   async create(
-    input: { name: string; fieldMappings: StoredFieldMapping[]; createdBy: string },
+    input: {
+      name: string;
+      fieldMappings: StoredFieldMapping[];
+      format?: SourceFormat;
+      secrets?: SourceChanges['secrets'];
+      createdBy: string;
+    },
     context: ChangeContext,
   ): Promise<SourceDocument> {
     const now = new Date().toISOString();
@@ -123,6 +154,8 @@ export class Sources {
       name: input.name,
       webhookToken: newWebhookToken(),
       fieldMappings: input.fieldMappings,
+      ...(input.format === undefined ? {} : { format: input.format }),
+      ...setSecrets(input.secrets),
       createdAt: now,
       createdBy: input.createdBy,
       revision: 1,
@@ -138,7 +171,14 @@ export class Sources {
   }
 
   async update(id: string, changes: SourceChanges, context: ChangeContext): Promise<SourceDocument> {
-    const source = await this.change(id, 'source.updated', changes, context);
+    const { secrets, ...fields } = changes;
+    const source = await this.change(
+      id,
+      'source.updated',
+      { ...fields, ...setSecrets(secrets) },
+      context,
+      unsetSecrets(secrets),
+    );
     await this.syncOrWarn(source, context);
     return source;
   }
@@ -186,13 +226,15 @@ export class Sources {
   private async change(
     id: string,
     event: 'source.updated' | 'source.token_rotated',
-    fields: Partial<Pick<SourceDocument, 'name' | 'fieldMappings' | 'webhookToken'>>,
+    fields: Partial<Pick<SourceDocument, 'name' | 'fieldMappings' | 'webhookToken' | 'format' | SecretField>>,
     context: ChangeContext,
+    unset: Partial<Record<SecretField, ''>> = {},
   ): Promise<SourceDocument> {
     return this.outbox.change(async (change) => {
       const source = await change.collection<SourceDocument>(SOURCES_COLLECTION).findOneAndUpdate(live(id), {
         $set: { ...fields, changedAt: new Date().toISOString() },
         $inc: { revision: 1 },
+        ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}),
       });
       if (!source) throw notFound(SOURCE_NOT_FOUND);
       await change.emit(id, event, await this.eventData(event, source), {
@@ -220,6 +262,7 @@ export class Sources {
           name: source.name,
           webhookToken: source.webhookToken,
           fieldMappings: toFieldMappings(source.fieldMappings),
+          ...receivingOf(source),
           createdAt: source.createdAt,
           createdBy: { id: source.createdBy, name: creator?.name ?? '', email: creator?.email ?? '' },
         };
@@ -232,6 +275,7 @@ export class Sources {
           revision,
           name: source.name,
           fieldMappings: toFieldMappings(source.fieldMappings),
+          ...receivingOf(source),
         };
       case 'source.deleted':
         return { sourceId, revision };
@@ -248,4 +292,20 @@ export class Sources {
       );
     }
   }
+}
+
+function setSecrets(secrets: SourceChanges['secrets']): Partial<Record<SecretField, string>> {
+  return Object.fromEntries(
+    Object.entries(secrets ?? {}).filter(
+      (entry): entry is [SecretField, string] => typeof entry[1] === 'string',
+    ),
+  );
+}
+
+function unsetSecrets(secrets: SourceChanges['secrets']): Partial<Record<SecretField, ''>> {
+  return Object.fromEntries(
+    Object.entries(secrets ?? {})
+      .filter(([, value]) => value === null)
+      .map(([field]) => [field, '']),
+  );
 }

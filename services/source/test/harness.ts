@@ -6,6 +6,7 @@ import type {
   InternalClient,
   InternalRequest,
   InternalResponse,
+  Logger,
   ServiceModule,
 } from '@lead-capture/kit';
 import { inProcessTestBus, type Reply, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
@@ -55,6 +56,8 @@ export interface HarnessOptions {
   relayIntervalMs?: number;
   /** Subscribe a test consumer to source.* (default true). */
   observe?: boolean;
+  /** Default: the silent test logger (a test reading log lines passes its own). */
+  logger?: Logger;
 }
 
 export function inProcessBus(): MessageBus {
@@ -71,7 +74,7 @@ export async function startSourceHarness(options: HarnessOptions = {}): Promise<
     (deps) => createSourceService(deps, { relayIntervalMs: options.relayIntervalMs }),
     {
       label: 'source',
-      logger,
+      logger: options.logger ?? logger,
       secret: SECRET,
       bus: options.bus,
       closeBus: true,

@@ -54,6 +54,13 @@ describe.runIf(rabbit)('the source flow over RabbitMQ', () => {
     expect((await h.call('DELETE', `/api/sources/${created.id}`)).status).toBe(204);
 
     await waitFor('four source events', () => h.events.length === 4, 10_000);
+    // A source created without a format or secrets: generic, every secret null (not set).
+    const receivingDefaults = {
+      format: 'generic',
+      verifyToken: null,
+      signingSecret: null,
+      graphAccessToken: null,
+    };
     expect(h.events.map(({ type, data }) => ({ type, data }))).toEqual([
       {
         type: 'source.created',
@@ -63,13 +70,20 @@ describe.runIf(rabbit)('the source flow over RabbitMQ', () => {
           name: 'Landing page',
           webhookToken: created.webhookToken,
           fieldMappings: {},
+          ...receivingDefaults,
           createdAt: created.createdAt,
           createdBy: { id: h.userId, name: 'Linus', email: 'linus@example.com' },
         },
       },
       {
         type: 'source.updated',
-        data: { sourceId: created.id, revision: 2, name: 'Landing page', fieldMappings: { mail: 'email' } },
+        data: {
+          sourceId: created.id,
+          revision: 2,
+          name: 'Landing page',
+          fieldMappings: { mail: 'email' },
+          ...receivingDefaults,
+        },
       },
       { type: 'source.token_rotated', data: { sourceId: created.id, revision: 3, webhookToken } },
       { type: 'source.deleted', data: { sourceId: created.id, revision: 4 } },

@@ -1,11 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { createInProcessBus } from '@lead-capture/bus';
 import { validateEvent } from '@lead-capture/contracts';
+import { createLogger } from '@lead-capture/kit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UserDirectory } from '../src/users.js';
 import { ISO_UTC_MS, logger, type SourceHarness, startSourceHarness, UUID_V4, waitFor } from './harness.js';
 
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43,}$/;
+/** Every mapping target, as the 400 for a bad one lists them: the contract's five, then our additions. */
+const MAPPING_TARGET_LIST =
+  'email, firstName, lastName, phone, company, fullName, utm_source, utm_medium, utm_campaign, utm_term, ' +
+  'utm_content, referrer, landingPage, gclid, gbraid, wbraid, fbclid, msclkid, li_fat_id, ttclid, twclid';
+/** What GET and PUT add to the contract's fields for a source created without a format or secrets. */
+const RECEIVING_DEFAULTS = {
+  format: 'generic',
+  secretsSet: { verifyToken: false, signingSecret: false, graphAccessToken: false },
+};
+/** What the events and the intake sync carry of a source created without a format or secrets. */
+const RECEIVING_STATE = { format: 'generic', verifyToken: null, signingSecret: null, graphAccessToken: null };
 
 interface CreatedSource {
   id: string;
@@ -84,13 +96,13 @@ describe('POST /api/sources', () => {
     ['a name that is an object', { name: { first: 'a' } }, 'name must be a string'],
     [
       'a mapping onto an unknown field',
-      { name: 'F', fieldMappings: { 'Full Name': 'fullName' } },
-      'fieldMappings["Full Name"] must be one of: email, firstName, lastName, phone, company',
+      { name: 'F', fieldMappings: { 'Full Name': 'name' } },
+      `fieldMappings["Full Name"] must be one of: ${MAPPING_TARGET_LIST}`,
     ],
     [
       'a mapping onto a non-string',
       { name: 'F', fieldMappings: { mail: 1 } },
-      'fieldMappings["mail"] must be one of: email, firstName, lastName, phone, company',
+      `fieldMappings["mail"] must be one of: ${MAPPING_TARGET_LIST}`,
     ],
     [
       'a blank incoming field name',
@@ -189,13 +201,13 @@ describe('reading sources', () => {
     // A read-only key sees no webhook token: the token lets its holder create leads.
     const noToken = { webhookToken: null, webhookUrl: null };
     expect(reply.body).toEqual([
-      { ...second, ...noToken, createdBy: unknownCreator },
-      { ...first, ...noToken, createdBy: unknownCreator },
+      { ...second, ...noToken, ...RECEIVING_DEFAULTS, createdBy: unknownCreator },
+      { ...first, ...noToken, ...RECEIVING_DEFAULTS, createdBy: unknownCreator },
     ]);
     const full = await h.call('GET', '/api/sources', undefined, { method: 'api-key', scope: 'full' });
     expect(full.body).toEqual([
-      { ...second, createdBy: unknownCreator },
-      { ...first, createdBy: unknownCreator },
+      { ...second, ...RECEIVING_DEFAULTS, createdBy: unknownCreator },
+      { ...first, ...RECEIVING_DEFAULTS, createdBy: unknownCreator },
     ]);
   });
 
@@ -204,7 +216,7 @@ describe('reading sources', () => {
     const reply = await h.call('GET', `/api/sources/${created.id}`);
     expect(reply).toEqual({
       status: 200,
-      body: { ...created, createdBy: { id: h.userId, name: null, email: null } },
+      body: { ...created, ...RECEIVING_DEFAULTS, createdBy: { id: h.userId, name: null, email: null } },
     });
     const readOnly = await h.call('GET', `/api/sources/${created.id}`, undefined, {
       method: 'api-key',
@@ -214,6 +226,7 @@ describe('reading sources', () => {
       status: 200,
       body: {
         ...created,
+        ...RECEIVING_DEFAULTS,
         webhookToken: null,
         webhookUrl: null,
         createdBy: { id: h.userId, name: null, email: null },
@@ -286,6 +299,7 @@ describe('PUT /api/sources/<id>', () => {
     expect(renamed.status).toBe(200);
     expect(renamed.body).toEqual({
       ...created,
+      ...RECEIVING_DEFAULTS,
       name: 'New',
       createdBy: { id: h.userId, name: null, email: null },
     });
@@ -300,13 +314,13 @@ describe('PUT /api/sources/<id>', () => {
   });
 
   it.each([
-    ['an empty body', {}, 'Nothing to update: send name and/or fieldMappings'],
+    ['an empty body', {}, 'Nothing to update: send name, fieldMappings, format or a secret'],
     ['a blank name', { name: ' ' }, 'name must not be empty'],
     ['a long name', { name: 'y'.repeat(256) }, 'name must be at most 255 characters long'],
     [
       'a bad mapping',
       { fieldMappings: { Phone: 'mobile' } },
-      'fieldMappings["Phone"] must be one of: email, firstName, lastName, phone, company',
+      `fieldMappings["Phone"] must be one of: ${MAPPING_TARGET_LIST}`,
     ],
     ['a token', { webhookToken: 'chosen' }, 'webhookToken is not an allowed field'],
   ])('refuses %s with 400 and changes nothing', async (_case, body, error) => {
@@ -345,6 +359,7 @@ describe('PUT /api/sources/<id>', () => {
         name: 'Website form',
         webhookToken: created.webhookToken,
         fieldMappings: { mail: 'email' },
+        ...RECEIVING_STATE,
         revision: 2,
       },
     });
@@ -391,6 +406,7 @@ describe('POST /api/sources/<id>/regenerate-token', () => {
         name: 'Form',
         webhookToken,
         fieldMappings: { mail: 'email' },
+        ...RECEIVING_STATE,
         revision: 2,
       },
     });
@@ -516,6 +532,7 @@ describe('POST /api/sources/<id>/preview', () => {
       status: 200,
       body: {
         valid: true,
+        format: 'generic',
         fields: { email: 'ada@example.com', firstName: 'Ada' },
         custom: { budget: '10k' },
         attribution: { utm: { utm_source: 'newsletter' }, referrer: 'https://example.org/' },
@@ -530,13 +547,13 @@ describe('POST /api/sources/<id>/preview', () => {
       await h.call('POST', `/api/sources/${created.id}/preview`, { payload: ['not', 'an', 'object'] }),
     ).toEqual({
       status: 200,
-      body: { valid: false, error: 'Payload must be a JSON object' },
+      body: { valid: false, format: 'generic', error: 'Payload must be a JSON object' },
     });
     expect(
       await h.call('POST', `/api/sources/${created.id}/preview`, { payload: { email: { a: 1 } } }),
     ).toEqual({
       status: 200,
-      body: { valid: false, error: 'email must be a string' },
+      body: { valid: false, format: 'generic', error: 'email must be a string' },
     });
   });
 
@@ -590,13 +607,20 @@ describe('events', () => {
           name: 'Form',
           webhookToken: created.webhookToken,
           fieldMappings: { mail: 'email' },
+          ...RECEIVING_STATE,
           createdAt: created.createdAt,
           createdBy: { id: h.userId, name: expect.any(String), email: expect.any(String) },
         },
       },
       {
         type: 'source.updated',
-        data: { sourceId: created.id, revision: 2, name: 'Renamed', fieldMappings: { mail: 'email' } },
+        data: {
+          sourceId: created.id,
+          revision: 2,
+          name: 'Renamed',
+          fieldMappings: { mail: 'email' },
+          ...RECEIVING_STATE,
+        },
       },
       {
         type: 'source.token_rotated',
@@ -649,5 +673,97 @@ describe('the outbox', () => {
     await bus.publish('source.deleted', marker);
     await waitFor('the marker', () => seen.length >= 2);
     expect(seen).toEqual([expect.objectContaining({ sourceId: created.id }), marker]);
+  });
+});
+
+describe('format and write-only secrets', () => {
+  const secrets = {
+    verifyToken: 'verify-token-71b2',
+    signingSecret: 'signing-secret-4c9e',
+    graphAccessToken: 'EAAGraphToken-88d1',
+  };
+  const logLines: string[] = [];
+
+  beforeEach(async () => {
+    logLines.length = 0;
+    h = await startSourceHarness({
+      logger: createLogger({
+        level: 'trace',
+        name: 'source-test',
+        destination: { write: (line) => logLines.push(line) },
+      }),
+    });
+  });
+
+  it('sets, shows only whether each is set, clears with null, and carries them to the intake and the events', async () => {
+    const created = await createSource({ name: 'Meta', format: 'facebook-lead-ads', ...secrets });
+    const read = await h.call('GET', `/api/sources/${created.id}`);
+    expect(read.body).toMatchObject({
+      format: 'facebook-lead-ads',
+      secretsSet: { verifyToken: true, signingSecret: true, graphAccessToken: true },
+    });
+    expect(h.intake.calls.at(-1)?.body).toMatchObject({ format: 'facebook-lead-ads', ...secrets });
+
+    const cleared = await h.call('PUT', `/api/sources/${created.id}`, {
+      signingSecret: null,
+      format: 'generic',
+    });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body).toMatchObject({
+      format: 'generic',
+      secretsSet: { verifyToken: true, signingSecret: false, graphAccessToken: true },
+    });
+    expect(h.intake.calls.at(-1)?.body).toMatchObject({
+      format: 'generic',
+      signingSecret: null,
+      revision: 2,
+    });
+
+    await waitFor('two events', () => h.events.length === 2);
+    expect(h.events.map(({ type, data }) => ({ type, data }))).toEqual([
+      { type: 'source.created', data: expect.objectContaining({ format: 'facebook-lead-ads', ...secrets }) },
+      {
+        type: 'source.updated',
+        data: expect.objectContaining({ ...secrets, format: 'generic', signingSecret: null, revision: 2 }),
+      },
+    ]);
+    for (const event of h.events) expect(validateEvent(event.type, event.data)).toBeNull();
+
+    const answers = [
+      created,
+      read.body,
+      cleared.body,
+      (await h.call('GET', '/api/sources')).body,
+      (await h.call('POST', `/api/sources/${created.id}/preview`, { payload: { email: 'a@b.co' } })).body,
+    ];
+    await waitFor('a log line', () => logLines.length > 0);
+    for (const text of [...answers.map((answer) => JSON.stringify(answer)), ...logLines]) {
+      for (const secret of Object.values(secrets)) expect(text).not.toContain(secret);
+    }
+  });
+
+  it.each([
+    ['an unknown format', { format: 'myspace' }, 'format must be one of:'],
+    ['an empty secret', { signingSecret: '' }, 'signingSecret must'],
+    ['a secret that is a number', { verifyToken: 5 }, 'verifyToken must'],
+  ])('refuses %s with 400', async (_case, body, error) => {
+    const reply = await h.call('POST', '/api/sources', { name: 'F', ...body });
+    expect(reply.status).toBe(400);
+    expect((reply.body as { error: string }).error).toContain(error);
+  });
+
+  it('the preview uses the source format, or the one asked for', async () => {
+    const created = await createSource({ name: 'Tally', format: 'tally' });
+    const payload = {
+      data: { fields: [{ key: 'q1', label: 'Email', type: 'INPUT_EMAIL', value: 'ada@example.com' }] },
+    };
+    expect((await h.call('POST', `/api/sources/${created.id}/preview`, { payload })).body).toMatchObject({
+      valid: true,
+      format: 'tally',
+      fields: { email: 'ada@example.com' },
+    });
+    expect(
+      (await h.call('POST', `/api/sources/${created.id}/preview`, { payload, format: 'generic' })).body,
+    ).toMatchObject({ format: 'generic' });
   });
 });

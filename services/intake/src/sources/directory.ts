@@ -1,4 +1,4 @@
-import type { FieldMappings } from '@lead-capture/contracts';
+import type { FieldMappings, SourceFormat, SourceReceiving } from '@lead-capture/contracts';
 import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
 import type { SourceDoc } from '../collections.js';
 
@@ -7,13 +7,18 @@ export interface ActiveSource {
   sourceId: string;
   name: string;
   fieldMappings: FieldMappings;
+  format: SourceFormat;
+  /** Write-only secrets of the source; never logged, never answered. */
+  verifyToken?: string;
+  signingSecret?: string;
+  graphAccessToken?: string;
 }
 
 /**
  * What the source service says about one source, from an event or the synchronous call. Fields an
  * event does not carry are absent.
  */
-export interface SourceChange {
+export interface SourceChange extends SourceReceiving {
   sourceId: string;
   /** 0 when the event carried none. */
   revision: number;
@@ -110,8 +115,14 @@ export class SourceDirectory {
   }
 }
 
-function carriedFields(change: SourceChange): Partial<Pick<SourceDoc, 'token' | 'name' | 'fieldMappings'>> {
+const RECEIVING_FIELDS = ['format', 'verifyToken', 'signingSecret', 'graphAccessToken'] as const;
+
+function carriedFields(change: SourceChange): Record<string, unknown> {
   return {
+    // null clears a secret: held as null, so an older event cannot fill it in again.
+    ...Object.fromEntries(
+      RECEIVING_FIELDS.filter((field) => change[field] !== undefined).map((field) => [field, change[field]]),
+    ),
     ...(change.webhookToken === undefined ? {} : { token: change.webhookToken }),
     ...(change.name === undefined ? {} : { name: change.name }),
     ...(change.fieldMappings === undefined ? {} : { fieldMappings: change.fieldMappings }),
@@ -121,5 +132,13 @@ function carriedFields(change: SourceChange): Partial<Pick<SourceDoc, 'token' | 
 function toActive(document: SourceDoc | null): ActiveSource | null {
   if (!document || document.deleted) return null;
   // A source known so far only from a token rotation still takes leads; its name arrives later.
-  return { sourceId: document._id, name: document.name ?? '', fieldMappings: document.fieldMappings ?? {} };
+  return {
+    sourceId: document._id,
+    name: document.name ?? '',
+    fieldMappings: document.fieldMappings ?? {},
+    format: document.format ?? 'generic',
+    ...(document.verifyToken ? { verifyToken: document.verifyToken } : {}),
+    ...(document.signingSecret ? { signingSecret: document.signingSecret } : {}),
+    ...(document.graphAccessToken ? { graphAccessToken: document.graphAccessToken } : {}),
+  };
 }

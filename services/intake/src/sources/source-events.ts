@@ -1,4 +1,4 @@
-import type { EventEnvelope, KnownEvent } from '@lead-capture/contracts';
+import type { EventEnvelope, KnownEvent, SourceReceiving } from '@lead-capture/contracts';
 import type { SourceChange, SourceDirectory } from './directory.js';
 
 /**
@@ -9,11 +9,11 @@ export function sourceChangeOf(event: KnownEvent): SourceChange | null {
   switch (event.type) {
     case 'source.created': {
       const { sourceId, revision = 0, name, fieldMappings, webhookToken } = event.data;
-      return { sourceId, revision, name, fieldMappings, webhookToken };
+      return { sourceId, revision, name, fieldMappings, webhookToken, ...receivingOf(event.data) };
     }
     case 'source.updated': {
       const { sourceId, revision = 0, name, fieldMappings } = event.data;
-      return { sourceId, revision, name, fieldMappings };
+      return { sourceId, revision, name, fieldMappings, ...receivingOf(event.data) };
     }
     case 'source.token_rotated': {
       const { sourceId, revision = 0, webhookToken } = event.data;
@@ -26,6 +26,16 @@ export function sourceChangeOf(event: KnownEvent): SourceChange | null {
     default:
       return null;
   }
+}
+
+/** The format and secrets an event carries; absent ones leave what is held unchanged. */
+function receivingOf(data: SourceReceiving): SourceReceiving {
+  const { format, verifyToken, signingSecret, graphAccessToken } = data;
+  return Object.fromEntries(
+    Object.entries({ format, verifyToken, signingSecret, graphAccessToken }).filter(
+      ([, value]) => value !== undefined,
+    ),
+  );
 }
 
 /** Handler of the intake.source.sync group. Idempotent: applying a change twice changes nothing. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type MappedSubmission, mapSubmission, nestingDepth } from '@lead-capture/capture';
+import { type LeadgenRef, type MappedSubmission, mapSubmission, nestingDepth } from '@lead-capture/capture';
 import type { ClientInfo, LeadReceived, SubmissionOrigin } from '@lead-capture/contracts';
 import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
 import {
@@ -63,7 +63,13 @@ export interface SubmissionIntakeOptions {
   retentionMs: number;
   /** REJECTED_SUBMISSIONS_PER_SOURCE: past it the oldest rejected submissions of the source go. */
   maxRejectedPerSource: number;
+  /** LEADGEN_GIVE_UP_HOURS: how long a leadgen lead's Graph API fetch is retried. */
+  leadgenGiveUpMs: number;
+  now?: () => Date;
 }
+
+/** Leads one leadgen notification may name (Meta batches a few; a body naming more is not Meta's). */
+export const MAX_LEADGEN_REFS = 500;
 
 /** Attempts of one accept when concurrent copies of a delivery race for its claim (MongoDB). */
 const ACCEPT_ATTEMPTS = 3;
@@ -89,6 +95,15 @@ export interface SubmissionView {
   /** Size of the payload's JSON text in bytes; null for submissions stored before it was recorded. */
   payloadBytes: number | null;
   payloadExcerpt?: string;
+  /** The Graph API fetch of a lead named by a Meta leadgen notification. */
+  leadgen?: {
+    leadgenId: string;
+    attempts: number;
+    lastError?: string;
+    lastAttemptAt?: string;
+    nextAttemptAt?: string;
+    giveUpAt: string;
+  };
 }
 
 /**
@@ -122,7 +137,7 @@ export class SubmissionIntake {
     meta: DeliveryMeta,
     idempotencyKey: string | undefined,
   ): Promise<void> {
-    const mapped = mapSubmission(payload, source.fieldMappings);
+    const mapped = mapSubmission(payload, source.fieldMappings, source.format);
     if (!mapped.ok) throw badRequest(mapped.error);
     const { outbox, claims, logger } = this.options;
     const submissionId = randomUUID();
@@ -170,6 +185,113 @@ export class SubmissionIntake {
         throw storeUnavailable(error);
       }
     }
+  }
+
+  /**
+   * A Meta leadgen notification: one submission per lead it names, outcome `fetching`, each with its
+   * idempotency claim (Meta repeats a notification it saw no 200 for), all in one change; resolves
+   * once committed, so the 200 means every lead will be fetched (LeadgenFetcher), or shown failed.
+   */
+  async acceptLeadgen(source: ActiveSource, refs: readonly LeadgenRef[], meta: DeliveryMeta): Promise<void> {
+    if (refs.length > MAX_LEADGEN_REFS)
+      throw badRequest(`A leadgen notification may name at most ${MAX_LEADGEN_REFS} leads`);
+    const { outbox, claims, logger } = this.options;
+    const receivedAt = this.now();
+    const giveUpAt = new Date(receivedAt.getTime() + this.options.leadgenGiveUpMs);
+    const entries = refs.map((ref) => ({
+      ref,
+      submissionId: randomUUID(),
+      dedupeKey: dedupeKeyOf(source.sourceId, `leadgen ${ref.leadgenId}`, undefined),
+    }));
+    try {
+      await outbox.change(async (change) => {
+        const submissions = change.collection<SubmissionDoc>(COLLECTIONS.submissions);
+        const dedupe = change.collection<DedupeDoc>(COLLECTIONS.dedupe);
+        for (const { ref, submissionId, dedupeKey } of entries) {
+          const claim = await claims.claim(dedupeKey, submissionId, receivedAt, dedupe);
+          const entry = { ...this.logEntry(submissionId, source, receivedAt, meta, ref.value), dedupeKey };
+          if (!claim.held) {
+            await submissions.insertOne({
+              ...entry,
+              outcome: 'duplicate_delivery',
+              duplicateOf: claim.holder,
+              expiresAt: this.expiryOf(receivedAt),
+            });
+            continue;
+          }
+          await submissions.insertOne({
+            ...entry,
+            outcome: 'fetching',
+            leadgen: { leadgenId: ref.leadgenId, attempts: 0, giveUpAt },
+            nextAttemptAt: receivedAt,
+            // Kept past the last retry for the operator to see what became of it.
+            expiresAt: this.expiryOf(giveUpAt),
+          });
+        }
+      });
+    } catch (error) {
+      logger.error(
+        { err: error, sourceId: source.sourceId },
+        'Leadgen notification not stored; answering 503',
+      );
+      throw storeUnavailable(error);
+    }
+  }
+
+  /**
+   * The lead a `fetching` submission named, as the Graph API answered it: mapped through the
+   * facebook-lead-ads format and published as its lead.received (outcome accepted) in one change, or
+   * `rejected` with the reason when it makes no lead. Only while `owner` holds the submission's
+   * lease: false when another fetch settled it first.
+   */
+  async completeLeadgen(
+    submission: SubmissionDoc,
+    source: ActiveSource,
+    lead: unknown,
+    owner: string,
+  ): Promise<boolean> {
+    const json = JSON.stringify(lead);
+    const held = { _id: submission._id, outcome: 'fetching', leaseOwner: owner };
+    const leadgen = { ...submission.leadgen!, attempts: (submission.leadgen?.attempts ?? 0) + 1 };
+    const settled = {
+      payload: json,
+      payloadBytes: Buffer.byteLength(json, 'utf8'),
+      leadgen: { ...leadgen, lastAttemptAt: this.now() },
+    };
+    const unsetLease = { nextAttemptAt: '', leaseOwner: '' } as const;
+    const mapped = mapSubmission(lead, source.fieldMappings, 'facebook-lead-ads');
+    if (!mapped.ok) {
+      const result = await this.options.submissions.updateOne(held, {
+        $set: { ...settled, outcome: 'rejected', error: mapped.error },
+        $unset: unsetLease,
+      });
+      return result.matchedCount === 1;
+    }
+    const event = leadReceivedData(
+      source,
+      submission._id,
+      submission.receivedAt,
+      'webhook',
+      mapped.submission,
+      submission,
+    );
+    return this.options.outbox.change(async (change) => {
+      const submissions = change.collection<SubmissionDoc>(COLLECTIONS.submissions);
+      const result = await submissions.updateOne(held, {
+        $set: { ...settled, outcome: 'accepted', expiresAt: this.expiryOf(this.now()) },
+        $unset: unsetLease,
+      });
+      if (result.matchedCount !== 1) return false;
+      const envelope = await change.emit(submission._id, 'lead.received', event, {
+        correlationId: submission._id,
+      });
+      await submissions.updateOne({ _id: submission._id }, { $set: { eventId: envelope.id } });
+      return true;
+    });
+  }
+
+  private now(): Date {
+    return this.options.now?.() ?? new Date();
   }
 
   /** When a submission received at `receivedAt` leaves the log. */
@@ -285,13 +407,19 @@ export class SubmissionIntake {
     if (stored.outcome === 'duplicate_delivery') {
       throw conflict(`This delivery repeated submission ${stored.duplicateOf}; replay that one`);
     }
+    if (
+      stored.leadgen !== undefined &&
+      (stored.outcome === 'fetch_failed' || stored.outcome === 'fetching')
+    ) {
+      return this.refetchLeadgen(stored);
+    }
     if (stored.payload === null) throw conflict('This submission has no readable payload to replay');
     if (stored.payloadTruncated) {
       throw conflict(
         `Only the first ${REJECTED_PAYLOAD_EXCERPT_BYTES} bytes of this rejected payload were kept; the sender must send it again`,
       );
     }
-    const mapped = mapSubmission(JSON.parse(stored.payload), source.fieldMappings);
+    const mapped = mapSubmission(JSON.parse(stored.payload), source.fieldMappings, source.format);
     if (!mapped.ok) {
       await submissions.updateOne({ _id: submissionId }, { $set: { error: mapped.error } }).catch(() => {
         // The 400 below says it all; the log keeps the previous reason.
@@ -325,6 +453,27 @@ export class SubmissionIntake {
       throw storeUnavailable(error);
     }
     return { submissionId, outcome: 'accepted' };
+  }
+
+  /** A leadgen lead whose fetch failed (or is still retried): fetched again now, with a fresh retry period. */
+  private async refetchLeadgen(
+    stored: SubmissionDoc,
+  ): Promise<{ submissionId: string; outcome: SubmissionOutcome }> {
+    const now = this.now();
+    const giveUpAt = new Date(now.getTime() + this.options.leadgenGiveUpMs);
+    await this.options.submissions.updateOne(
+      { _id: stored._id },
+      {
+        $set: {
+          outcome: 'fetching',
+          leadgen: { leadgenId: stored.leadgen!.leadgenId, attempts: 0, giveUpAt },
+          nextAttemptAt: now,
+          expiresAt: this.expiryOf(giveUpAt),
+        },
+        $unset: { error: '', leaseOwner: '' },
+      },
+    );
+    return { submissionId: stored._id, outcome: 'fetching' };
   }
 
   private async activeSource(sourceId: string): Promise<ActiveSource> {
@@ -417,5 +566,20 @@ function toView(document: SubmissionDoc): SubmissionView {
     payloadTruncated: truncated,
     payloadBytes: document.payloadBytes ?? null,
     ...(truncated && document.payload !== null ? { payloadExcerpt: document.payload } : {}),
+    ...(document.leadgen === undefined ? {} : { leadgen: leadgenView(document) }),
+  };
+}
+
+function leadgenView(document: SubmissionDoc): NonNullable<SubmissionView['leadgen']> {
+  const state = document.leadgen!;
+  return {
+    leadgenId: state.leadgenId,
+    attempts: state.attempts,
+    ...(state.lastError === undefined ? {} : { lastError: state.lastError }),
+    ...(state.lastAttemptAt === undefined ? {} : { lastAttemptAt: state.lastAttemptAt.toISOString() }),
+    ...(document.outcome === 'fetching' && document.nextAttemptAt
+      ? { nextAttemptAt: document.nextAttemptAt.toISOString() }
+      : {}),
+    giveUpAt: state.giveUpAt.toISOString(),
   };
 }

@@ -1,23 +1,31 @@
+import multipart from '@fastify/multipart';
+import { leadgenRefsOf } from '@lead-capture/capture';
 import { describeValidationError } from '@lead-capture/contracts';
 import {
   AppError,
   badRequest,
   clientOf,
   ERROR_RESPONSE_SCHEMA,
+  forbidden,
   notFound,
+  parseJsonBody,
+  unauthorized,
   unsupportedMediaType,
 } from '@lead-capture/kit';
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ActiveSource, SourceDirectory } from '../../sources/directory.js';
 import { IDEMPOTENCY_HEADER, idempotencyKeyProblem } from '../../submissions/idempotency.js';
 import { type DeliveryMeta, RETRY_AFTER_SECONDS, type SubmissionIntake } from '../../submissions/intake.js';
 import { parseFormBody } from './form-body.js';
+import { sameSecret, signatureProblem } from './signatures.js';
 
 export interface WebhookRoutesOptions {
   sources: SourceDirectory;
   intake: SubmissionIntake;
   /** WEBHOOK_BODY_LIMIT_BYTES. */
   bodyLimit: number;
+  /** The clock signed timestamps are checked against. */
+  now?: () => Date;
 }
 
 export const UNKNOWN_TOKEN = 'Unknown webhook token';
@@ -25,31 +33,57 @@ export const UNKNOWN_TOKEN = 'Unknown webhook token';
 /** URL-safe characters only; anything else cannot be a token we issued, and costs no lookup. */
 const TOKEN_SYNTAX = /^[A-Za-z0-9_~.-]{1,256}$/;
 
-const ACCEPTED_TYPES = 'application/json or application/x-www-form-urlencoded';
+const ACCEPTED_TYPES = 'application/json, application/x-www-form-urlencoded or multipart/form-data';
+/** Meta's challenge is a number; anything longer than this is not one we echo. */
+const MAX_CHALLENGE_LENGTH = 256;
 
 /** Recorded with a submission; never credentials or cookies. */
 const RECORDED_HEADERS = ['user-agent', 'content-type', 'referer', 'origin', IDEMPOTENCY_HEADER] as const;
 const MAX_HEADER_LENGTH = 1024;
 
+const tokenParams = {
+  type: 'object',
+  required: ['token'],
+  properties: { token: { type: 'string', description: "The source's webhook token (its credential)" } },
+} as const;
+
+/** The fallback route's wildcard: `<token>` or `inbound/<token>` of any length or shape (not documented). */
+const wildcardParams = { type: 'object', properties: { '*': { type: 'string' } } } as const;
+
+/** What a sender may post; each is a request body type in the OpenAPI document. */
+const BODY_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
+
+/**
+ * The two documented paths (the contract's, and the webhookUrl shape), then one hidden wildcard
+ * that catches what their `:token` cannot (a token longer than the router's parameter limit, which
+ * it would answer 414) so that every token we never issued gets the same 404.
+ */
+const WEBHOOK_PATHS = [
+  { url: '/api/webhooks/:token', params: tokenParams, hide: false },
+  { url: '/api/webhooks/inbound/:token', params: tokenParams, hide: false },
+  { url: '/api/webhooks/*', params: wildcardParams, hide: true },
+] as const;
+
 const webhookSchema = {
   summary: 'Inbound webhook: submit a lead',
   description:
-    'No authentication: the token in the URL is the credential. A JSON object or an HTML form post ' +
-    `(${ACCEPTED_TYPES}). Fields are renamed by the source's field mappings; unknown fields become custom ` +
-    'metadata; _utm and _referrer carry attribution. An Idempotency-Key header (or else the identical ' +
-    'payload) within the idempotency window makes a repeated delivery answer 200 without a second lead.',
+    'No authentication: the token in the URL is the credential. A JSON object, an HTML form post or a ' +
+    `multipart form (${ACCEPTED_TYPES}; file parts are not kept). The source's format (typeform, ` +
+    "facebook-lead-ads, google-ads, ...) first turns the tool's payload into flat named fields; a top-level " +
+    'JSON array is taken only by a format that posts one (elfsight), else 400. Fields are renamed by the ' +
+    "source's field mappings; unknown fields become custom metadata; _utm and _referrer carry attribution. " +
+    "With a signing secret set, the delivery must carry the tool's signature (X-Hub-Signature-256, " +
+    'Typeform-Signature, Calendly-Webhook-Signature, Tally-Signature, X-LI-Signature, X-Webflow-Signature, ' +
+    'google_key, HandshakeKey, else X-Signature-256: sha256=<hex HMAC-SHA256 of the body>): 401 otherwise. ' +
+    'An Idempotency-Key header (or else the identical payload) within the idempotency window makes a ' +
+    'repeated delivery answer 200 without a second lead.',
   tags: ['webhooks'],
-  params: {
-    type: 'object',
-    properties: {
-      '*': { type: 'string', description: "`<token>` or `inbound/<token>`: the source's webhook token" },
-    },
-  },
+  consumes: BODY_TYPES,
   headers: {
     type: 'object',
     properties: { [IDEMPOTENCY_HEADER]: { type: 'string', description: '1-255 visible ASCII characters' } },
   },
-  body: { type: 'object', additionalProperties: true },
+  body: { type: ['object', 'array'] },
   response: {
     200: {
       type: 'object',
@@ -58,11 +92,50 @@ const webhookSchema = {
       properties: { success: { type: 'boolean', const: true } },
     },
     400: ERROR_RESPONSE_SCHEMA,
+    401: ERROR_RESPONSE_SCHEMA,
     404: ERROR_RESPONSE_SCHEMA,
     413: ERROR_RESPONSE_SCHEMA,
     415: ERROR_RESPONSE_SCHEMA,
     429: ERROR_RESPONSE_SCHEMA,
     500: ERROR_RESPONSE_SCHEMA,
+    503: ERROR_RESPONSE_SCHEMA,
+  },
+} as const;
+
+const verificationSchema = {
+  summary: 'Inbound webhook: verification handshake',
+  description:
+    "Meta's subscription check: with hub.mode=subscribe and the source's verify token, answers hub.challenge " +
+    'as text/plain (403 when the token does not match or none is set). Any other GET (Mailchimp checks the ' +
+    'URL before saving it) answers 200 {success: true}. 404 for an unknown token.',
+  tags: ['webhooks'],
+  querystring: {
+    type: 'object',
+    properties: {
+      'hub.mode': { type: 'string' },
+      'hub.verify_token': { type: 'string' },
+      'hub.challenge': { type: 'string' },
+    },
+  },
+  response: {
+    200: {
+      description: 'hub.challenge as text/plain, or {success: true}',
+      content: {
+        'text/plain': { schema: { type: 'string' } },
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['success'],
+            additionalProperties: false,
+            properties: { success: { type: 'boolean', const: true } },
+          },
+        },
+      },
+    },
+    400: ERROR_RESPONSE_SCHEMA,
+    403: ERROR_RESPONSE_SCHEMA,
+    404: ERROR_RESPONSE_SCHEMA,
+    429: ERROR_RESPONSE_SCHEMA,
     503: ERROR_RESPONSE_SCHEMA,
   },
 } as const;
@@ -76,20 +149,45 @@ const webhookSchema = {
  */
 export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutesOptions): Promise<void> {
   const { sources, intake, bodyLimit } = options;
+  const now = options.now ?? (() => new Date());
   const sourceOf = new WeakMap<FastifyRequest, ActiveSource>();
+  /** The body as received, for signatures (JSON and form posts; multipart is not signed by any tool). */
+  const rawBodyOf = new WeakMap<FastifyRequest, Buffer>();
 
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer' },
+    async (request: FastifyRequest, body: Buffer) => {
+      rawBodyOf.set(request, body);
+      return parseJsonBody(body.toString('utf8'));
+    },
+  );
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
-    { parseAs: 'string' },
-    async (_request: FastifyRequest, body: string) => parseFormBody(body),
+    { parseAs: 'buffer' },
+    async (request: FastifyRequest, body: Buffer) => {
+      rawBodyOf.set(request, body);
+      return parseFormBody(body.toString('utf8'));
+    },
   );
+  // Jotform posts multipart/form-data. Fields only: a file part is drained and kept as its name and type.
+  await app.register(multipart, {
+    attachFieldsToBody: 'keyValues',
+    limits: { fieldSize: bodyLimit, fileSize: bodyLimit, fields: 500, files: 20, parts: 520 },
+    onFile: async (part) => {
+      part.file.resume();
+      (part as unknown as { value: unknown }).value = { filename: part.filename, mimetype: part.mimetype };
+    },
+  });
   app.addContentTypeParser('*', async (request: FastifyRequest) => {
     const type = String(request.headers['content-type'] ?? 'none').slice(0, 100);
     throw unsupportedMediaType(`Unsupported Content-Type: ${type}; send ${ACCEPTED_TYPES}`);
   });
 
   const resolveToken = async (request: FastifyRequest): Promise<void> => {
-    const token = tokenOf((request.params as { '*': string })['*']);
+    const params = request.params as { token?: string; '*'?: string };
+    const token = tokenOf(params.token ?? params['*'] ?? '', params.token !== undefined);
     let source: ActiveSource | null = null;
     if (token !== null) {
       try {
@@ -127,20 +225,65 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
     const idempotencyKey = Array.isArray(header) ? header.join(', ') : header;
     const keyProblem = idempotencyKeyProblem(idempotencyKey);
     if (keyProblem) throw badRequest(keyProblem);
+    if (source.signingSecret !== undefined) {
+      const problem = signatureProblem(source.format, source.signingSecret, {
+        rawBody: rawBodyOf.get(request) ?? Buffer.alloc(0),
+        headers: request.headers,
+        payload: request.body,
+        now: now(),
+      });
+      if (problem !== undefined) throw unauthorized(problem);
+    }
+    const leadgenRefs = source.format === 'facebook-lead-ads' ? leadgenRefsOf(request.body) : null;
+    if (leadgenRefs !== null) {
+      if (leadgenRefs.length === 0) {
+        throw badRequest('The leadgen notification names no lead (entry[].changes[].value.leadgen_id)');
+      }
+      await intake.acceptLeadgen(source, leadgenRefs, deliveryMeta(request));
+      return { success: true } as const;
+    }
     await intake.accept(source, request.body, deliveryMeta(request), idempotencyKey);
     return { success: true } as const;
   };
 
-  app.post(
-    '/api/webhooks/*',
-    { schema: webhookSchema, bodyLimit, onRequest: resolveToken, onError: recordRejection },
-    accept,
-  );
+  for (const { url, params, hide } of WEBHOOK_PATHS) {
+    app.post(
+      url,
+      {
+        schema: { ...webhookSchema, params, hide },
+        bodyLimit,
+        onRequest: resolveToken,
+        onError: recordRejection,
+      },
+      accept,
+    );
+    app.get(url, { schema: { ...verificationSchema, params, hide }, onRequest: resolveToken }, verify);
+  }
+
+  async function verify(request: FastifyRequest, reply: FastifyReply) {
+    const source = sourceOf.get(request)!;
+    const query = request.query as Record<string, unknown>;
+    if (query['hub.mode'] === undefined) return { success: true } as const;
+    const token = query['hub.verify_token'];
+    const challenge = query['hub.challenge'];
+    if (
+      query['hub.mode'] !== 'subscribe' ||
+      source.verifyToken === undefined ||
+      typeof token !== 'string' ||
+      !sameSecret(token, source.verifyToken)
+    ) {
+      throw forbidden('Verification token does not match');
+    }
+    if (typeof challenge !== 'string' || challenge.length > MAX_CHALLENGE_LENGTH) {
+      throw badRequest('hub.challenge is missing or too long');
+    }
+    return reply.type('text/plain; charset=utf-8').send(challenge);
+  }
 }
 
-/** The token in `<token>` or `inbound/<token>`; null when it cannot be one we issued. */
-function tokenOf(path: string): string | null {
-  const token = path.startsWith('inbound/') ? path.slice('inbound/'.length) : path;
+/** The token in `<token>` or `inbound/<token>` (or a `:token` itself); null when it cannot be one we issued. */
+function tokenOf(path: string, bare: boolean): string | null {
+  const token = !bare && path.startsWith('inbound/') ? path.slice('inbound/'.length) : path;
   return TOKEN_SYNTAX.test(token) ? token : null;
 }
 

@@ -1,3 +1,4 @@
+import type { SourceFormat } from '@lead-capture/contracts';
 import { badRequest, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import { parseFieldMappings } from '../../field-mappings.js';
@@ -10,7 +11,7 @@ import {
   TAGS,
   UPDATE_SOURCE_BODY,
 } from '../../schemas.js';
-import type { SourceChanges } from '../../sources.js';
+import { SECRET_FIELDS, type SecretField, type SourceChanges } from '../../sources.js';
 import { previewRoute } from './preview.js';
 import { regenerateTokenRoute } from './regenerate-token.js';
 import {
@@ -25,9 +26,17 @@ interface SourceParams {
   id: string;
 }
 
-interface SourceBody {
+interface SourceBody extends Partial<Record<SecretField, string | null>> {
   name?: string;
   fieldMappings?: Record<string, unknown>;
+  format?: SourceFormat;
+}
+
+/** The secrets a request sets (string) or clears (null). */
+function secretsOf(body: SourceBody): SourceChanges['secrets'] {
+  return Object.fromEntries(
+    SECRET_FIELDS.filter((field) => body[field] !== undefined).map((field) => [field, body[field]]),
+  );
 }
 
 /** /api/sources and /api/sources/<id>: any authenticated member reads; writes need full scope. */
@@ -64,7 +73,11 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
       const name = parseSourceName(request.body.name);
       const fieldMappings = parseFieldMappings(request.body.fieldMappings ?? {});
       const createdBy = request.identity!.userId;
-      const source = await sources.create({ name, fieldMappings, createdBy }, changeContext(request));
+      const { format } = request.body;
+      const source = await sources.create(
+        { name, fieldMappings, createdBy, secrets: secretsOf(request.body), ...(format ? { format } : {}) },
+        changeContext(request),
+      );
       return reply.code(201).send(createdSourceView(source, request, options.publicBaseUrl));
     },
   );
@@ -99,11 +112,18 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
       },
     },
     async (request) => {
-      const { name, fieldMappings } = request.body;
-      if (name === undefined && fieldMappings === undefined) {
-        throw badRequest('Nothing to update: send name and/or fieldMappings');
+      const { name, fieldMappings, format } = request.body;
+      const secrets = secretsOf(request.body);
+      if (
+        name === undefined &&
+        fieldMappings === undefined &&
+        format === undefined &&
+        Object.keys(secrets ?? {}).length === 0
+      ) {
+        throw badRequest('Nothing to update: send name, fieldMappings, format or a secret');
       }
-      const changes: SourceChanges = {};
+      const changes: SourceChanges = { secrets };
+      if (format !== undefined) changes.format = format;
       if (name !== undefined) changes.name = parseSourceName(name);
       if (fieldMappings !== undefined) changes.fieldMappings = parseFieldMappings(fieldMappings);
       const source = await sources.update(request.params.id, changes, changeContext(request));

@@ -1,4 +1,5 @@
 import { mapSubmission } from '@lead-capture/capture';
+import type { SourceFormat } from '@lead-capture/contracts';
 import { requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import { toFieldMappings } from '../../field-mappings.js';
@@ -11,7 +12,7 @@ import type { SourceRoutesOptions } from './view.js';
  * refuse is still a 200 here, `{valid: false, error}`: the request itself was fine.
  */
 export const previewRoute: FastifyPluginAsync<SourceRoutesOptions> = async (app, options) => {
-  app.post<{ Params: { id: string }; Body: { payload: unknown } }>(
+  app.post<{ Params: { id: string }; Body: { payload: unknown; format?: SourceFormat } }>(
     '/api/sources/:id/preview',
     {
       preHandler: requireScope('read'),
@@ -25,9 +26,10 @@ export const previewRoute: FastifyPluginAsync<SourceRoutesOptions> = async (app,
     },
     async (request) => {
       const source = await options.sources.get(request.params.id);
-      const result = mapSubmission(request.body.payload, toFieldMappings(source.fieldMappings));
-      if (!result.ok) return { valid: false, error: result.error };
-      return { valid: true, ...result.submission };
+      const format = request.body.format ?? source.format ?? 'generic';
+      const result = mapSubmission(request.body.payload, toFieldMappings(source.fieldMappings), format);
+      if (!result.ok) return { valid: false, format, error: result.error };
+      return { valid: true, format, ...result.submission };
     },
   );
 };

@@ -1,4 +1,4 @@
-import type { FieldMappings } from '@lead-capture/contracts';
+import type { FieldMappings, SourceFormat } from '@lead-capture/contracts';
 import { badRequest, clientOf } from '@lead-capture/kit';
 import type { FastifyRequest } from 'fastify';
 import { toFieldMappings } from '../../field-mappings.js';
@@ -28,6 +28,9 @@ export interface CreatedSourceView {
 export interface SourceView extends Omit<CreatedSourceView, 'webhookToken' | 'webhookUrl'> {
   webhookToken: string | null;
   webhookUrl: string | null;
+  format: SourceFormat;
+  /** Whether each write-only secret is set; never its value. */
+  secretsSet: { verifyToken: boolean; signingSecret: boolean; graphAccessToken: boolean };
   createdBy: Creator;
 }
 
@@ -80,6 +83,12 @@ export async function sourceViews(
   return sources.map((source) => ({
     ...createdSourceView(source, request, options.publicBaseUrl),
     ...(showTokens ? {} : { webhookToken: null, webhookUrl: null }),
+    format: source.format ?? 'generic',
+    secretsSet: {
+      verifyToken: source.verifyToken !== undefined,
+      signingSecret: source.signingSecret !== undefined,
+      graphAccessToken: source.graphAccessToken !== undefined,
+    },
     createdBy: creators.get(source.createdBy) ?? { id: source.createdBy, name: null, email: null },
   }));
 }

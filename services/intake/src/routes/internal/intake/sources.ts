@@ -1,4 +1,4 @@
-import { LEAD_FIELDS } from '@lead-capture/contracts';
+import { MAPPING_TARGETS, SOURCE_FORMATS } from '@lead-capture/contracts';
 import { isDuplicateKeyError } from '@lead-capture/docstore';
 import { badRequest, conflict, ERROR_RESPONSE_SCHEMA, forbidden } from '@lead-capture/kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -27,7 +27,11 @@ const putSchema = {
       sourceId: { type: 'string', format: 'uuid' },
       name: { type: 'string', minLength: 1, maxLength: 255 },
       webhookToken: { type: 'string', minLength: 1, maxLength: 256 },
-      fieldMappings: { type: 'object', additionalProperties: { type: 'string', enum: LEAD_FIELDS } },
+      fieldMappings: { type: 'object', additionalProperties: { type: 'string', enum: MAPPING_TARGETS } },
+      format: { type: 'string', enum: SOURCE_FORMATS },
+      verifyToken: { type: ['string', 'null'] },
+      signingSecret: { type: ['string', 'null'] },
+      graphAccessToken: { type: ['string', 'null'] },
       revision,
     },
   },

@@ -38,6 +38,21 @@ const submissionSchema = {
       type: 'string',
       description: "The first 2 KiB of a truncated payload's JSON text (not valid JSON by itself)",
     },
+    leadgen: {
+      type: 'object',
+      description:
+        'A lead named by a Meta leadgen notification (source format facebook-lead-ads), fetched from the Graph API: ' +
+        'outcome fetching while it is retried with backoff, fetch_failed once given up (LEADGEN_GIVE_UP_HOURS; replay fetches again)',
+      required: ['leadgenId', 'attempts', 'giveUpAt'],
+      properties: {
+        leadgenId: { type: 'string' },
+        attempts: { type: 'integer', description: 'Graph API fetches made so far' },
+        lastError: { type: 'string', description: 'Why the latest fetch failed' },
+        lastAttemptAt: { type: 'string', format: 'date-time' },
+        nextAttemptAt: { type: 'string', format: 'date-time', description: 'When the next fetch is due' },
+        giveUpAt: { type: 'string', format: 'date-time', description: 'No fetch is retried after this' },
+      },
+    },
   },
 } as const;
 
@@ -46,7 +61,8 @@ const listSchema = {
   description:
     'Every delivery to the source webhook within the retention period, accepted or rejected, with what ' +
     'became of it: accepted (waiting for the lead service), lead_created, duplicate_lead, rejected (with ' +
-    'the reason), duplicate_delivery (a retried delivery; no second lead).',
+    'the reason), duplicate_delivery (a retried delivery; no second lead), fetching / fetch_failed (a Meta ' +
+    'leadgen lead being fetched from the Graph API, or given up; see leadgen).',
   tags: ['sources'],
   params: {
     type: 'object',

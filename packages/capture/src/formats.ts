@@ -1,0 +1,591 @@
+import type { MappingTarget, SourceFormat } from '@lead-capture/contracts';
+import { decodeJson } from './path.js';
+import { isPlainObject, MappingError } from './values.js';
+
+/** A tool's payload as flat named fields, and the targets the format suggests for some of them. */
+export interface FlatPayload {
+  fields: Record<string, unknown>;
+  /** Flat field name -> target; a source's own mapping of that name or target wins. */
+  hints: Record<string, MappingTarget>;
+}
+
+/** Formats whose payload may be a top-level JSON array. */
+export const ARRAY_PAYLOAD_FORMATS: ReadonlySet<SourceFormat> = new Set(['elfsight']);
+
+type Flattener = (payload: unknown) => FlatPayload;
+
+/**
+ * Turns a tool's payload into flat fields named as a person sees them in the tool (question titles,
+ * labels, column names), with the targets its own field types or ids say (Typeform's `email` answer,
+ * Google's `FULL_NAME` column, ...) and, for every format but `generic`, the common names of the
+ * standard fields (`Email Address`, `Phone Number`, `Full Name`, `utm_source`, `gclid`, ...).
+ * Secrets a tool puts in its body (Google's `google_key`, Formstack's `HandshakeKey`) are dropped.
+ */
+export function flattenForFormat(format: Exclude<SourceFormat, 'generic'>, payload: unknown): FlatPayload {
+  const flat = FLATTENERS[format](payload);
+  for (const [name, target] of Object.entries(aliasHints(flat.fields))) {
+    if (!Object.hasOwn(flat.hints, name) && !Object.values(flat.hints).includes(target)) {
+      flat.hints[name] = target;
+    }
+  }
+  return flat;
+}
+
+const FLATTENERS: Record<Exclude<SourceFormat, 'generic'>, Flattener> = {
+  typeform: flattenTypeform,
+  'facebook-lead-ads': flattenFacebookLead,
+  'google-ads': flattenGoogleAds,
+  'hubspot-forms': flattenHubspotForms,
+  linkedin: flattenLinkedin,
+  calendly: flattenCalendly,
+  tally: flattenTally,
+  jotform: flattenJotform,
+  elementor: flattenElementor,
+  'gravity-forms': flattenGravityForms,
+  webflow: flattenWebflow,
+  unbounce: flattenUnbounce,
+  mailchimp: flattenMailchimp,
+  zapier: (payload) => ({ fields: objectOf(payload), hints: {} }),
+  elfsight: flattenElfsight,
+  formstack: flattenFormstack,
+};
+
+// --- the tools --------------------------------------------------------------------------------
+
+/** `form_response.answers[]`, named by the question's title in `definition.fields`, else its ref. */
+function flattenTypeform(payload: unknown): FlatPayload {
+  const root = objectOf(payload);
+  const response = isPlainObject(root.form_response) ? root.form_response : root;
+  const titles = new Map<string, string>();
+  const definition = isPlainObject(response.definition) ? response.definition : {};
+  for (const field of arrayOf(definition.fields)) {
+    if (isPlainObject(field) && typeof field.id === 'string' && typeof field.title === 'string') {
+      titles.set(field.id, field.title);
+    }
+  }
+  const fields: Record<string, unknown> = {};
+  const hints: Record<string, MappingTarget> = {};
+  for (const answer of arrayOf(response.answers)) {
+    if (!isPlainObject(answer)) continue;
+    const field = isPlainObject(answer.field) ? answer.field : {};
+    const name = freeKey(
+      fields,
+      titles.get(String(field.id)) ?? textOr(field.ref) ?? textOr(field.id) ?? 'answer',
+    );
+    fields[name] = typeformValue(answer);
+    if (answer.type === 'email' && !Object.values(hints).includes('email')) hints[name] = 'email';
+    if (answer.type === 'phone_number' && !Object.values(hints).includes('phone')) hints[name] = 'phone';
+  }
+  copyScalars(isPlainObject(response.hidden) ? response.hidden : {}, fields);
+  const metadata = isPlainObject(response.metadata) ? response.metadata : {};
+  if (typeof metadata.referer === 'string') {
+    fields.page_url = metadata.referer;
+    hints.page_url = 'landingPage';
+  }
+  copyScalars(pick(response, ['form_id', 'token', 'submitted_at']), fields);
+  copyScalars(pick(root, ['event_id']), fields);
+  return { fields, hints };
+}
+
+function typeformValue(answer: Record<string, unknown>): unknown {
+  const type = String(answer.type);
+  if (type === 'choice' && isPlainObject(answer.choice)) return answer.choice.label ?? answer.choice.other;
+  if (type === 'choices' && isPlainObject(answer.choices)) {
+    const labels = arrayOf(answer.choices.labels).filter((label) => typeof label === 'string');
+    if (typeof answer.choices.other === 'string') labels.push(answer.choices.other);
+    return labels.join(', ');
+  }
+  return answer[type];
+}
+
+/** One lead named by a Meta leadgen webhook notification (`entry[].changes[].value`). */
+export interface LeadgenRef {
+  leadgenId: string;
+  /** The change's `value` as sent (page_id, form_id, ad_id, created_time, ...). */
+  value: Record<string, unknown>;
+}
+
+/**
+ * The leads a Meta leadgen notification (`object: "page"`, `entry[].changes[]` with
+ * `field: "leadgen"`) names, in order and without repeats; null when the payload is not one. The
+ * notification carries ids only: the lead itself is fetched from the Graph API.
+ * https://developers.facebook.com/docs/graph-api/webhooks/reference/page/#leadgen
+ */
+export function leadgenRefsOf(payload: unknown): LeadgenRef[] | null {
+  if (!isPlainObject(payload) || payload.object !== 'page' || !Array.isArray(payload.entry)) return null;
+  const refs = new Map<string, LeadgenRef>();
+  for (const entry of payload.entry) {
+    if (!isPlainObject(entry)) continue;
+    for (const change of arrayOf(entry.changes)) {
+      if (!isPlainObject(change) || !isPlainObject(change.value)) continue;
+      if (change.field !== undefined && change.field !== 'leadgen') continue;
+      const id = change.value.leadgen_id;
+      const leadgenId = typeof id === 'number' && Number.isSafeInteger(id) ? String(id) : id;
+      // Graph ids are digits; anything else cannot name a lead (nor be put in a URL as is).
+      if (typeof leadgenId !== 'string' || !/^\d{1,40}$/.test(leadgenId) || refs.has(leadgenId)) continue;
+      refs.set(leadgenId, { leadgenId, value: change.value });
+    }
+  }
+  return [...refs.values()];
+}
+
+/** A lead as the Graph API (or Zapier) gives it: `field_data[].name` / `values[]`. */
+function flattenFacebookLead(payload: unknown): FlatPayload {
+  const root = objectOf(payload);
+  if (root.object === 'page' && Array.isArray(root.entry)) {
+    // The webhook fetches the leads such a notification names (leadgenRefsOf); mapping it is an error.
+    throw new MappingError(
+      "A leadgen notification carries only ids; the webhook fetches each lead from the Graph API with the source's graphAccessToken (preview a lead with field_data)",
+    );
+  }
+  const fields: Record<string, unknown> = {};
+  for (const item of arrayOf(root.field_data)) {
+    if (!isPlainObject(item) || typeof item.name !== 'string') continue;
+    const values = arrayOf(item.values).filter((value) => typeof value === 'string');
+    fields[freeKey(fields, item.name)] = values.join(', ');
+  }
+  copyScalars(omit(root, ['field_data']), fields);
+  return {
+    fields,
+    hints: pickHints(fields, { full_name: 'fullName', phone_number: 'phone', company_name: 'company' }),
+  };
+}
+
+const GOOGLE_COLUMN_TARGETS: Record<string, MappingTarget> = {
+  FULL_NAME: 'fullName',
+  FIRST_NAME: 'firstName',
+  LAST_NAME: 'lastName',
+  EMAIL: 'email',
+  WORK_EMAIL: 'email',
+  PHONE_NUMBER: 'phone',
+  WORK_PHONE: 'phone',
+  COMPANY_NAME: 'company',
+};
+
+/** `user_column_data[]` named by `column_name` (else `column_id`); `gcl_id` is the click id. */
+function flattenGoogleAds(payload: unknown): FlatPayload {
+  const root = objectOf(payload);
+  const fields: Record<string, unknown> = {};
+  const hints: Record<string, MappingTarget> = {};
+  for (const column of arrayOf(root.user_column_data)) {
+    if (!isPlainObject(column)) continue;
+    const id = textOr(column.column_id);
+    const name = freeKey(fields, textOr(column.column_name) ?? id ?? 'column');
+    fields[name] = column.string_value;
+    const target = id === undefined ? undefined : GOOGLE_COLUMN_TARGETS[id];
+    if (target !== undefined && !Object.values(hints).includes(target)) hints[name] = target;
+  }
+  // google_key is the shared secret that authenticates the delivery: never kept.
+  copyScalars(omit(root, ['user_column_data', 'google_key']), fields);
+  if (typeof fields.gcl_id === 'string') hints.gcl_id = 'gclid';
+  return { fields, hints };
+}
+
+/** The Forms API submission: `fields[].name` / `value`, `context.pageUri`. */
+function flattenHubspotForms(payload: unknown): FlatPayload {
+  const root = objectOf(payload);
+  const fields: Record<string, unknown> = {};
+  for (const item of arrayOf(root.fields)) {
+    if (isPlainObject(item) && typeof item.name === 'string') fields[freeKey(fields, item.name)] = item.value;
+  }
+  const context = isPlainObject(root.context) ? root.context : {};
+  copyScalars(pick(context, ['pageUri', 'pageName']), fields);
+  copyScalars(omit(root, ['fields', 'context', 'legalConsentOptions']), fields);
+  return { fields, hints: pickHints(fields, { pageUri: 'landingPage' }) };
+}
+
+const LINKEDIN_PREDEFINED_TARGETS: Record<string, MappingTarget> = {
+  FIRST_NAME: 'firstName',
+  LAST_NAME: 'lastName',
+  EMAIL: 'email',
+  WORK_EMAIL: 'email',
+  PHONE_NUMBER: 'phone',
+  WORK_PHONE: 'phone',
+  COMPANY_NAME: 'company',
+};
+
+/**
+ * A Lead Sync form response: `formResponse.answers[]` joined by `questionId` to the form's
+ * `content.questions[]` (named by the question's label, else its name).
+ */
+function flattenLinkedin(payload: unknown): FlatPayload {
+  const root = objectOf(payload);
+  const questions = new Map<string, { name: string; predefined?: string }>();
+  const form = isPlainObject(root.form) ? root.form : root;
+  const content = isPlainObject(form.content) ? form.content : form;
+  for (const question of arrayOf(content.questions)) {
+    if (!isPlainObject(question)) continue;
+    const label = localized(question.question) ?? localized(question.label) ?? textOr(question.name);
+    const predefined = textOr(question.predefinedField);
+    questions.set(String(question.questionId), {
+      name: label ?? String(question.questionId),
+      ...(predefined === undefined ? {} : { predefined }),
+    });
+  }
+  const response = isPlainObject(root.formResponse) ? root.formResponse : root;
+  const fields: Record<string, unknown> = {};
+  const hints: Record<string, MappingTarget> = {};
+  for (const answer of arrayOf(response.answers)) {
+    if (!isPlainObject(answer)) continue;
+    const question = questions.get(String(answer.questionId));
+    const name = freeKey(fields, question?.name ?? `question ${String(answer.questionId)}`);
+    fields[name] = linkedinAnswer(answer.answerDetails);
+    const target =
+      question?.predefined === undefined ? undefined : LINKEDIN_PREDEFINED_TARGETS[question.predefined];
+    if (target !== undefined && !Object.values(hints).includes(target)) hints[name] = target;
+  }
+  copyScalars(pick(root, ['id', 'submittedAt', 'leadType', 'owner', 'versionedLeadGenFormUrn']), fields);
+  return { fields, hints };
+}
+
+function linkedinAnswer(details: unknown): unknown {
+  if (!isPlainObject(details)) return undefined;
+  const text = details.textQuestionAnswer;
+  if (isPlainObject(text)) return text.answer;
+  const choice = details.multipleChoiceAnswer;
+  if (isPlainObject(choice)) return arrayOf(choice.options).join(', ');
+  return undefined;
+}
+
+/** `payload` of invitee.created: the invitee, `questions_and_answers[]` by question, `tracking`. */
+function flattenCalendly(payload: unknown): FlatPayload {
+  const root = objectOf(payload);
+  const invitee = isPlainObject(root.payload) ? root.payload : root;
+  const fields: Record<string, unknown> = {};
+  copyScalars(omit(invitee, ['questions_and_answers', 'tracking']), fields);
+  for (const item of arrayOf(invitee.questions_and_answers)) {
+    if (isPlainObject(item) && typeof item.question === 'string') {
+      fields[freeKey(fields, item.question)] = item.answer;
+    }
+  }
+  copyScalars(isPlainObject(invitee.tracking) ? invitee.tracking : {}, fields);
+  copyScalars(pick(root, ['event', 'created_at']), fields);
+  return {
+    fields,
+    hints: pickHints(fields, {
+      email: 'email',
+      name: 'fullName',
+      first_name: 'firstName',
+      last_name: 'lastName',
+      text_reminder_number: 'phone',
+    }),
+  };
+}
+
+const TALLY_TYPE_TARGETS: Record<string, MappingTarget> = {
+  INPUT_EMAIL: 'email',
+  INPUT_PHONE_NUMBER: 'phone',
+};
+
+/** `data.fields[]` named by label (else key); choice ids become their option texts. */
+function flattenTally(payload: unknown): FlatPayload {
+  const root = objectOf(payload);
+  const data = isPlainObject(root.data) ? root.data : root;
+  const fields: Record<string, unknown> = {};
+  const hints: Record<string, MappingTarget> = {};
+  for (const field of arrayOf(data.fields)) {
+    if (!isPlainObject(field)) continue;
+    const name = freeKey(fields, textOr(field.label) ?? textOr(field.key) ?? 'field');
+    const options = new Map<string, string>();
+    for (const option of arrayOf(field.options)) {
+      if (isPlainObject(option) && typeof option.id === 'string' && typeof option.text === 'string') {
+        options.set(option.id, option.text);
+      }
+    }
+    const value = field.value;
+    fields[name] = Array.isArray(value)
+      ? value.map((item) => (typeof item === 'string' ? (options.get(item) ?? item) : item)).join(', ')
+      : value;
+    const target = TALLY_TYPE_TARGETS[String(field.type)];
+    if (target !== undefined && !Object.values(hints).includes(target)) hints[name] = target;
+  }
+  copyScalars(pick(data, ['responseId', 'submissionId', 'formId', 'formName', 'createdAt']), fields);
+  copyScalars(pick(root, ['eventId', 'eventType']), fields);
+  return { fields, hints };
+}
+
+/** The form post's fields, with `rawRequest` (JSON text) decoded and `q3_` prefixes dropped. */
+function flattenJotform(payload: unknown): FlatPayload {
+  const root = objectOf(payload);
+  const fields: Record<string, unknown> = {};
+  const raw = typeof root.rawRequest === 'string' ? decodeJson(root.rawRequest) : root.rawRequest;
+  const answers = isPlainObject(raw) ? raw : {};
+  for (const [key, value] of Object.entries(answers)) {
+    const match = /^q\d+_(.+)$/.exec(key);
+    if (!match?.[1]) continue;
+    flattenInto(fields, match[1], value);
+  }
+  copyScalars(omit(root, ['rawRequest', 'pretty']), fields);
+  return { fields, hints: {} };
+}
+
+/**
+ * Elementor Pro's webhook: field labels as keys ("Name", "Email", "Page URL") or, with "advanced
+ * data", `fields[<id>][value]` named by `fields[<id>][title]` and `meta[<id>][value]`.
+ */
+function flattenElementor(payload: unknown): FlatPayload {
+  const root = objectOf(payload);
+  const fields: Record<string, unknown> = {};
+  const advanced = new Map<string, { title?: string; value?: unknown }>();
+  for (const [key, value] of Object.entries(root)) {
+    const match = /^(fields|meta)\[([^\]]+)\]\[(title|value)\]$/.exec(key);
+    if (!match) {
+      if (!/^(fields|meta|form)\[/.test(key)) fields[key] = value;
+      continue;
+    }
+    const [, group = '', id = '', part = ''] = match;
+    const entry = advanced.get(`${group}:${id}`) ?? {};
+    if (part === 'title' && typeof value === 'string') entry.title = value;
+    if (part === 'value') entry.value = value;
+    advanced.set(`${group}:${id}`, entry);
+  }
+  for (const [key, entry] of advanced) {
+    fields[freeKey(fields, entry.title ?? key.slice(key.indexOf(':') + 1))] = entry.value;
+  }
+  return { fields, hints: {} };
+}
+
+/**
+ * Gravity Forms' entry: input ids as keys ("1.3", "2"). A Name field's inputs `.3` and `.6` are the
+ * first and last name; `source_url` is the page.
+ */
+function flattenGravityForms(payload: unknown): FlatPayload {
+  const fields = { ...objectOf(payload) };
+  const hints: Record<string, MappingTarget> = {};
+  const nameField = Object.keys(fields)
+    .map((key) => /^(\d+)\.3$/.exec(key)?.[1])
+    .find((id) => id !== undefined && Object.hasOwn(fields, `${id}.6`));
+  if (nameField !== undefined) {
+    hints[`${nameField}.3`] = 'firstName';
+    hints[`${nameField}.6`] = 'lastName';
+  }
+  if (typeof fields.source_url === 'string') hints.source_url = 'landingPage';
+  return { fields, hints };
+}
+
+/** form_submission: `payload.data` (v2) or `data` (v1), the form's field names as keys. */
+function flattenWebflow(payload: unknown): FlatPayload {
+  const root = objectOf(payload);
+  const submission = isPlainObject(root.payload) ? root.payload : root;
+  const fields: Record<string, unknown> = {};
+  copyScalars(isPlainObject(submission.data) ? submission.data : {}, fields);
+  const form = pick(submission, ['name', 'formId', 'siteId', 'submittedAt', 'id', 'site', 'd', '_id']);
+  for (const [key, value] of Object.entries(form)) fields[freeKey(fields, `form_${key}`)] = value;
+  return { fields, hints: {} };
+}
+
+/** The form post's `data.json` (JSON text, each value an array) beside `page_url` and friends. */
+function flattenUnbounce(payload: unknown): FlatPayload {
+  const root = objectOf(payload);
+  const fields: Record<string, unknown> = {};
+  const json = typeof root['data.json'] === 'string' ? decodeJson(root['data.json']) : root['data.json'];
+  for (const [key, value] of Object.entries(isPlainObject(json) ? json : {})) {
+    fields[key] = Array.isArray(value) ? value.filter((item) => typeof item === 'string').join(', ') : value;
+  }
+  copyScalars(omit(root, ['data.json', 'data.xml']), fields);
+  return { fields, hints: pickHints(fields, { page_url: 'landingPage' }) };
+}
+
+/** The form post of a list event: `data[email]`, `data[merges][FNAME]` become `email`, `FNAME`. */
+function flattenMailchimp(payload: unknown): FlatPayload {
+  const root = objectOf(payload);
+  const fields: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(root)) {
+    const inner = /^data(?:\[merges\])?\[([^\]]+)\]$/.exec(key)?.[1];
+    fields[freeKey(fields, inner ?? key)] = value;
+  }
+  return {
+    fields,
+    hints: pickHints(fields, { FNAME: 'firstName', LNAME: 'lastName', PHONE: 'phone', COMPANY: 'company' }),
+  };
+}
+
+/** A JSON array of `{name, value}` (also `label` / `title` for the name). */
+function flattenElfsight(payload: unknown): FlatPayload {
+  const items = Array.isArray(payload) ? payload : arrayOf(objectOf(payload).fields);
+  const fields: Record<string, unknown> = {};
+  for (const item of items) {
+    if (!isPlainObject(item)) continue;
+    const name = textOr(item.name) ?? textOr(item.label) ?? textOr(item.title);
+    if (name !== undefined) fields[freeKey(fields, name)] = item.value;
+  }
+  return { fields, hints: {} };
+}
+
+/**
+ * Field labels as keys; a field with sub-fields packs them one per line (`first = John\nlast = Smith`),
+ * or, posted as JSON with sub-field names, as an object. `HandshakeKey` is the shared secret.
+ */
+function flattenFormstack(payload: unknown): FlatPayload {
+  const root = objectOf(payload);
+  const fields: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(root)) {
+    if (key === 'HandshakeKey') continue;
+    const packed = typeof value === 'string' ? unpackSubfields(value) : undefined;
+    flattenInto(fields, key, packed ?? value);
+  }
+  return { fields, hints: {} };
+}
+
+/** `first = John\n\nlast = Smith` -> {first, last}; undefined when the text is not such a list. */
+function unpackSubfields(text: string): Record<string, string> | undefined {
+  const lines = text.split(/\r?\n/).filter((line) => line.trim() !== '');
+  if (lines.length < 2) return undefined;
+  const entries: Array<[string, string]> = [];
+  for (const line of lines) {
+    const match = /^\s*([A-Za-z][\w ]*?)\s*=\s?(.*)$/.exec(line);
+    if (!match?.[1]) return undefined;
+    entries.push([match[1], match[2] ?? '']);
+  }
+  return Object.fromEntries(entries);
+}
+
+// --- common names ---------------------------------------------------------------------------
+
+const ALIASES: Record<MappingTarget, readonly string[]> = {
+  email: [
+    'email',
+    'emailaddress',
+    'youremail',
+    'youremailaddress',
+    'whatsyouremail',
+    'whatisyouremail',
+    'workemail',
+    'businessemail',
+    'mail',
+    'email1',
+    'emailaddr',
+  ],
+  firstName: ['firstname', 'fname', 'givenname', 'first', 'forename', 'namefirst', 'vorname', 'prenom'],
+  lastName: ['lastname', 'lname', 'surname', 'familyname', 'last', 'namelast', 'nachname', 'nom'],
+  fullName: [
+    'name',
+    'fullname',
+    'yourname',
+    'yourfullname',
+    'contactname',
+    'namefull',
+    'whatsyourname',
+    'whatisyourname',
+  ],
+  phone: [
+    'phone',
+    'phonenumber',
+    'mobile',
+    'mobilephone',
+    'mobilenumber',
+    'tel',
+    'telephone',
+    'cellphone',
+    'phone1',
+    'yourphone',
+    'workphone',
+    'businessphone',
+    'phonenumberfull',
+    'telefon',
+  ],
+  company: [
+    'company',
+    'companyname',
+    'organization',
+    'organisation',
+    'business',
+    'businessname',
+    'yourcompany',
+    'firma',
+  ],
+  utm_source: ['utmsource'],
+  utm_medium: ['utmmedium'],
+  utm_campaign: ['utmcampaign'],
+  utm_term: ['utmterm'],
+  utm_content: ['utmcontent'],
+  referrer: ['referrer', 'referer', 'httpreferrer', 'httpreferer'],
+  landingPage: ['landingpage', 'landingpageurl', 'pageurl', 'pageuri', 'sourceurl'],
+  gclid: ['gclid'],
+  gbraid: ['gbraid'],
+  wbraid: ['wbraid'],
+  fbclid: ['fbclid'],
+  msclkid: ['msclkid'],
+  li_fat_id: ['lifatid'],
+  ttclid: ['ttclid'],
+  twclid: ['twclid'],
+};
+
+const ALIAS_TARGET = new Map<string, MappingTarget>(
+  Object.entries(ALIASES).flatMap(([target, names]) => names.map((name) => [name, target as MappingTarget])),
+);
+
+/** Common names of the standard fields and attribution, compared without case, spaces or punctuation. */
+function aliasHints(fields: Record<string, unknown>): Record<string, MappingTarget> {
+  const hints: Record<string, MappingTarget> = {};
+  const taken = new Set<MappingTarget>();
+  for (const name of Object.keys(fields)) {
+    const target = ALIAS_TARGET.get(name.toLowerCase().replace(/[^\p{L}\p{N}]/gu, ''));
+    if (target === undefined || taken.has(target)) continue;
+    taken.add(target);
+    hints[name] = target;
+  }
+  return hints;
+}
+
+// --- helpers ------------------------------------------------------------------------------------
+
+function objectOf(payload: unknown): Record<string, unknown> {
+  if (!isPlainObject(payload)) throw new MappingError('Payload must be a JSON object');
+  return payload;
+}
+
+function arrayOf(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+function textOr(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+}
+
+function localized(value: unknown): string | undefined {
+  if (!isPlainObject(value)) return textOr(value);
+  const texts = isPlainObject(value.localized) ? Object.values(value.localized) : [];
+  return texts.map(textOr).find((text) => text !== undefined);
+}
+
+function pick(object: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(
+    keys.filter((key) => Object.hasOwn(object, key)).map((key) => [key, object[key]]),
+  );
+}
+
+function omit(object: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(object).filter(([key]) => !keys.includes(key)));
+}
+
+/** Scalars and small values under their own key (a later clash gets a numbered name). */
+function copyScalars(from: Record<string, unknown>, into: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(from)) into[freeKey(into, key)] = value;
+}
+
+/** An object one level down becomes `name.sub` fields (Jotform's name and phone, Formstack's sub-fields). */
+function flattenInto(into: Record<string, unknown>, name: string, value: unknown): void {
+  if (
+    isPlainObject(value) &&
+    Object.values(value).every((item) => !isPlainObject(item) && !Array.isArray(item))
+  ) {
+    for (const [sub, item] of Object.entries(value)) into[freeKey(into, `${name}.${sub}`)] = item;
+    return;
+  }
+  into[freeKey(into, name)] = value;
+}
+
+function freeKey(taken: Record<string, unknown>, name: string): string {
+  if (!Object.hasOwn(taken, name)) return name;
+  let suffix = 2;
+  while (Object.hasOwn(taken, `${name} (${suffix})`)) suffix++;
+  return `${name} (${suffix})`;
+}
+
+function pickHints(
+  fields: Record<string, unknown>,
+  targets: Record<string, MappingTarget>,
+): Record<string, MappingTarget> {
+  return Object.fromEntries(Object.entries(targets).filter(([name]) => Object.hasOwn(fields, name)));
+}
