@@ -106,6 +106,17 @@ describe('import', () => {
       failed: 0,
       errors: [],
       statusUrl: `/api/leads/imports/${body.importId}`,
+      dialect: { encoding: 'utf-8', bom: true, delimiter: ',' },
+      columns: [
+        { header: 'First Name', mapsTo: 'firstName', mapped: false },
+        { header: 'Last Name', mapsTo: 'lastName', mapped: false },
+        { header: 'E-mail', mapsTo: 'email', mapped: false },
+        { header: 'Phone Number', mapsTo: 'phone', mapped: false },
+        { header: 'Company Name', mapsTo: 'company', mapped: false },
+        { header: 'Favourite Colour', mapsTo: 'custom', mapped: false },
+      ],
+      skipped: 1,
+      skippedRows: [{ row: 4, reason: 'blank row' }],
     });
     const leads = await waitFor('imported leads', async () => {
       const found = await importedLeads(harness, body.importId);
@@ -253,10 +264,11 @@ describe('import', () => {
     });
     expect((await importCsv(harness, 'colour,size\nred,10\n')).body).toEqual({
       error:
-        'The header row names none of the recognised columns: email, firstName, lastName, phone, company (first row: colour, size)',
+        'The header row names none of the recognised columns: email, firstName, lastName, phone, company (first row: colour, size); name them with the mapping parameter',
     });
     expect((await importCsv(harness, 'Email,E-mail\na@x.test,b@x.test\n')).body).toEqual({
-      error: 'Columns "Email" and "E-mail" both hold email; keep one of them',
+      error:
+        'Columns "Email" and "E-mail" both hold email; keep one of them or name the one to use in the mapping parameter',
     });
     const wrongPart = multipart('email\na@x.test\n', 'upload');
     const response = await harness.app.inject({
@@ -649,6 +661,18 @@ describe('export', () => {
     expect(invalid.body).toEqual({
       error: 'status must be one of: new, contacted, qualified, converted, closed',
     });
+    await exporting.store
+      .collection('lead_leads')
+      .updateOne({ _id: leads[0]!.id }, { $set: { qualification: 'hot' } });
+    const hotVip = await parseCsv(
+      (await exportApi.get('/api/leads/export?qualification=hot&tag=VIP')).text.slice(1),
+    );
+    expect(hotVip.map((row) => row[0])).toEqual(['id', leads[0]!.id]);
+    const cold = await parseCsv((await exportApi.get('/api/leads/export?qualification=cold')).text.slice(1));
+    expect(cold.map((row) => row[0])).toEqual(['id']);
+    const badQualification = await exportApi.get('/api/leads/export?qualification=boiling');
+    expect(badQualification.status).toBe(400);
+    expect(badQualification.body).toEqual({ error: 'qualification must be one of: hot, warm, cold' });
     const empty = await exportApi.get(`/api/leads/export?sourceId=${randomUUID()}`);
     expect(empty.text).toBe(
       '\uFEFFid,firstName,lastName,email,phone,company,status,score,qualification,source,tags,assignedTo,createdAt\r\n',

@@ -1,42 +1,55 @@
 import { randomUUID } from 'node:crypto';
-import { emailFieldProblem, FIELD_MAX_LENGTH, safeCustomData } from '@lead-capture/capture';
-import { CSV_IMPORT_SOURCE, type JsonObject, LEAD_FIELDS, type LeadField } from '@lead-capture/contracts';
+import { CSV_IMPORT_SOURCE, type JsonObject, type LeadField } from '@lead-capture/contracts';
 import { badRequest, payloadTooLarge } from '@lead-capture/kit';
-import { parseFile } from 'fast-csv';
 import type { LeadContext } from '../context.js';
 import { type ImportTracker, MAX_LISTED_ERRORS } from '../imports.js';
 import { type Requester, timelineActor } from '../lead-actions.js';
 import { identityKeysOf, normalizeFields } from '../normalize.js';
 import type { ImportRowError } from '../store.js';
-
-/**
- * Header names recognised for each standard field, compared without case, spaces or punctuation
- * ("First Name", "first_name", "FIRSTNAME" and "first-name" are all firstName). The aliases cover
- * the contact exports of HubSpot, Salesforce and Pipedrive.
- */
-const HEADER_ALIASES: Record<LeadField, readonly string[]> = {
-  email: ['email', 'emailaddress', 'mail'],
-  firstName: ['firstname', 'first', 'givenname', 'forename'],
-  lastName: ['lastname', 'last', 'surname', 'familyname'],
-  phone: ['phone', 'phonenumber', 'telephone', 'mobile', 'mobilephone', 'mobilenumber'],
-  company: ['company', 'companyname', 'organization', 'organisation', 'organizationname', 'accountname'],
-};
-
-const FIELD_BY_ALIAS = new Map(
-  LEAD_FIELDS.flatMap((field) => HEADER_ALIASES[field].map((alias) => [alias, field] as const)),
-);
+import {
+  type Column,
+  type ColumnMapping,
+  type ColumnView,
+  mapHeader,
+  mapRow,
+  type RowOutcome,
+  skippedRow,
+  viewOfColumns,
+} from './columns.js';
+import { type CsvDialect, type DialectChoice, detectDialect, readRecords } from './dialect.js';
 
 const PUBLISH_BATCH = 200;
 
-/** A practical e-mail check: something@domain.tld, no spaces, at most 254 characters. */
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@.]+$/;
+/** Rows a dry run shows as they would be imported. */
+export const PREVIEW_ROWS = 20;
+
+/** How to read the file; anything not given is detected. */
+export interface ImportOptions {
+  mapping?: ColumnMapping;
+  dialect?: DialectChoice;
+}
+
+/** A row that is neither a lead nor an error: a blank separator or a report's footer line. */
+export interface SkippedRow {
+  row: number;
+  reason: string;
+}
+
+/** What the reading of the file found, in both answers. */
+interface FileReport {
+  dialect: CsvDialect;
+  columns: ColumnView[];
+  /** Blank rows and report lines (totals, confidentiality, copyright) not imported. */
+  skipped: number;
+  skippedRows: SkippedRow[];
+}
 
 /** The answer to the upload: what happened to each row so far; the leads follow as the chain runs. */
-export interface ImportResult {
+export interface ImportResult extends FileReport {
   importId: string;
   /** `done` only when no row was handed to the chain (or the chain already processed them all). */
   status: 'in_progress' | 'done';
-  /** Data rows of the file, blank lines aside. */
+  /** Data rows of the file, blank and report rows aside. */
   rows: number;
   /** Rows handed to the capture chain. */
   accepted: number;
@@ -46,127 +59,88 @@ export interface ImportResult {
   duplicates: number;
   /** Rows refused at upload. */
   failed: number;
-  errors: { row: number; error: string }[];
+  errors: ImportRowError[];
   /** Where to follow the capture of the rows. */
   statusUrl: string;
 }
 
-type Column = { kind: 'field'; field: LeadField } | { kind: 'custom'; key: string } | { kind: 'ignored' };
-
-function normalizeHeader(header: string): string {
-  return header.toLowerCase().replace(/[^a-z0-9]/g, '');
+/** A row as it would be imported. */
+export interface PreviewRow {
+  row: number;
+  fields: Partial<Record<LeadField, string>>;
+  custom: JsonObject;
 }
 
-/** What each column of the file holds; a header naming a field twice or a bad key is a 400. */
-export function mapHeader(cells: string[]): Column[] {
-  const seenFields = new Map<LeadField, string>();
-  const seenCustom = new Set<string>();
-  const columns = cells.map((cell, index): Column => {
-    const header = (index === 0 ? cell.replace(/^\uFEFF/, '') : cell).trim();
-    const field = FIELD_BY_ALIAS.get(normalizeHeader(header));
-    if (field) {
-      const earlier = seenFields.get(field);
-      if (earlier !== undefined) {
-        throw badRequest(`Columns "${earlier}" and "${header}" both hold ${field}; keep one of them`);
-      }
-      seenFields.set(field, header);
-      return { kind: 'field', field };
-    }
-    if (header === '') return { kind: 'ignored' };
-    // Its key is made safe with the row's custom data (the webhook's rules: see mapRow).
-    if (seenCustom.has(header)) throw badRequest(`Column "${header}" appears twice in the header row`);
-    seenCustom.add(header);
-    return { kind: 'custom', key: header };
-  });
-  if (seenFields.size === 0) {
-    throw badRequest(
-      `The header row names none of the recognised columns: ${LEAD_FIELDS.join(', ')} (first row: ${cells
-        .slice(0, 5)
-        .join(', ')
-        .slice(0, 200)})`,
-    );
-  }
-  return columns;
+/** The answer to a dry run: what an import of the file would do, with nothing imported. */
+export interface DryRunResult extends FileReport {
+  dryRun: true;
+  rows: number;
+  /** Rows an import would hand to the capture chain. */
+  accepted: number;
+  duplicates: number;
+  failed: number;
+  errors: ImportRowError[];
+  /** The first rows as they would be imported (standard fields after the full-name split). */
+  preview: PreviewRow[];
 }
 
-export type RowOutcome =
-  | { kind: 'blank' }
-  | { kind: 'failed'; error: string }
-  | { kind: 'lead'; fields: Partial<Record<LeadField, string>>; custom: JsonObject };
-
-/**
- * One data row: its standard fields and custom metadata, or why it cannot be imported. Custom
- * metadata follows the webhook's rules (capture's safeCustomData): a leading `$`, `.` and NUL in a
- * key become `_`, `__proto__` / `constructor` / `prototype` are dropped, and a row over 100 custom
- * fields or 32 KiB of custom data fails; so does a field longer than the webhook allows.
- */
-export function mapRow(columns: Column[], cells: string[]): RowOutcome {
-  if (cells.every((cell) => cell.trim() === '')) return { kind: 'blank' };
-  if (cells.length > columns.length) {
-    return { kind: 'failed', error: `Row has ${cells.length} cells but the header has ${columns.length}` };
-  }
-  const fields: Partial<Record<LeadField, string>> = {};
-  const custom: [string, string][] = [];
-  columns.forEach((column, index) => {
-    const value = cells[index]?.trim() ?? '';
-    if (value === '') return;
-    if (column.kind === 'field') fields[column.field] = value;
-    else if (column.kind === 'custom') custom.push([column.key, value]);
-  });
-  if (Object.keys(fields).length === 0) {
-    return { kind: 'failed', error: 'Row has no email, first name, last name, phone or company' };
-  }
-  if (fields.email !== undefined) {
-    // The webhook's rule first (one mailbox, never a list or a display name), then the import's own.
-    const problem = emailFieldProblem(fields.email);
-    if (problem) return { kind: 'failed', error: `email ${problem}` };
-    if (fields.email.length > 254 || !EMAIL.test(fields.email)) {
-      return { kind: 'failed', error: `Invalid email: ${fields.email.slice(0, 100)}` };
-    }
-  }
-  for (const field of LEAD_FIELDS) {
-    const value = fields[field];
-    // Characters (code points), as the webhook counts them.
-    if (value !== undefined && value.length > FIELD_MAX_LENGTH[field]) {
-      if (Array.from(value).length > FIELD_MAX_LENGTH[field]) {
-        return { kind: 'failed', error: `${field} must be at most ${FIELD_MAX_LENGTH[field]} characters` };
-      }
-    }
-  }
-  const safe = safeCustomData(custom);
-  if (!safe.ok) return { kind: 'failed', error: safe.error };
-  return { kind: 'lead', fields, custom: safe.custom as JsonObject };
+interface PreparedFile {
+  dialect: CsvDialect;
+  columns: Column[];
+  /** Data rows, blank and report rows aside. */
+  rows: number;
 }
 
-async function* records(path: string): AsyncGenerator<string[]> {
-  const parser = parseFile(path, { headers: false, ignoreEmpty: false });
-  try {
-    for await (const record of parser) {
-      if (!Array.isArray(record)) continue;
-      yield record.map((cell) => (typeof cell === 'string' ? cell : String(cell ?? '')));
-    }
-  } catch (error) {
-    throw badRequest(`The file is not valid CSV: ${error instanceof Error ? error.message : String(error)}`);
+/** One data row of the file with its spreadsheet row number (the header is row 1). */
+async function* dataRows(
+  path: string,
+  prepared: { dialect: CsvDialect; columns: Column[] },
+): AsyncGenerator<{ row: number; outcome: RowOutcome }> {
+  let row = 0;
+  for await (const cells of readRecords(path, prepared.dialect)) {
+    if (++row === 1) continue;
+    yield { row, outcome: mapRow(prepared.columns, cells) };
   }
 }
 
 /**
- * The first pass: the header's columns and the number of data rows (blank lines aside), stopping
- * as soon as there are more than `limit`. Nothing is written before it succeeds.
+ * The first pass: the dialect, the header's columns and the number of data rows, stopping as soon
+ * as there are more than `limit` (413). Nothing is written before it succeeds.
  */
-async function survey(path: string, limit: number): Promise<{ columns: Column[]; rows: number }> {
+async function prepare(path: string, options: ImportOptions, limit: number): Promise<PreparedFile> {
+  const dialect = await detectDialect(path, options.dialect);
   let columns: Column[] | null = null;
   let rows = 0;
-  for await (const cells of records(path)) {
+  for await (const cells of readRecords(path, dialect)) {
     if (!columns) {
-      columns = mapHeader(cells);
+      columns = mapHeader(cells, options.mapping);
       continue;
     }
-    if (cells.every((cell) => cell.trim() === '')) continue;
-    if (++rows > limit) break;
+    if (skippedRow(cells)) continue;
+    if (++rows > limit) {
+      throw payloadTooLarge(
+        `The file has more than ${limit} data rows (the import limit); split it into smaller files`,
+      );
+    }
   }
   if (!columns) throw badRequest('The file is empty; expected a header row and data rows');
-  return { columns, rows };
+  return { dialect, columns, rows };
+}
+
+/** Collects blank and report rows, listing the first MAX_LISTED_ERRORS of them. */
+function skippedRowsCollector() {
+  const report = { skipped: 0, skippedRows: [] as SkippedRow[] };
+  return {
+    report,
+    skip(row: number, outcome: { kind: 'blank' } | { kind: 'report'; line: string }) {
+      report.skipped++;
+      if (report.skippedRows.length >= MAX_LISTED_ERRORS) return;
+      report.skippedRows.push({
+        row,
+        reason: outcome.kind === 'blank' ? 'blank row' : `report line: ${outcome.line.slice(0, 100)}`,
+      });
+    },
+  };
 }
 
 interface PendingRow {
@@ -178,33 +152,109 @@ interface PendingRow {
   repeatsEarlierRow: boolean;
 }
 
+/** Tells the rows of one file that repeat an existing lead or a row above, as the upload sees them. */
+function duplicateFinder(context: LeadContext) {
+  const seenKeys = new Set<string>();
+  return {
+    pending(row: number, fields: Partial<Record<LeadField, string>>, custom: JsonObject): PendingRow {
+      const keys = identityKeysOf(normalizeFields(fields, context.config.DEFAULT_PHONE_REGION));
+      const repeatsEarlierRow = keys.some((key) => seenKeys.has(key));
+      for (const key of keys) seenKeys.add(key);
+      return { row, fields, custom, keys, repeatsEarlierRow };
+    },
+    /** The keys of the batch already claimed by a lead. */
+    async claimed(batch: PendingRow[]): Promise<Set<string>> {
+      const keys = [...new Set(batch.flatMap((row) => row.keys))];
+      if (keys.length === 0) return new Set();
+      const claims = await context.collections.claims.find({ _id: { $in: keys } });
+      return new Set(claims.map((claim) => claim._id));
+    },
+  };
+}
+
+function isDuplicate(row: PendingRow, claimed: Set<string>): boolean {
+  return row.repeatsEarlierRow || row.keys.some((key) => claimed.has(key));
+}
+
+/**
+ * Reads a CSV file already on disk as an import would, and imports nothing: the dialect, the
+ * mapping, the counts an import would answer (duplicates as the upload sees them now) and the first
+ * PREVIEW_ROWS rows as they would be imported. Over IMPORT_MAX_ROWS it is refused (413) as an import is.
+ */
+export async function previewCsvFile(
+  context: LeadContext,
+  path: string,
+  options: ImportOptions = {},
+): Promise<DryRunResult> {
+  const prepared = await prepare(path, options, context.config.IMPORT_MAX_ROWS);
+  const finder = duplicateFinder(context);
+  const skipped = skippedRowsCollector();
+  const errors: ImportRowError[] = [];
+  const preview: PreviewRow[] = [];
+  let accepted = 0;
+  let failed = 0;
+  let duplicates = 0;
+  let pending: PendingRow[] = [];
+  const flush = async () => {
+    const claimed = await finder.claimed(pending);
+    duplicates += pending.filter((row) => isDuplicate(row, claimed)).length;
+    pending = [];
+  };
+  for await (const { row, outcome } of dataRows(path, prepared)) {
+    if (outcome.kind === 'blank' || outcome.kind === 'report') {
+      skipped.skip(row, outcome);
+      continue;
+    }
+    if (outcome.kind === 'failed') {
+      failed++;
+      if (errors.length < MAX_LISTED_ERRORS) errors.push({ row, error: outcome.error });
+      continue;
+    }
+    accepted++;
+    if (preview.length < PREVIEW_ROWS) preview.push({ row, fields: outcome.fields, custom: outcome.custom });
+    pending.push(finder.pending(row, outcome.fields, outcome.custom));
+    if (pending.length >= PUBLISH_BATCH) await flush();
+  }
+  if (pending.length > 0) await flush();
+  return {
+    dryRun: true,
+    dialect: prepared.dialect,
+    columns: viewOfColumns(prepared.columns),
+    rows: prepared.rows,
+    accepted,
+    duplicates,
+    failed,
+    errors,
+    ...skipped.report,
+    preview,
+  };
+}
+
 /**
  * Imports a CSV file already on disk: refuses it whole (413) when it has more than IMPORT_MAX_ROWS
  * data rows, before anything is written; otherwise every valid row enters the capture chain as a
  * lead.received of origin 'import', exactly like a webhook submission, and the import is recorded
- * so its capture can be followed (imports.ts). `duplicates` is what the upload can see: rows that
- * share an e-mail or phone with an existing lead or a row above; the status counts what the capture
- * actually flagged.
+ * so its capture can be followed (imports.ts). Blank rows and report lines are skipped and listed.
+ * `duplicates` is what the upload can see: rows that share an e-mail or phone with an existing lead
+ * or a row above; the status counts what the capture actually flagged.
  */
 export async function importCsvFile(
   context: LeadContext,
   imports: ImportTracker,
   path: string,
   by: Requester,
+  options: ImportOptions = {},
 ): Promise<ImportResult> {
-  const { collections, bus, config } = context;
-  const { columns, rows: rowCount } = await survey(path, config.IMPORT_MAX_ROWS);
-  if (rowCount > config.IMPORT_MAX_ROWS) {
-    throw payloadTooLarge(
-      `The file has more than ${config.IMPORT_MAX_ROWS} data rows (the import limit); split it into smaller files`,
-    );
-  }
+  const { bus, config } = context;
+  const prepared = await prepare(path, options, config.IMPORT_MAX_ROWS);
+  const rowCount = prepared.rows;
   const importId = randomUUID();
+  const finder = duplicateFinder(context);
+  const skipped = skippedRowsCollector();
   let accepted = 0;
   let duplicates = 0;
   let failed = 0;
   const errors: ImportRowError[] = [];
-  const seenKeys = new Set<string>();
   let pending: PendingRow[] = [];
 
   const fail = (row: number, error: string) => {
@@ -214,15 +264,10 @@ export async function importCsvFile(
 
   const flush = async () => {
     const batch = pending;
-    const keys = [...new Set(batch.flatMap((row) => row.keys))];
-    const claimed = new Set(
-      keys.length > 0
-        ? (await collections.claims.find({ _id: { $in: keys } })).map((claim) => claim._id)
-        : [],
-    );
+    const claimed = await finder.claimed(batch);
     const receivedAt = new Date().toISOString();
     await Promise.all(
-      batch.map(async ({ row, fields, custom, keys: rowKeys, repeatsEarlierRow }) => {
+      batch.map(async (pendingRow) => {
         const submissionId = randomUUID();
         await bus.publish(
           'lead.received',
@@ -232,17 +277,17 @@ export async function importCsvFile(
             sourceName: CSV_IMPORT_SOURCE.name,
             receivedAt,
             origin: 'import',
-            fields,
-            custom,
+            fields: pendingRow.fields,
+            custom: pendingRow.custom,
             attribution: {},
             client: {},
             importId,
-            importRow: row - 1,
+            importRow: pendingRow.row - 1,
           },
           { correlationId: submissionId, causationId: by.requestId },
         );
         accepted++;
-        if (repeatsEarlierRow || rowKeys.some((key) => claimed.has(key))) duplicates++;
+        if (isDuplicate(pendingRow, claimed)) duplicates++;
       }),
     );
     pending = [];
@@ -252,19 +297,18 @@ export async function importCsvFile(
   await imports.begin(importId, rowCount, timelineActor(by));
   let row = 0;
   try {
-    for await (const cells of records(path)) {
-      // The header is row 1, as a spreadsheet numbers it.
-      if (++row === 1) continue;
-      const outcome = mapRow(columns, cells);
-      if (outcome.kind === 'blank') continue;
+    for await (const next of dataRows(path, prepared)) {
+      row = next.row;
+      const { outcome } = next;
+      if (outcome.kind === 'blank' || outcome.kind === 'report') {
+        skipped.skip(row, outcome);
+        continue;
+      }
       if (outcome.kind === 'failed') {
         fail(row, outcome.error);
         continue;
       }
-      const keys = identityKeysOf(normalizeFields(outcome.fields, config.DEFAULT_PHONE_REGION));
-      const repeatsEarlierRow = keys.some((key) => seenKeys.has(key));
-      for (const key of keys) seenKeys.add(key);
-      pending.push({ row, fields: outcome.fields, custom: outcome.custom, keys, repeatsEarlierRow });
+      pending.push(finder.pending(row, outcome.fields, outcome.custom));
       if (pending.length >= PUBLISH_BATCH) await flush();
     }
     if (pending.length > 0) await flush();
@@ -292,5 +336,8 @@ export async function importCsvFile(
     failed,
     errors,
     statusUrl: `/api/leads/imports/${importId}`,
+    dialect: prepared.dialect,
+    columns: viewOfColumns(prepared.columns),
+    ...skipped.report,
   };
 }

@@ -7,12 +7,104 @@ import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import { AppError, badRequest, payloadTooLarge, requireScope, unsupportedMediaType } from '@lead-capture/kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { importCsvFile } from '../../csv/import.js';
+import iconv from 'iconv-lite';
+import { COLUMN_TARGETS, type ColumnMapping, type ColumnTarget } from '../../csv/columns.js';
+import { MAX_COLUMNS } from '../../csv/dialect.js';
+import { type ImportOptions, importCsvFile, previewCsvFile } from '../../csv/import.js';
 import { type LeadRouteDeps, requesterOf } from '../deps.js';
-import { errorResponses, IMPORT_RESPONSE_SCHEMA } from '../schemas.js';
+import { errorResponses, IMPORT_DRY_RUN_RESPONSE_SCHEMA, IMPORT_RESPONSE_SCHEMA } from '../schemas.js';
 
 const CSV_TYPES = ['text/csv', 'application/csv', 'text/plain'];
 const FILE_PART = 'file';
+
+/** How to read the upload: query parameters, or text parts of a multipart body beside the file. */
+interface ImportParameters {
+  dryRun?: boolean | string;
+  mapping?: string;
+  delimiter?: string;
+  encoding?: string;
+}
+const PARAMETERS = ['dryRun', 'mapping', 'delimiter', 'encoding'] as const;
+
+const IMPORT_QUERY_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    dryRun: {
+      type: 'boolean',
+      description:
+        'true: read the file and answer what an import would do (dialect, column mapping, counts, the first 20 rows as they would be imported) without importing anything',
+    },
+    mapping: {
+      type: 'string',
+      maxLength: 65536,
+      description: `A JSON object from header names (as in the file; case aside) to what the column holds: ${COLUMN_TARGETS.join(', ')}. Columns it does not name are recognised by their names`,
+    },
+    delimiter: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 3,
+      description:
+        'The cell delimiter, when detection (comma, semicolon, tab) is not wanted: one character, or "tab"',
+    },
+    encoding: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 40,
+      description:
+        'The text encoding, when detection (UTF-8 with or without BOM, UTF-16 with BOM, else Windows-1252) is not wanted: utf-8, utf-16le, windows-1252, iso-8859-1, shift_jis ...',
+    },
+  },
+} as const;
+
+function parseMapping(text: string): ColumnMapping {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw badRequest('mapping must be a JSON object such as {"Contact Mail":"email","Who":"fullName"}');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw badRequest('mapping must be a JSON object such as {"Contact Mail":"email","Who":"fullName"}');
+  }
+  const entries = Object.entries(parsed);
+  if (entries.length > MAX_COLUMNS) throw badRequest(`mapping names more than ${MAX_COLUMNS} columns`);
+  for (const [header, target] of entries) {
+    if (header.trim() === '') throw badRequest('mapping has an empty column name');
+    if (!COLUMN_TARGETS.includes(target as ColumnTarget)) {
+      throw badRequest(`mapping of "${header.slice(0, 100)}" must be one of: ${COLUMN_TARGETS.join(', ')}`);
+    }
+  }
+  return Object.fromEntries(entries) as ColumnMapping;
+}
+
+function parseDelimiter(text: string): string {
+  const delimiter = text.toLowerCase() === 'tab' || text === '\\t' ? '\t' : text;
+  if (delimiter.length !== 1 || delimiter === '"' || delimiter === '\n' || delimiter === '\r') {
+    throw badRequest('delimiter must be one character (not a quote or a line break), or "tab"');
+  }
+  return delimiter;
+}
+
+function parseBoolean(value: boolean | string | undefined, name: string): boolean {
+  if (value === undefined || typeof value === 'boolean') return value ?? false;
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw badRequest(`${name} must be true or false`);
+}
+
+function optionsOf(parameters: ImportParameters): { dryRun: boolean; options: ImportOptions } {
+  const options: ImportOptions = { dialect: {} };
+  if (parameters.mapping !== undefined) options.mapping = parseMapping(parameters.mapping);
+  if (parameters.delimiter !== undefined) options.dialect!.delimiter = parseDelimiter(parameters.delimiter);
+  const encoding: string | undefined = parameters.encoding;
+  if (encoding !== undefined) {
+    const known = iconv.encodingExists(encoding);
+    if (!known) throw badRequest(`Unknown encoding: ${String(encoding).slice(0, 40)}`);
+    options.dialect!.encoding = encoding;
+  }
+  return { dryRun: parseBoolean(parameters.dryRun, 'dryRun'), options };
+}
 
 function mediaTypeOf(request: FastifyRequest): string {
   return (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -36,17 +128,36 @@ function byteLimit(maxBytes: number): Transform {
 
 /**
  * Writes the upload to a temporary file: the `file` part of a multipart/form-data body, or a raw
- * CSV body. The file is read twice (count first, then import), never held in memory.
+ * CSV body. The file is read more than once (dialect, count, import), never held in memory. The
+ * text parts of a multipart body are the import's parameters.
  */
-async function spoolUpload(request: FastifyRequest, target: string, maxBytes: number): Promise<void> {
+async function spoolUpload(
+  request: FastifyRequest,
+  target: string,
+  maxBytes: number,
+): Promise<ImportParameters> {
   if (mediaTypeOf(request) !== 'multipart/form-data') {
     await pipeline(request.body as NodeJS.ReadableStream, byteLimit(maxBytes), createWriteStream(target));
-    return;
+    return {};
   }
   let received = false;
+  const parameters: ImportParameters = {};
   try {
-    for await (const part of request.parts({ limits: { files: 1, fileSize: maxBytes } })) {
-      if (part.type !== 'file') continue;
+    for await (const part of request.parts({
+      limits: { files: 1, fileSize: maxBytes, fields: PARAMETERS.length, fieldSize: 65536 },
+    })) {
+      if (part.type === 'field') {
+        const name = PARAMETERS.find((parameter) => parameter === part.fieldname);
+        if (name === undefined) {
+          throw badRequest(
+            `Unknown form field "${part.fieldname.slice(0, 100)}"; send "${FILE_PART}" and optionally ${PARAMETERS.join(', ')}`,
+          );
+        }
+        if (parameters[name] !== undefined) throw badRequest(`Send the form field "${name}" once`);
+        if (part.valueTruncated) throw badRequest(`The form field "${name}" is longer than 64 KiB`);
+        parameters[name] = String(part.value);
+        continue;
+      }
       if (part.fieldname !== FILE_PART) {
         part.file.resume();
         continue;
@@ -61,15 +172,21 @@ async function spoolUpload(request: FastifyRequest, target: string, maxBytes: nu
     if (error instanceof request.server.multipartErrors.FilesLimitError) {
       throw badRequest(`Send one file, in the part named "${FILE_PART}"`);
     }
+    if (error instanceof request.server.multipartErrors.FieldsLimitError) {
+      throw badRequest(`Send at most the form fields ${PARAMETERS.join(', ')}, each under 64 KiB`);
+    }
     throw badRequest(`Malformed multipart body: ${error instanceof Error ? error.message : String(error)}`);
   }
   if (!received) throw badRequest(`The multipart body has no file part named "${FILE_PART}"`);
+  return parameters;
 }
 
 /**
  * POST /api/leads/import: a CSV file with a header row, as multipart/form-data (part "file") or
  * as a raw text/csv body. 200 with what the upload did (ImportResult); the capture of the accepted rows
- * is followed at its statusUrl (routes/leads/imports.ts).
+ * is followed at its statusUrl (routes/leads/imports.ts). With dryRun, 200 with what an import would
+ * do (DryRunResult) and nothing imported. The dialect is detected unless named (delimiter,
+ * encoding); `mapping` names what columns hold where their names are not recognised.
  */
 export async function registerImportRoute(
   app: FastifyInstance,
@@ -81,7 +198,7 @@ export async function registerImportRoute(
     await scope.register(multipart, { throwFileSizeLimit: true });
     scope.addContentTypeParser(CSV_TYPES, (_request, payload, done) => done(null, payload));
 
-    scope.post(
+    scope.post<{ Querystring: ImportParameters }>(
       '/api/leads/import',
       {
         onRequest: async (request) => {
@@ -94,16 +211,31 @@ export async function registerImportRoute(
         },
         preHandler: requireScope('full'),
         schema: {
-          response: { 200: IMPORT_RESPONSE_SCHEMA, ...errorResponses(400, 401, 403, 413, 415, 429) },
+          querystring: IMPORT_QUERY_SCHEMA,
+          response: {
+            200: {
+              description: 'The import (or, with dryRun, what an import would do)',
+              oneOf: [IMPORT_RESPONSE_SCHEMA, IMPORT_DRY_RUN_RESPONSE_SCHEMA],
+            },
+            ...errorResponses(400, 401, 403, 413, 415, 429),
+          },
         },
       },
       async (request) => {
         const requester = requesterOf(request);
+        const query = request.query as ImportParameters;
         const directory = await mkdtemp(join(tmpdir(), 'lead-import-'));
         try {
           const path = join(directory, 'upload.csv');
-          await spoolUpload(request, path, maxBytes);
-          return await importCsvFile(context, imports, path, requester);
+          const fields = await spoolUpload(request, path, maxBytes);
+          for (const name of PARAMETERS) {
+            if (fields[name] !== undefined && query[name] !== undefined) {
+              throw badRequest(`Give ${name} once: as a query parameter or as a form field`);
+            }
+          }
+          const { dryRun, options } = optionsOf({ ...query, ...fields });
+          if (dryRun) return await previewCsvFile(context, path, options);
+          return await importCsvFile(context, imports, path, requester, options);
         } finally {
           await rm(directory, { recursive: true, force: true });
         }
