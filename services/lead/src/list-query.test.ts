@@ -46,6 +46,13 @@ describe('buildLeadFilter', () => {
     );
   });
 
+  it('maps the qualification filter', () => {
+    expect(buildLeadFilter({ qualification: 'hot', status: 'new' })).toEqual({
+      qualification: 'hot',
+      status: 'new',
+    });
+  });
+
   it('sorts with an _id tie-break, newest first by default', () => {
     expect(sortOf(undefined)).toEqual({ createdAt: -1, _id: -1 });
     expect(sortOf('score')).toEqual({ score: 1, _id: 1 });

@@ -1,7 +1,8 @@
-import { LEAD_STATUSES, type LeadStatus } from '@lead-capture/contracts';
-import type { Filter, SortSpec } from '@lead-capture/docstore';
+import { LEAD_STATUSES, type LeadStatus, QUALIFICATIONS, type Qualification } from '@lead-capture/contracts';
+import type { Collection, Filter, SortSpec } from '@lead-capture/docstore';
 import { badRequest, LIMIT_QUERY_SCHEMA, PAGE_QUERY_SCHEMA } from '@lead-capture/kit';
 import { digitsOf, foldForSearch } from './normalize.js';
+import type { TagDoc } from './store.js';
 
 export const LEAD_SORTS = ['createdAt', '-createdAt', 'score', '-score'] as const;
 export type LeadSort = (typeof LEAD_SORTS)[number];
@@ -15,6 +16,10 @@ export interface LeadFilterQuery {
   endDate?: string;
   assignedTo?: string;
   duplicates?: 'only' | 'exclude';
+  /** Extension of the contract: the score's qualification. */
+  qualification?: Qualification;
+  /** Extension of the contract: a tag id, or a tag name (case-insensitive). */
+  tag?: string;
   sort?: LeadSort;
 }
 
@@ -31,6 +36,18 @@ const FILTER_PROPERTIES = {
   endDate: { type: 'string', maxLength: 40 },
   assignedTo: { type: 'string', maxLength: 64 },
   duplicates: { type: 'string', enum: ['only', 'exclude'] },
+  qualification: {
+    type: 'string',
+    enum: QUALIFICATIONS,
+    description: 'Extension of the contract: hot, warm or cold (leads not scored yet have none)',
+  },
+  tag: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 200,
+    description:
+      'Extension of the contract: leads carrying this tag, given by its id or its name (case-insensitive); an unknown tag matches no lead',
+  },
   sort: { type: 'string', enum: LEAD_SORTS, default: '-createdAt' },
 } as const;
 
@@ -96,6 +113,7 @@ export function buildLeadFilter(query: LeadFilterQuery): Filter {
     else throw badRequest('assignedTo must be a user id (UUID) or "unassigned"');
   }
   if (query.duplicates) filter.isDuplicate = query.duplicates === 'only';
+  if (query.qualification) filter.qualification = query.qualification;
   const createdAt: Record<string, string> = {};
   const start = query.startDate ? parseBound('startDate', query.startDate, 'start') : undefined;
   const end = query.endDate ? parseBound('endDate', query.endDate, 'end') : undefined;
@@ -112,6 +130,22 @@ export function buildLeadFilter(query: LeadFilterQuery): Filter {
     if (PHONE_LIKE.test(search) && digits.length >= 3) alternatives.push({ phoneDigits: { $regex: digits } });
     filter.$or = alternatives;
   }
+  return filter;
+}
+
+/**
+ * buildLeadFilter plus the `tag` filter, which needs the workspace's tags: a tag id, or a tag name
+ * matched as tags are (trimmed, case-insensitively). A tag nobody has matches no lead.
+ */
+export async function resolveLeadFilter(query: LeadFilterQuery, tags: Collection<TagDoc>): Promise<Filter> {
+  const filter = buildLeadFilter(query);
+  if (query.tag === undefined) return filter;
+  const name = query.tag.trim();
+  if (name === '') throw badRequest('tag must be a tag id or a tag name');
+  const tag = await tags.findOne({
+    $or: [...(isUuid(name) ? [{ _id: name.toLowerCase() }] : []), { nameKey: name.toLowerCase() }],
+  });
+  filter.tagIds = tag ? tag._id : { $in: [] };
   return filter;
 }
 

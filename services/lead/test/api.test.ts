@@ -209,6 +209,10 @@ describe('the list', () => {
     ['?startDate=2024-03-02&endDate=2024-03-01', 'startDate must not be after endDate'],
     ['?assignedTo=bob', 'assignedTo must be a user id (UUID) or "unassigned"'],
     ['?duplicates=yes', 'duplicates must be one of: only, exclude'],
+    ['?qualification=lukewarm', 'qualification must be one of: hot, warm, cold'],
+    ['?tag=', 'tag must not be empty'],
+    ['?tag=%20%20', 'tag must be a tag id or a tag name'],
+    [`?tag=${'t'.repeat(201)}`, 'tag must be at most 200 characters long'],
     ['?sort=name', 'sort must be one of: createdAt, -createdAt, score, -score'],
     ['?colour=red', 'colour is not an allowed field'],
     ['?status=new&status=closed', 'status must be a string'],
@@ -287,6 +291,37 @@ describe('the list', () => {
     expect(await ids('?startDate=2024-03-02T12:00:00%2B02:00&endDate=2024-03-02')).toEqual([dated[1]!.id]);
     expect(await ids('?endDate=2024-02-29')).toEqual([]);
     expect((await list('?startDate=2024-03-04')).pagination.total).toBe(22);
+  });
+
+  it('filters by qualification (an extension of the contract)', async () => {
+    const collection = listHarness.store.collection('lead_leads');
+    const [hot, warm] = [leads[12]!, leads[13]!];
+    await collection.updateOne({ _id: hot.id }, { $set: { qualification: 'hot' } });
+    await collection.updateOne({ _id: warm.id }, { $set: { qualification: 'warm' } });
+    const ids = async (query: string) => (await list(query)).data.map((lead) => lead.id);
+    expect(await ids('?qualification=hot')).toEqual([hot.id]);
+    expect(await ids('?qualification=warm&status=new')).toEqual([warm.id]);
+    expect(await ids('?qualification=cold')).toEqual([]);
+    expect((await list('?qualification=hot')).data[0]).toMatchObject({ id: hot.id, qualification: 'hot' });
+  });
+
+  it('filters by tag, given by id or by name in any case (an extension of the contract)', async () => {
+    const [first, second] = [leads[14]!, leads[15]!];
+    const added = await listApi.post(`/api/leads/${first.id}/tags`, { name: 'Webinar 2024' });
+    expect(added.status).toBe(201);
+    const tagId = (added.body as { id: string }).id;
+    expect((await listApi.post(`/api/leads/${second.id}/tags`, { name: 'webinar 2024' })).status).toBe(201);
+    expect((await listApi.post(`/api/leads/${second.id}/tags`, { name: 'vip' })).status).toBe(201);
+    const ids = async (query: string) => (await list(query)).data.map((lead) => lead.id).sort();
+    const both = [first.id, second.id].sort();
+    expect(await ids(`?tag=${tagId}`)).toEqual(both);
+    expect(await ids(`?tag=${tagId.toUpperCase()}`)).toEqual(both);
+    expect(await ids('?tag=WEBINAR%202024')).toEqual(both);
+    expect(await ids('?tag=%20vip%20')).toEqual([second.id]);
+    expect(await ids(`?tag=vip&search=${encodeURIComponent(first.email!)}`)).toEqual([]);
+    const unknown = await list('?tag=nobody-has-this');
+    expect(unknown).toEqual({ data: [], pagination: { page: 1, limit: 20, total: 0, pages: 0 } });
+    expect((await list(`?tag=${randomUUID()}`)).pagination.total).toBe(0);
   });
 
   it('sorts by score or creation time, either way', async () => {

@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { format } from 'fast-csv';
 import type { FastifyInstance } from 'fastify';
 import { EXPORT_COLUMNS, type ExportRow, toExportRow } from '../../csv/export.js';
-import { buildLeadFilter, LEAD_LIST_QUERY_SCHEMA, type LeadListQuery, sortOf } from '../../list-query.js';
+import { LEAD_LIST_QUERY_SCHEMA, type LeadListQuery, resolveLeadFilter, sortOf } from '../../list-query.js';
 import { loadFullViewContext } from '../../views.js';
 import type { LeadRouteDeps } from '../deps.js';
 import { errorResponses } from '../schemas.js';
@@ -13,7 +13,7 @@ import { errorResponses } from '../schemas.js';
  * ignored), as a CSV download streamed from the store one lead at a time.
  */
 export function registerExportRoute(app: FastifyInstance, { context }: LeadRouteDeps): void {
-  const { leads } = context.collections;
+  const { leads, tags } = context.collections;
   app.get<{ Querystring: LeadListQuery }>(
     '/api/leads/export',
     {
@@ -29,7 +29,7 @@ export function registerExportRoute(app: FastifyInstance, { context }: LeadRoute
       },
     },
     async (request, reply) => {
-      const filter = buildLeadFilter(request.query);
+      const filter = await resolveLeadFilter(request.query, tags);
       const view = await loadFullViewContext(context.collections);
       async function* rows(): AsyncGenerator<ExportRow> {
         for await (const lead of leads.stream(filter, { sort: sortOf(request.query.sort) })) {

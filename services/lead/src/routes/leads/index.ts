@@ -1,6 +1,6 @@
 import { pagination } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
-import { buildLeadFilter, LEAD_LIST_QUERY_SCHEMA, type LeadListQuery, sortOf } from '../../list-query.js';
+import { LEAD_LIST_QUERY_SCHEMA, type LeadListQuery, resolveLeadFilter, sortOf } from '../../list-query.js';
 import { loadViewContext, toListItem } from '../../views.js';
 import type { LeadRouteDeps } from '../deps.js';
 import { errorResponses, LEAD_LIST_RESPONSE_SCHEMA } from '../schemas.js';
@@ -12,7 +12,7 @@ import { registerStatsRoute } from './stats.js';
 
 /** /api/leads and everything under it. */
 export async function leadsRoutes(app: FastifyInstance, deps: LeadRouteDeps): Promise<void> {
-  const { leads } = deps.context.collections;
+  const { leads, tags } = deps.context.collections;
 
   app.get<{ Querystring: LeadListQuery }>(
     '/api/leads',
@@ -24,7 +24,7 @@ export async function leadsRoutes(app: FastifyInstance, deps: LeadRouteDeps): Pr
     },
     async (request) => {
       const { page, limit } = request.query;
-      const filter = buildLeadFilter(request.query);
+      const filter = await resolveLeadFilter(request.query, tags);
       const [found, total] = await Promise.all([
         leads.find(filter, { sort: sortOf(request.query.sort), skip: (page - 1) * limit, limit }),
         leads.countDocuments(filter),

@@ -1,0 +1,72 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { DocStore, Document } from '@lead-capture/docstore';
+import { type Identity, unauthorized } from '@lead-capture/kit';
+import type { StreamPrincipal, StreamPrincipals } from './principals.js';
+
+/**
+ * Stream tickets: what a browser's EventSource, which cannot send an Authorization header, puts in
+ * the stream URL instead of the access token. Opaque random values (32 bytes, base64url) stored only
+ * as SHA-256 hashes, in the store every gateway replica shares, so any replica redeems what another
+ * issued. Single use (taken out of the store atomically), valid TICKET_TTL_MS, and bound to the
+ * principal that asked for it: redeeming checks again that the user is active, their tokens were not
+ * revoked and the API key still works.
+ */
+export const STREAM_TICKETS_COLLECTION = 'gateway_stream_tickets';
+export const TICKET_TTL_MS = 30_000;
+const TICKET_BYTES = 32;
+/** base64url of 32 bytes: anything else is not a ticket, and costs no store lookup. */
+const TICKET_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+export const INVALID_TICKET = 'Invalid or expired stream ticket';
+
+interface TicketDoc extends Document {
+  _id: string;
+  principal: StreamPrincipal;
+  /** A TTL index removes tickets never redeemed; redeeming checks the time itself. */
+  expiresAt: Date;
+}
+
+export interface IssuedTicket {
+  ticket: string;
+  expiresAt: string;
+}
+
+export interface StreamTickets {
+  ensureIndexes(): Promise<void>;
+  issue(principal: StreamPrincipal): Promise<IssuedTicket>;
+  /** The ticket's identity as it is now; 401 for an unknown, used or expired ticket or a revoked principal. */
+  redeem(ticket: string): Promise<Identity>;
+}
+
+function hashOf(ticket: string): string {
+  return createHash('sha256').update(ticket).digest('hex');
+}
+
+export function createStreamTickets(deps: {
+  store: DocStore;
+  principals: StreamPrincipals;
+  now?: () => number;
+}): StreamTickets {
+  const { principals, now = Date.now } = deps;
+  const tickets = deps.store.collection<TicketDoc>(STREAM_TICKETS_COLLECTION);
+  return {
+    async ensureIndexes() {
+      await tickets.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+    },
+
+    async issue(principal) {
+      const ticket = randomBytes(TICKET_BYTES).toString('base64url');
+      const expiresAt = new Date(now() + TICKET_TTL_MS);
+      await tickets.insertOne({ _id: hashOf(ticket), principal, expiresAt });
+      return { ticket, expiresAt: expiresAt.toISOString() };
+    },
+
+    async redeem(ticket) {
+      if (!TICKET_SHAPE.test(ticket)) throw unauthorized(INVALID_TICKET);
+      const found = await tickets.findOneAndDelete({ _id: hashOf(ticket) });
+      if (!found || new Date(found.expiresAt).getTime() <= now()) throw unauthorized(INVALID_TICKET);
+      const identity = await principals.identityOf(found.principal);
+      if (!identity) throw unauthorized(INVALID_TICKET);
+      return identity;
+    },
+  };
+}
