@@ -43,6 +43,24 @@ export interface ReadModelConsumption {
   broadcast?: boolean;
 }
 
+/**
+ * What the gateway's live stream (`GET /api/stream`) pushes to open dashboards: every change a lead
+ * list or a lead drawer shows. The other lead events (received, enriched, notified, sequence steps)
+ * are steps a dashboard sees through these, so they never reach the gateway.
+ */
+export const LIVE_STREAM_EVENT_TYPES = [
+  'lead.captured',
+  'lead.scored',
+  'lead.updated',
+  'lead.deleted',
+  'lead.merged',
+  'lead.enrolled',
+  'lead.import_progress',
+] as const satisfies readonly EventType[];
+
+/** The broadcast subscription of each gateway process (its own exclusive queue on RabbitMQ). */
+export const LIVE_STREAM_SUBSCRIPTION = 'gateway.lead.stream';
+
 /** Who keeps a copy of what, beside the pipeline. */
 export const READ_MODELS = [
   {
@@ -90,9 +108,23 @@ export const READ_MODELS = [
     purpose: 'stop enrolments when the lead is contacted, converted or closed, deleted, or merged away',
   },
   {
+    consumer: 'webhooks',
+    group: 'webhooks.lead.deliver',
+    consumes: [
+      'lead.captured',
+      'lead.scored',
+      'lead.updated',
+      'lead.deleted',
+      'lead.merged',
+      'lead.enrolled',
+    ],
+    purpose:
+      'record a delivery to every outbound webhook subscription the event matches (the lead read from the lead service), and the source and qualification of each lead for the filters once it is deleted',
+  },
+  {
     consumer: 'gateway',
-    consumes: ['lead.*'],
-    purpose: 'push every lead change to the open dashboards',
+    consumes: LIVE_STREAM_EVENT_TYPES,
+    purpose: 'push every lead change to the open dashboards (GET /api/stream)',
     broadcast: true,
   },
 ] as const satisfies readonly ReadModelConsumption[];
@@ -137,6 +169,13 @@ export const SYNC_CALLS = [
     call: 'PUT / DELETE /internal/intake/sources/<id>',
     purpose:
       'a rotated token or a deleted source stops working before the request answers (503 when the intake cannot confirm)',
+  },
+  {
+    caller: 'webhooks',
+    callee: 'lead',
+    call: 'GET /internal/lead/leads/<id>',
+    purpose:
+      'each outbound webhook delivery carries the lead exactly as its detail shows it, read when the delivery is recorded (the event is retried while the lead service cannot answer)',
   },
 ] as const;
 

@@ -4,6 +4,8 @@ export {
   type ConsumerGroup,
   consumerGroup,
   expandEventPatterns,
+  LIVE_STREAM_EVENT_TYPES,
+  LIVE_STREAM_SUBSCRIPTION,
   matchesEventPattern,
   PIPELINE,
   type PipelineStage,
@@ -13,6 +15,8 @@ export {
 export { createEnvelope, ENVELOPE_SCHEMA, type EnvelopeOptions, type EventEnvelope } from './envelope.js';
 export {
   type Attribution,
+  CLICK_ID_PARAMETERS,
+  type ClickIdParameter,
   type ClientInfo,
   CSV_IMPORT_SOURCE,
   type JsonObject,
@@ -21,6 +25,8 @@ export {
   type LeadField,
   type LeadSnapshot,
   type LeadStatus,
+  MAPPING_TARGETS,
+  type MappingTarget,
   QUALIFICATIONS,
   type Qualification,
   USER_ROLES,
@@ -60,7 +66,7 @@ export type {
   SequenceStepStatus,
   SubmissionOrigin,
 } from './events/lead.js';
-export { IMPORT_STATUSES } from './events/lead.js';
+export { IMPORT_STATUSES, SEQUENCE_STEP_STATUSES, SUBMISSION_ORIGINS } from './events/lead.js';
 export type {
   PipelineCreated,
   PipelineDeleted,
@@ -68,14 +74,18 @@ export type {
   PipelineStageSnapshot,
   PipelineUpdated,
 } from './events/pipeline.js';
+export { propertiesNamed, type SchemaType } from './events/schema-type.js';
 export type {
   FieldMappings,
   SourceCreated,
   SourceDeleted,
+  SourceFormat,
+  SourceReceiving,
   SourceTokenRotated,
   SourceUpdated,
   UserRef,
 } from './events/source.js';
+export { SOURCE_FORMATS } from './events/source.js';
 export type { UserCreated, UserDeleted, UserSnapshot, UserUpdated } from './events/user.js';
 export { validateEnvelope, validateEvent } from './validate.js';
 export { describeValidationError, type ValidationIssue } from './validation-message.js';

@@ -1,6 +1,16 @@
 export { type EmailProblem, type EmailSyntax, parseEmailAddress } from './address.js';
 export { DEFAULT_MAIL_FROM, MAILER_CONFIG, parseMailFrom } from './config.js';
 export {
+  failedFields,
+  MAIL_STATUSES,
+  type MailFlow,
+  type MailFlowOutcome,
+  type MailRecord,
+  type MailStatus,
+  sendClaimedMail,
+  sentFields,
+} from './mail-flow.js';
+export {
   createMailer,
   MailDeliveryError,
   type Mailer,

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { waitFor } from '@lead-capture/testing';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
@@ -99,13 +100,12 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
       failures = count;
     },
     async waitForMails(count, timeoutMs = 5000) {
-      const deadline = Date.now() + timeoutMs;
-      while (received.length < count) {
-        if (Date.now() > deadline) {
-          throw new Error(`Timed out waiting for ${count} mails; ${received.length} arrived`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await waitFor(
+        `${count} mails`,
+        () => received.length >= count,
+        timeoutMs,
+        () => `${received.length} arrived`,
+      );
       return received;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

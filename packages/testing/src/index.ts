@@ -45,18 +45,23 @@ export function uniquePrefix(label: string): string {
 
 /**
  * Polls `check` every 15 ms until it returns a truthy value and resolves with that value; rejects
- * naming `what` once `timeoutMs` has passed. The one wait every test in the workspace uses.
+ * naming `what` once `timeoutMs` has passed, with what `lastSeen` describes when given (the state the
+ * last check saw). The one wait every test in the workspace uses.
  */
 export async function waitFor<T>(
   what: string,
   check: () => T | false | undefined | null | Promise<T | false | undefined | null>,
   timeoutMs = 10_000,
+  lastSeen?: () => string,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) {
+      const seen = lastSeen ? `; last seen: ${lastSeen()}` : '';
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${seen}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 15));
   }
 }
@@ -137,4 +142,6 @@ function redactUrl(url: string): string {
   return parsed.toString();
 }
 
+export { type BusFaults, faultyBus } from './faulty-bus.js';
+export { killAtMarker } from './kill-at-marker.js';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.js';

@@ -1,12 +1,4 @@
-import type {
-  DeadLetter,
-  EventHandler,
-  MessageBus,
-  PublishOptions,
-  SubscribeOptions,
-  Subscription,
-} from '@lead-capture/bus';
-import type { EventEnvelope } from '@lead-capture/contracts';
+import { faultyBus } from '@lead-capture/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { enrichedEventId } from '../src/index.js';
 import {
@@ -17,43 +9,6 @@ import {
   startEnrichmentHarness,
   waitFor,
 } from './harness.js';
-
-/** A bus whose first publish of one event type fails, as a broker that is briefly away would. */
-class FirstPublishFails implements MessageBus {
-  readonly kind = 'in-process' as const;
-  failed = 0;
-
-  constructor(
-    private readonly inner: MessageBus,
-    private readonly type: string,
-  ) {}
-
-  async publish<TData>(type: string, data: TData, options?: PublishOptions) {
-    if (type === this.type && this.failed === 0) {
-      this.failed++;
-      throw new Error('Publish not confirmed');
-    }
-    return this.inner.publish(type, data, options);
-  }
-  publishEnvelope(envelope: EventEnvelope): Promise<void> {
-    return this.inner.publishEnvelope(envelope);
-  }
-  subscribe(options: SubscribeOptions, handler: EventHandler): Promise<Subscription> {
-    return this.inner.subscribe(options, handler);
-  }
-  listDeadLetters(group: string, limit?: number): Promise<DeadLetter[]> {
-    return this.inner.listDeadLetters(group, limit);
-  }
-  replayDeadLetters(group: string, ids?: string[]): Promise<number> {
-    return this.inner.replayDeadLetters(group, ids);
-  }
-  ping(): Promise<void> {
-    return this.inner.ping();
-  }
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-}
 
 describe('the enrichment worker on the in-process bus', () => {
   let h: EnrichmentHarness;
@@ -141,10 +96,11 @@ describe('the enrichment worker on the in-process bus', () => {
   });
 
   it('retries a failed publish with the result it stored, under the same event id', async () => {
-    const bus = new FirstPublishFails(inProcessBus(), 'lead.enriched');
+    const { bus, faults } = faultyBus(inProcessBus());
+    faults.failNext(1, 'lead.enriched');
     h = await startEnrichmentHarness({ bus });
     const event = await bus.publish('lead.captured', captured());
-    await waitFor('the failed attempt', () => bus.failed === 1);
+    await waitFor('the failed attempt', () => faults.refused === 1);
     // DNS changes its answer before the retry: the retry still publishes what was found first.
     h.dns.mx = [];
 

@@ -1,3 +1,4 @@
+import { waitFor } from '@lead-capture/testing';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestLeadService } from './fixtures/test-services.js';
@@ -28,11 +29,13 @@ let gateway: TestGateway;
 let admin: Session;
 let member: Session;
 let clockOffsetMs = 0;
+/** When set, the gateway's clock stands still at this time (ms). */
+let frozenAt: number | undefined;
 
 beforeAll(async () => {
   gateway = await createTestGateway({
     services: [createTestLeadService()],
-    now: () => Date.now() + clockOffsetMs,
+    now: () => frozenAt ?? Date.now() + clockOffsetMs,
   });
   admin = await login(gateway.app, ADMIN_EMAIL, ADMIN_PASSWORD);
   member = await createUser(gateway.app, admin.token, {
@@ -345,11 +348,38 @@ describe('authenticating with a key', () => {
       (await inject({ method: 'GET', url: '/api/api-keys', headers: bearer(admin.token) }))
         .json<CreatedKey[]>()
         .find((entry) => entry.id === key.id)!;
-    await inject({ method: 'GET', url: '/api/leads/whoami', headers: withKey(key.key) });
-    await expect.poll(async () => (await listed()).lastUsedAt).not.toBeNull();
-    const firstUse = (await listed()).lastUsedAt;
-    await inject({ method: 'GET', url: '/api/leads/whoami', headers: withKey(key.key) });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect((await listed()).lastUsedAt).toBe(firstUse);
+    const use = async (at: number) => {
+      frozenAt = at;
+      const response = await inject({ method: 'GET', url: '/api/leads/whoami', headers: withKey(key.key) });
+      expect(response.statusCode).toBe(200);
+    };
+    const firstUse = Date.now() + clockOffsetMs;
+    try {
+      await use(firstUse);
+      await waitFor('the first use recorded', async () => (await listed()).lastUsedAt);
+      expect((await listed()).lastUsedAt).toBe(new Date(firstUse).toISOString());
+
+      // Within the minute: no write. The relabel is a later write to the same key, so once it is
+      // answered, a lastUsedAt write of the use before it would be stored too.
+      await use(firstUse + 59_000);
+      const relabel = await inject({
+        method: 'PATCH',
+        url: `/api/api-keys/${key.id}`,
+        headers: bearer(admin.token),
+        payload: { label: 'usage, relabelled' },
+      });
+      expect(relabel.statusCode).toBe(200);
+      expect((await listed()).lastUsedAt).toBe(new Date(firstUse).toISOString());
+
+      // A minute after the recorded use: written again.
+      const minuteLater = firstUse + 60_000;
+      await use(minuteLater);
+      await waitFor(
+        'the use a minute later recorded',
+        async () => (await listed()).lastUsedAt === new Date(minuteLater).toISOString(),
+      );
+    } finally {
+      frozenAt = undefined;
+    }
   });
 });

@@ -35,6 +35,10 @@ export class CapturedLog {
 }
 
 export interface TestGatewayOptions {
+  /** The embedded store's folder, kept on close (a restart reopens it); default: a fresh temp folder, removed. */
+  dataDir?: string;
+  /** Wraps the in-process bus the gateway is given (a faulty one, say). */
+  wrapBus?: (bus: MessageBus) => MessageBus;
   /** Variables on top of the defaults (RATE_LIMIT_MAX, TRUST_PROXY, ...). */
   env?: Record<string, string>;
   services?: readonly ServiceModule[];
@@ -65,14 +69,15 @@ export function newSecrets() {
 
 /** A gateway on a fresh embedded store in a temp folder, with the in-process bus and an admin. */
 export async function createTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'gateway-test-'));
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'gateway-test-')));
   const logger = createLogger({
     level: options.log ? 'trace' : 'silent',
     name: 'gateway-test',
     ...(options.log ? { destination: options.log } : {}),
   });
   const store = await openStore(undefined, { dataDir });
-  const bus = createInProcessBus({ logger, validate: validateEvent });
+  const inProcessBus = createInProcessBus({ logger, validate: validateEvent });
+  const bus = options.wrapBus?.(inProcessBus) ?? inProcessBus;
   const secrets = options.secrets ?? newSecrets();
   const config = loadConfig({ ...COMMON_CONFIG, ...GATEWAY_CONFIG }, options.env ?? {});
   const app = await buildGateway({
@@ -99,7 +104,7 @@ export async function createTestGateway(options: TestGatewayOptions = {}): Promi
       await app.close();
       await bus.close();
       await store.close();
-      await rm(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }

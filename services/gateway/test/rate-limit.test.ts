@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createLogger } from '@lead-capture/kit';
-import { isReachable, REDIS_URL, requireService, uniquePrefix } from '@lead-capture/testing';
+import { isReachable, REDIS_URL, requireService, uniquePrefix, waitFor } from '@lead-capture/testing';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createRedisRateLimitStore } from '../src/rate-limit/redis-store.js';
@@ -143,11 +143,7 @@ async function startRedis(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
     stdio: 'ignore',
   });
-  const deadline = Date.now() + 5000;
-  while (!(await isReachable(`redis://127.0.0.1:${port}`, 200))) {
-    if (Date.now() > deadline) throw new Error('redis-server did not start');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitFor('redis-server to start', () => isReachable(`redis://127.0.0.1:${port}`, 200), 5000);
   return child;
 }
 

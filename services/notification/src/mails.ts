@@ -1,11 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { type Collection, type Filter, isDuplicateKeyError } from '@lead-capture/docstore';
+import {
+  failedFields,
+  MAIL_STATUSES,
+  type MailDeliveryError,
+  type MailStatus,
+  type SendResult,
+  sentFields,
+} from '@lead-capture/mailer';
+import type { MailListQuery } from './schemas.js';
 
 export const MAILS_COLLECTION = 'notification_mails';
 
-/** `sending`: claimed, its SMTP answer not recorded yet. `outbox`: no SMTP server configured. */
-export const MAIL_STATUSES = ['sending', 'sent', 'outbox', 'failed'] as const;
-export type MailStatus = (typeof MAIL_STATUSES)[number];
+export { MAIL_STATUSES, type MailStatus };
 
 export type MailDocument = {
   _id: string;
@@ -37,13 +44,6 @@ export interface MailClaim {
 /** Another delivery of the same event holds the claim right now; the bus retries later. */
 export class MailInFlightError extends Error {
   override readonly name = 'MailInFlightError';
-}
-
-export interface MailListQuery {
-  page: number;
-  limit: number;
-  leadId?: string;
-  status?: MailStatus;
 }
 
 /**
@@ -114,18 +114,12 @@ export class NotificationMails {
     return { mail: existing, send: false };
   }
 
-  async recordSent(
-    id: string,
-    result: { status: 'sent' | 'outbox'; messageId?: string },
-    now: Date,
-  ): Promise<MailDocument> {
-    const set: Partial<MailDocument> = { status: result.status, sentAt: now.toISOString() };
-    if (result.messageId) set.messageId = result.messageId;
-    return this.settle(id, { $set: set, $unset: { leaseUntil: '', error: '' } });
+  async recordSent(id: string, result: SendResult, now: Date): Promise<MailDocument> {
+    return this.settle(id, { $set: sentFields(result, now), $unset: { leaseUntil: '', error: '' } });
   }
 
-  async recordFailed(id: string, error: string, rejected: boolean): Promise<MailDocument> {
-    return this.settle(id, { $set: { status: 'failed', error, rejected }, $unset: { leaseUntil: '' } });
+  async recordFailed(id: string, error: MailDeliveryError): Promise<MailDocument> {
+    return this.settle(id, { $set: failedFields(error), $unset: { leaseUntil: '' } });
   }
 
   async list(query: MailListQuery): Promise<{ mails: MailDocument[]; total: number }> {

@@ -1,10 +1,16 @@
 import type { MessageBus } from '@lead-capture/bus';
 import type { EventEnvelope, LeadNotified, LeadScored, SentNotification } from '@lead-capture/contracts';
 import type { Logger } from '@lead-capture/kit';
-import { MailDeliveryError, type Mailer, parseRecipient } from '@lead-capture/mailer';
+import {
+  MailDeliveryError,
+  type Mailer,
+  type MailFlowOutcome,
+  parseRecipient,
+  sendClaimedMail,
+} from '@lead-capture/mailer';
 import { v5 as uuidv5 } from 'uuid';
 import { renderNotificationMail } from './mail.js';
-import { MailInFlightError, type NotificationMails } from './mails.js';
+import { type MailDocument, MailInFlightError, type NotificationMails } from './mails.js';
 import { recipientsFor } from './rules.js';
 import type { SettingsStore } from './settings.js';
 
@@ -46,46 +52,47 @@ export function createScoredHandler(deps: NotifierDeps) {
     let retryable: Error | undefined;
 
     for (const to of recipients) {
-      let claim: Awaited<ReturnType<NotificationMails['claim']>>;
+      let sent: MailFlowOutcome<MailDocument>;
       try {
-        claim = await mails.claim(
-          { leadId: scored.leadId, captureId: event.correlationId, to, subject: content.subject },
-          now(),
-        );
+        sent = await sendClaimedMail<MailDocument>({
+          mailer,
+          claim: () =>
+            mails.claim(
+              { leadId: scored.leadId, captureId: event.correlationId, to, subject: content.subject },
+              now(),
+            ),
+          compose: () => {
+            // One mailbox per mail; a stored recipient that is not one (older settings) is refused for
+            // good without sending, like an address the server does not know.
+            const recipient = parseRecipient(to);
+            if (!recipient) {
+              throw new MailDeliveryError(
+                'Recipient refused: not exactly one valid e-mail address',
+                true,
+                undefined,
+              );
+            }
+            return { to: recipient, ...content };
+          },
+          recordSent: (mail, result) => mails.recordSent(mail._id, result, now()),
+          recordFailed: (mail, error) => mails.recordFailed(mail._id, error),
+        });
       } catch (error) {
         if (!(error instanceof MailInFlightError)) throw error;
         retryable ??= error;
         continue;
       }
-      let { mail } = claim;
-      if (claim.send) {
-        try {
-          // One mailbox per mail; a stored recipient that is not one (older settings) is refused for
-          // good without sending, like an address the server does not know.
-          const recipient = parseRecipient(to);
-          if (!recipient) {
-            throw new MailDeliveryError(
-              'Recipient refused: not exactly one valid e-mail address',
-              true,
-              undefined,
-            );
-          }
-          const result = await mailer.send({ to: recipient, ...content, id: mail._id });
-          mail = await mails.recordSent(mail._id, result, now());
-        } catch (error) {
-          if (!(error instanceof MailDeliveryError)) throw error;
-          mail = await mails.recordFailed(mail._id, error.message, error.recipientRejected);
-          if (error.recipientRejected) {
-            logger.warn(
-              { leadId: scored.leadId, to, err: error },
-              'Notification refused for good by the SMTP server',
-            );
-          } else {
-            retryable ??= error;
-          }
+      if (sent.outcome === 'failed') {
+        if (sent.error.recipientRejected) {
+          logger.warn(
+            { leadId: scored.leadId, to, err: sent.error },
+            'Notification refused for good by the SMTP server',
+          );
+        } else {
+          retryable ??= sent.error;
         }
       }
-      notifications.push({ id: mail._id, to: mail.to, status: mail.status });
+      notifications.push({ id: sent.mail._id, to: sent.mail.to, status: sent.mail.status });
     }
 
     if (retryable) throw retryable;

@@ -1,12 +1,9 @@
-import { QUALIFICATIONS } from '@lead-capture/contracts';
-import { ERROR_RESPONSE_SCHEMA, PAGE_QUERY_SCHEMA, PAGINATION_SCHEMA } from '@lead-capture/kit';
+import { QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
+import { LIMIT_QUERY_SCHEMA, PAGE_QUERY_SCHEMA, pagedListSchema } from '@lead-capture/kit';
 import { MAIL_STATUSES } from './mails.js';
 import { MAX_RECIPIENTS, MAX_SOURCE_IDS } from './settings.js';
 
-/** The error bodies a route can answer, for its response schema (and the OpenAPI document). */
-export function errorResponses(...statuses: number[]): Record<number, typeof ERROR_RESPONSE_SCHEMA> {
-  return Object.fromEntries(statuses.map((status) => [status, ERROR_RESPONSE_SCHEMA]));
-}
+export { errorResponses } from '@lead-capture/kit';
 
 export const TAGS = ['Notifications'];
 
@@ -32,13 +29,7 @@ const settingsProperties = {
   },
 } as const;
 
-export const SETTINGS_BODY = {
-  type: 'object',
-  required: ['enabled', 'recipients', 'qualifications'],
-  additionalProperties: false,
-  properties: settingsProperties,
-} as const;
-
+/** Who gets an e-mail about which scored leads: what GET answers and PUT replaces. */
 export const SETTINGS = {
   type: 'object',
   required: ['enabled', 'recipients', 'qualifications'],
@@ -46,12 +37,14 @@ export const SETTINGS = {
   properties: settingsProperties,
 } as const;
 
+export type NotificationSettings = SchemaType<typeof SETTINGS>;
+
 export const MAIL_LIST_QUERY = {
   type: 'object',
   additionalProperties: false,
   properties: {
     page: PAGE_QUERY_SCHEMA,
-    limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    limit: LIMIT_QUERY_SCHEMA,
     leadId: { type: 'string', format: 'uuid' },
     status: { type: 'string', enum: MAIL_STATUSES },
   },
@@ -71,20 +64,11 @@ const mailProperties = {
   error: { type: 'string', description: 'Why the last attempt failed (status failed)' },
 } as const;
 
-export const MAIL_LIST = {
+export type MailListQuery = SchemaType<typeof MAIL_LIST_QUERY>;
+
+export const MAIL_LIST = pagedListSchema({
   type: 'object',
-  required: ['data', 'pagination'],
+  required: ['id', 'leadId', 'to', 'subject', 'status', 'createdAt', 'sentAt'],
   additionalProperties: false,
-  properties: {
-    data: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'leadId', 'to', 'subject', 'status', 'createdAt', 'sentAt'],
-        additionalProperties: false,
-        properties: mailProperties,
-      },
-    },
-    pagination: PAGINATION_SCHEMA,
-  },
-} as const;
+  properties: mailProperties,
+} as const);

@@ -1,19 +1,14 @@
 import { QUALIFICATIONS, type Qualification } from '@lead-capture/contracts';
 import type { Collection } from '@lead-capture/docstore';
 import { badRequest } from '@lead-capture/kit';
+import type { NotificationSettings } from './schemas.js';
 
 export const SETTINGS_COLLECTION = 'notification_settings';
 export const MAX_RECIPIENTS = 50;
 export const MAX_SOURCE_IDS = 100;
 
-/** Who gets an e-mail about which scored leads. One document for the workspace. */
-export type NotificationSettings = {
-  enabled: boolean;
-  recipients: string[];
-  qualifications: Qualification[];
-  /** Absent or empty: leads of every source. */
-  sourceIds?: string[];
-};
+/** Who gets an e-mail about which scored leads (its type derived from its schema). One document for the workspace. */
+export type { NotificationSettings };
 
 export const DEFAULT_SETTINGS: Readonly<NotificationSettings> = Object.freeze({
   enabled: false,

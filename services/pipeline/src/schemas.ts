@@ -1,10 +1,7 @@
-import { ERROR_RESPONSE_SCHEMA } from '@lead-capture/kit';
+import type { SchemaType } from '@lead-capture/contracts';
 import { MAX_STAGES } from './stages.js';
 
-/** The error bodies a route can answer, for its response schema (and the OpenAPI document). */
-export function errorResponses(...statuses: number[]): Record<number, typeof ERROR_RESPONSE_SCHEMA> {
-  return Object.fromEntries(statuses.map((status) => [status, ERROR_RESPONSE_SCHEMA]));
-}
+export { errorResponses } from '@lead-capture/kit';
 
 export const TAGS = ['Pipelines'];
 
@@ -29,6 +26,9 @@ const stageIn = {
     isLost: { type: 'boolean', default: false },
   },
 } as const;
+
+/** A stage as a client sends it, after the schema's checks and defaults. */
+export type StageInput = SchemaType<typeof stageIn>;
 
 const stagesIn = {
   type: 'array',
@@ -58,6 +58,10 @@ export const UPDATE_PIPELINE_BODY = {
   additionalProperties: false,
   properties: { name: nameIn, isDefault: isDefaultIn, stages: stagesIn },
 } as const;
+
+export type PipelineParams = SchemaType<typeof PIPELINE_PARAMS>;
+export type CreatePipelineBody = SchemaType<typeof CREATE_PIPELINE_BODY>;
+export type UpdatePipelineBody = SchemaType<typeof UPDATE_PIPELINE_BODY>;
 
 const stageOut = {
   type: 'object',

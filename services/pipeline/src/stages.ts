@@ -1,18 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { PipelineStageSnapshot } from '@lead-capture/contracts';
 import { badRequest } from '@lead-capture/kit';
+import type { StageInput } from './schemas.js';
 
 export type Stage = PipelineStageSnapshot;
-
-/** A stage as a client sends it (the JSON schema has checked the types). */
-export interface StageInput {
-  id?: string;
-  name: string;
-  color: string;
-  order: number;
-  isWin?: boolean;
-  isLost?: boolean;
-}
 
 export const MAX_STAGES = 50;
 export const MAX_STAGE_NAME_LENGTH = 100;

@@ -1,3 +1,5 @@
+import type { ScoringModel } from './schemas.js';
+
 /** The rules of the scoring model, each worth a number of points (negative ones take points away). */
 export const WEIGHT_KEYS = [
   'businessEmail',
@@ -17,13 +19,9 @@ export const WEIGHT_KEYS = [
 ] as const;
 export type WeightKey = (typeof WEIGHT_KEYS)[number];
 
-export type ScoringModel = {
-  weights: Record<WeightKey, number>;
-  /** A score at or above `hot` is hot, at or above `warm` warm, else cold. */
-  thresholds: { hot: number; warm: number };
-  /** Extra points for leads of a source, by source id. */
-  sourceWeights: Record<string, number>;
-};
+// The model's type is derived from its JSON schema: `weights` per rule, `thresholds` (at or above
+// `hot` is hot, at or above `warm` warm, else cold), `sourceWeights` by source id.
+export type { ScoringModel };
 
 /** The model a fresh install scores with (documented, rule by rule, in the README). */
 export const DEFAULT_MODEL: ScoringModel = {

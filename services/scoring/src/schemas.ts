@@ -1,10 +1,7 @@
-import { ERROR_RESPONSE_SCHEMA } from '@lead-capture/kit';
+import { propertiesNamed, type SchemaType } from '@lead-capture/contracts';
 import { MAX_POINTS, MIN_POINTS, WEIGHT_KEYS } from './model.js';
 
-/** The error bodies a route can answer, for its response schema (and the OpenAPI document). */
-export function errorResponses(...statuses: number[]): Record<number, typeof ERROR_RESPONSE_SCHEMA> {
-  return Object.fromEntries(statuses.map((status) => [status, ERROR_RESPONSE_SCHEMA]));
-}
+export { errorResponses } from '@lead-capture/kit';
 
 export const TAGS = ['Scoring settings'];
 
@@ -24,7 +21,7 @@ export const SCORING_MODEL = {
       type: 'object',
       required: WEIGHT_KEYS,
       additionalProperties: false,
-      properties: Object.fromEntries(WEIGHT_KEYS.map((key) => [key, points])),
+      properties: propertiesNamed(WEIGHT_KEYS, points),
       description: 'Points of each rule, -100..100 (0 switches a rule off)',
     },
     thresholds: {
@@ -42,3 +39,6 @@ export const SCORING_MODEL = {
     },
   },
 } as const;
+
+/** The scoring model: what the settings store, the scorer applies, and GET / PUT exchange. */
+export type ScoringModel = SchemaType<typeof SCORING_MODEL>;

@@ -1,17 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type DeadLetter,
-  type EventHandler,
-  type MessageBus,
-  type PublishOptions,
-  rabbitNames,
-  type SubscribeOptions,
-  type Subscription,
-} from '@lead-capture/bus';
+import { type MessageBus, rabbitNames } from '@lead-capture/bus';
 import type { EventEnvelope } from '@lead-capture/contracts';
 import type { DocStore } from '@lead-capture/docstore';
 import { openTestRabbitBus, openTestStore, type TestRabbitBus } from '@lead-capture/kit/testing';
-import { AMQP_URL, requireService } from '@lead-capture/testing';
+import { AMQP_URL, type BusFaults, faultyBus, requireService } from '@lead-capture/testing';
 import { connect } from 'amqplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCORE_GROUP, scoredEventId } from '../src/index.js';
@@ -26,37 +18,8 @@ import {
 
 const rabbit = await requireService('RabbitMQ', AMQP_URL);
 
-/** One replica's connection, counting the lead.scored events that replica published. */
-class CountingBus implements MessageBus {
-  readonly kind = 'rabbitmq' as const;
-  scored = 0;
-
-  constructor(private readonly inner: MessageBus) {}
-
-  async publish<TData>(type: string, data: TData, options?: PublishOptions) {
-    const envelope = await this.inner.publish(type, data, options);
-    if (type === 'lead.scored') this.scored++;
-    return envelope;
-  }
-  publishEnvelope(envelope: EventEnvelope): Promise<void> {
-    return this.inner.publishEnvelope(envelope);
-  }
-  subscribe(options: SubscribeOptions, handler: EventHandler): Promise<Subscription> {
-    return this.inner.subscribe(options, handler);
-  }
-  listDeadLetters(group: string, limit?: number): Promise<DeadLetter[]> {
-    return this.inner.listDeadLetters(group, limit);
-  }
-  replayDeadLetters(group: string, ids?: string[]): Promise<number> {
-    return this.inner.replayDeadLetters(group, ids);
-  }
-  ping(): Promise<void> {
-    return this.inner.ping();
-  }
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-}
+/** How many lead.scored events a replica's connection published. */
+const scoredBy = (faults: BusFaults) => faults.published.filter((type) => type === 'lead.scored').length;
 
 describe.runIf(rabbit)('the scoring worker over RabbitMQ', () => {
   let rabbitBus: TestRabbitBus;
@@ -64,7 +27,7 @@ describe.runIf(rabbit)('the scoring worker over RabbitMQ', () => {
   let testStore: { store: DocStore; remove(): Promise<void> };
   let store: DocStore;
   let upstream: MessageBus;
-  const replicas: Array<{ bus: CountingBus; harness: ScoringHarness }> = [];
+  const replicas: Array<{ faults: BusFaults; harness: ScoringHarness }> = [];
   const scored: EventEnvelope[] = [];
 
   beforeAll(async () => {
@@ -77,8 +40,8 @@ describe.runIf(rabbit)('the scoring worker over RabbitMQ', () => {
       scored.push(event);
     });
     for (let i = 0; i < 2; i++) {
-      const bus = new CountingBus(await rabbitBus.connect());
-      replicas.push({ bus, harness: await startScoringHarness({ bus, store, observe: false }) });
+      const { bus, faults } = faultyBus(await rabbitBus.connect());
+      replicas.push({ faults, harness: await startScoringHarness({ bus, store, observe: false }) });
     }
   });
 
@@ -92,7 +55,7 @@ describe.runIf(rabbit)('the scoring worker over RabbitMQ', () => {
     const sent = await Promise.all(
       Array.from({ length: 40 }, () => upstream.publish('lead.enriched', enriched())),
     );
-    const scoredByReplicas = () => replicas.reduce((sum, { bus }) => sum + bus.scored, 0);
+    const scoredByReplicas = () => replicas.reduce((sum, { faults }) => sum + scoredBy(faults), 0);
     // A replica counts its publish once the broker confirmed it, which may be after the observer got it.
     await waitFor('40 scored leads', () => scored.length >= 40 && scoredByReplicas() >= 40, 15_000);
 
@@ -100,7 +63,7 @@ describe.runIf(rabbit)('the scoring worker over RabbitMQ', () => {
       sent.map((event) => scoredEventId(event.id)).sort(),
     );
     expect(new Set(scored.map((event) => (event.data as { leadId: string }).leadId)).size).toBe(40);
-    const [one, two] = replicas.map(({ bus }) => bus.scored);
+    const [one, two] = replicas.map(({ faults }) => scoredBy(faults));
     expect(one! + two!).toBe(40);
     expect(one).toBeGreaterThan(0);
     expect(two).toBeGreaterThan(0);

@@ -1,4 +1,5 @@
-import type { EnrollmentDocument, EnrollmentListQuery, Enrollments } from './enrollments.js';
+import type { EnrollmentDocument, Enrollments } from './enrollments.js';
+import type { EnrollmentListQuery } from './schemas.js';
 import type { SequenceDefinition } from './sequence-input.js';
 import type { SequenceDocument, Sequences } from './sequences.js';
 

@@ -1,4 +1,6 @@
 import { type Collection, type Filter, isDuplicateKeyError } from '@lead-capture/docstore';
+import type { MailStatus } from '@lead-capture/mailer';
+import type { EnrollmentListQuery } from './schemas.js';
 import type { TemplateValues } from './template.js';
 
 export const ENROLLMENTS_COLLECTION = 'sequence_enrollments';
@@ -39,9 +41,6 @@ export type EnrollmentDocument = {
   completedAt?: string;
 };
 
-export const MESSAGE_STATUSES = ['sending', 'sent', 'outbox', 'failed'] as const;
-export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
-
 /** One step mail to one lead: unique per enrolment and step, claimed before it is sent. */
 export type MessageDocument = {
   _id: string;
@@ -54,7 +53,7 @@ export type MessageDocument = {
   step: number;
   to: string;
   subject: string;
-  status: MessageStatus;
+  status: MailStatus;
   createdAt: string;
   sentAt: string | null;
   messageId?: string;
@@ -62,12 +61,6 @@ export type MessageDocument = {
   /** The server refused the recipient for good. */
   rejected?: boolean;
 };
-
-export interface EnrollmentListQuery {
-  page: number;
-  limit: number;
-  status?: EnrollmentStatus;
-}
 
 const leaseFree = (now: string): Filter => ({
   $or: [{ leaseUntil: { $exists: false } }, { leaseUntil: { $lt: now } }],

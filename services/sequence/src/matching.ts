@@ -1,13 +1,7 @@
 import type { Qualification } from '@lead-capture/contracts';
+import type { SequenceMatch } from './schemas.js';
 
-/** Which leads a sequence takes; every condition given must hold, none given takes every lead. */
-export type SequenceMatch = {
-  qualifications?: Qualification[];
-  sourceIds?: string[];
-  minScore?: number;
-  /** All of them, compared case-insensitively. */
-  tags?: string[];
-};
+export type { SequenceMatch };
 
 export interface LeadFacts {
   qualification: Qualification;

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@lead-capture/kit';
-import { MailDeliveryError, type Mailer, type MailRecipient, parseRecipient } from '@lead-capture/mailer';
+import {
+  failedFields,
+  type MailDeliveryError,
+  type Mailer,
+  type MailRecipient,
+  parseRecipient,
+  sendClaimedMail,
+  sentFields,
+} from '@lead-capture/mailer';
 import type { EnrollmentDocument, Enrollments, MessageDocument } from './enrollments.js';
 import type { SequenceEvents } from './events.js';
 import type { LeadStates } from './lead-states.js';
@@ -127,56 +135,49 @@ export class StepScheduler {
     const index = enrollment.currentStep;
     const step = sequence.steps[index]!;
     const subject = renderSubject(step.subject, enrollment.lead);
-    const message = await enrollments.claimMessage({
-      _id: randomUUID(),
-      enrollmentId: enrollment._id,
-      sequenceId: sequence._id,
-      sequenceName: sequence.name,
-      leadId: enrollment.leadId,
-      correlationId: enrollment.correlationId,
-      step: index + 1,
-      to: to.address,
-      subject,
-      status: 'sending',
-      createdAt: now().toISOString(),
-      sentAt: null,
+    const sent = await sendClaimedMail<MessageDocument>({
+      mailer,
+      claim: async () => {
+        const message = await enrollments.claimMessage({
+          _id: randomUUID(),
+          enrollmentId: enrollment._id,
+          sequenceId: sequence._id,
+          sequenceName: sequence.name,
+          leadId: enrollment.leadId,
+          correlationId: enrollment.correlationId,
+          step: index + 1,
+          to: to.address,
+          subject,
+          status: 'sending',
+          createdAt: now().toISOString(),
+          sentAt: null,
+        });
+        // An earlier attempt's message: sent or refused for good, it is settled; failed for a reason
+        // that may pass (or cut short by a crash), it goes out again.
+        const settled =
+          message.status === 'sent' ||
+          message.status === 'outbox' ||
+          (message.status === 'failed' && message.rejected === true);
+        return { mail: message, send: !settled };
+      },
+      compose: () => ({ to, subject, text: renderTemplate(step.body, enrollment.lead) }),
+      recordSent: (message, result) => events.settleStep(message._id, sentFields(result, now()), true),
+      recordFailed: (message, error) =>
+        events.settleStep(message._id, failedFields(error), this.isFinalFailure(enrollment, error)),
     });
 
-    if (message.status === 'failed' && message.rejected) {
+    if (sent.outcome === 'failed') {
+      await this.deliveryFailed(enrollment, sent.mail, sent.error);
+      return;
+    }
+    if (sent.mail.status === 'failed') {
       // Refused for good by an earlier attempt that crashed before it stopped the enrolment.
       await this.stopEnrollment(enrollment, SCHEDULER_STOP_REASONS.emailRejected);
       return;
     }
-    let settled: MessageDocument;
-    if (message.status === 'sent' || message.status === 'outbox') {
-      // Sent by an instance that crashed before it could move the enrolment on (its event is in the
-      // outbox, committed with the settled mail).
-      settled = message;
-    } else {
-      try {
-        const result = await mailer.send({
-          to,
-          subject,
-          text: renderTemplate(step.body, enrollment.lead),
-          id: message._id,
-        });
-        settled = await events.settleStep(
-          message._id,
-          {
-            status: result.status,
-            sentAt: now().toISOString(),
-            ...(result.messageId ? { messageId: result.messageId } : {}),
-          },
-          true,
-        );
-      } catch (error) {
-        if (!(error instanceof MailDeliveryError)) throw error;
-        await this.deliveryFailed(enrollment, message, error);
-        return;
-      }
-    }
-
-    await this.moveOn(enrollment, sequence, new Date(settled.sentAt ?? now().toISOString()));
+    // Sent now, or by an instance that crashed before it could move the enrolment on (its event is
+    // in the outbox, committed with the settled mail).
+    await this.moveOn(enrollment, sequence, new Date(sent.mail.sentAt ?? now().toISOString()));
   }
 
   /** The step is sent: on to the next one, its delay counted from now, or done. */
@@ -215,20 +216,21 @@ export class StepScheduler {
     if (!completed) await this.deps.enrollments.countSentStep(enrollment._id, this.owner, stepsSent);
   }
 
+  /** The last attempt at this step: the recipient was refused for good, or attempts ran out. */
+  private isFinalFailure(enrollment: EnrollmentDocument, error: MailDeliveryError): boolean {
+    return error.recipientRejected || enrollment.stepFailures + 1 >= MAX_STEP_ATTEMPTS;
+  }
+
+  /** The step's mail was recorded as failed: the enrolment stops, or tries again later. */
   private async deliveryFailed(
     enrollment: EnrollmentDocument,
     message: MessageDocument,
     error: MailDeliveryError,
   ): Promise<void> {
-    const { enrollments, events, logger } = this.deps;
+    const { enrollments, logger } = this.deps;
     const now = this.deps.now();
     const failures = enrollment.stepFailures + 1;
-    const final = error.recipientRejected || failures >= MAX_STEP_ATTEMPTS;
-    await events.settleStep(
-      message._id,
-      { status: 'failed', error: error.message, rejected: error.recipientRejected },
-      final,
-    );
+    const final = this.isFinalFailure(enrollment, error);
     logger.warn(
       { err: error, enrollmentId: enrollment._id, step: message.step, failures, final },
       'Sequence step mail failed',

@@ -1,5 +1,5 @@
-import { QUALIFICATIONS } from '@lead-capture/contracts';
-import { ERROR_RESPONSE_SCHEMA, PAGE_QUERY_SCHEMA, PAGINATION_SCHEMA } from '@lead-capture/kit';
+import { QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
+import { LIMIT_QUERY_SCHEMA, PAGE_QUERY_SCHEMA, pagedListSchema } from '@lead-capture/kit';
 import { ENROLLMENT_STATUSES } from './enrollments.js';
 import { MAX_DELAY_MINUTES } from './schedule.js';
 import {
@@ -10,10 +10,7 @@ import {
   MAX_TAG_LENGTH,
 } from './sequence-input.js';
 
-/** The error bodies a route can answer, for its response schema (and the OpenAPI document). */
-export function errorResponses(...statuses: number[]): Record<number, typeof ERROR_RESPONSE_SCHEMA> {
-  return Object.fromEntries(statuses.map((status) => [status, ERROR_RESPONSE_SCHEMA]));
-}
+export { errorResponses } from '@lead-capture/kit';
 
 export const TAGS = ['Sequences'];
 
@@ -23,6 +20,8 @@ export const SEQUENCE_PARAMS = {
   required: ['id'],
   properties: { id: { type: 'string' } },
 } as const;
+
+export type SequenceParams = SchemaType<typeof SEQUENCE_PARAMS>;
 
 const TEMPLATE_HELP =
   'Placeholders: {{firstName}}, {{lastName}}, {{email}}, {{company}}, {{phone}}; a default for a missing value: {{firstName|there}}';
@@ -49,6 +48,9 @@ const step = {
   },
 } as const;
 
+export type SequenceStep = SchemaType<typeof step>;
+
+/** Which leads a sequence takes; every condition given must hold, none given takes every lead. */
 const match = {
   type: 'object',
   additionalProperties: false,
@@ -72,6 +74,8 @@ const match = {
   },
 } as const;
 
+export type SequenceMatch = SchemaType<typeof match>;
+
 const sequenceProperties = {
   name: { type: 'string', description: `1-${MAX_NAME_LENGTH} characters after trimming` },
   active: { type: 'boolean', description: 'Inactive: no new enrolments, and due steps wait' },
@@ -94,6 +98,10 @@ export const REPLACE_SEQUENCE_BODY = {
   properties: sequenceProperties,
 } as const;
 
+/** A sequence as a client creates it (the schema has checked types, ranges and sizes). */
+export type SequenceInput = SchemaType<typeof CREATE_SEQUENCE_BODY>;
+export type ReplaceSequenceBody = SchemaType<typeof REPLACE_SEQUENCE_BODY>;
+
 export const SEQUENCE = {
   type: 'object',
   required: ['id', 'name', 'active', 'steps', 'match', 'createdAt', 'updatedAt'],
@@ -111,34 +119,25 @@ export const ENROLLMENT_LIST_QUERY = {
   additionalProperties: false,
   properties: {
     page: PAGE_QUERY_SCHEMA,
-    limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    limit: LIMIT_QUERY_SCHEMA,
     status: { type: 'string', enum: ENROLLMENT_STATUSES },
   },
 } as const;
 
-export const ENROLLMENT_LIST = {
+export type EnrollmentListQuery = SchemaType<typeof ENROLLMENT_LIST_QUERY>;
+
+export const ENROLLMENT_LIST = pagedListSchema({
   type: 'object',
-  required: ['data', 'pagination'],
+  required: ['id', 'leadId', 'status', 'currentStep', 'nextStepAt', 'paused', 'enrolledAt'],
   additionalProperties: false,
   properties: {
-    data: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'leadId', 'status', 'currentStep', 'nextStepAt', 'paused', 'enrolledAt'],
-        additionalProperties: false,
-        properties: {
-          id: { type: 'string', format: 'uuid' },
-          leadId: { type: 'string', format: 'uuid' },
-          status: { type: 'string', enum: ENROLLMENT_STATUSES },
-          currentStep: { type: 'integer', description: 'Steps sent so far' },
-          nextStepAt: { type: ['string', 'null'], description: 'When the next step is due; null once over' },
-          paused: { type: 'boolean', description: 'The sequence is inactive: the next step waits' },
-          stoppedReason: { type: 'string' },
-          enrolledAt: { type: 'string', format: 'date-time' },
-        },
-      },
-    },
-    pagination: PAGINATION_SCHEMA,
+    id: { type: 'string', format: 'uuid' },
+    leadId: { type: 'string', format: 'uuid' },
+    status: { type: 'string', enum: ENROLLMENT_STATUSES },
+    currentStep: { type: 'integer', description: 'Steps sent so far' },
+    nextStepAt: { type: ['string', 'null'], description: 'When the next step is due; null once over' },
+    paused: { type: 'boolean', description: 'The sequence is inactive: the next step waits' },
+    stoppedReason: { type: 'string' },
+    enrolledAt: { type: 'string', format: 'date-time' },
   },
-} as const;
+} as const);

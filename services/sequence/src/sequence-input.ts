@@ -1,5 +1,5 @@
 import { badRequest } from '@lead-capture/kit';
-import type { SequenceMatch } from './matching.js';
+import type { SequenceInput, SequenceMatch, SequenceStep } from './schemas.js';
 import { PLACEHOLDERS, unknownPlaceholders } from './template.js';
 
 export const MAX_NAME_LENGTH = 255;
@@ -8,15 +8,7 @@ export const MAX_SUBJECT_LENGTH = 255;
 export const MAX_BODY_LENGTH = 20_000;
 export const MAX_TAG_LENGTH = 50;
 
-export type SequenceStep = { delayMinutes: number; subject: string; body: string };
-
-/** A sequence as a client sends it (the JSON schema has checked types, ranges and sizes). */
-export interface SequenceInput {
-  name: string;
-  active?: boolean;
-  steps: SequenceStep[];
-  match?: SequenceMatch;
-}
+export type { SequenceStep };
 
 export type SequenceDefinition = {
   name: string;

@@ -180,6 +180,11 @@ async function runChain(chain: Chain, sink: SmtpSink): Promise<void> {
   chain.clock.now = new Date(chain.clock.now.getTime() + HOUR_MS);
   await sink.waitForMails(3, 10_000);
   expect(sink.received[2]!.parsed.subject).toBe('Next steps');
+  // The SMTP server has the mail before the scheduler records it and moves the enrolment on.
+  await waitFor('step 2 recorded', async () => {
+    const reply = await chain.call('GET', `/api/sequences/${sequenceId}/enrollments`);
+    return (reply.body as { data: Array<{ currentStep: number }> }).data[0]?.currentStep === 2;
+  });
 
   await chain.bus.publish('lead.updated', { leadId, changes: { status: 'contacted' } });
   await waitFor('lead.enrollment_stopped', () => ofType('lead.enrollment_stopped').length === 1, 10_000);

@@ -1,3 +1,5 @@
+import { propertiesNamed, type SchemaType } from './schema-type.js';
+
 /**
  * Vocabulary shared by the event payloads (and the HTTP API): value sets, and the JSON-schema
  * fragments the event schemas are built from.
@@ -25,35 +27,32 @@ export const UTM_PARAMETERS = [
 ] as const;
 export type UtmParameter = (typeof UTM_PARAMETERS)[number];
 
-/** Free-form key/value data (custom metadata, enrichment details, changes). */
-export type JsonObject = Record<string, unknown>;
+/** Ad platforms' click ids, kept with a lead's attribution (Google, Meta, Microsoft, LinkedIn, TikTok, X). */
+export const CLICK_ID_PARAMETERS = [
+  'gclid',
+  'gbraid',
+  'wbraid',
+  'fbclid',
+  'msclkid',
+  'li_fat_id',
+  'ttclid',
+  'twclid',
+] as const;
+export type ClickIdParameter = (typeof CLICK_ID_PARAMETERS)[number];
 
-export interface Attribution {
-  utm?: Partial<Record<UtmParameter, string>>;
-  referrer?: string;
-}
-
-export interface ClientInfo {
-  ip?: string;
-  userAgent?: string;
-}
-
-/** The lead as it stands when the event is published: what the next stage needs without a lookup. */
-export interface LeadSnapshot {
-  firstName: string | null;
-  lastName: string | null;
-  email: string | null;
-  phone: string | null;
-  company: string | null;
-  custom: JsonObject;
-  attribution: Attribution;
-  client: ClientInfo;
-  sourceId: string;
-  sourceName: string;
-  status: LeadStatus;
-  tags: string[];
-  createdAt: string;
-}
+/**
+ * What a source's field mapping may target: a standard lead field, `fullName` (split into first and
+ * last name), or a piece of attribution.
+ */
+export const MAPPING_TARGETS = [
+  ...LEAD_FIELDS,
+  'fullName',
+  ...UTM_PARAMETERS,
+  'referrer',
+  'landingPage',
+  ...CLICK_ID_PARAMETERS,
+] as const;
+export type MappingTarget = (typeof MAPPING_TARGETS)[number];
 
 // --- schema fragments -------------------------------------------------------------------------
 // Objects allow additional properties (tolerant reader): producers may add fields before every
@@ -72,11 +71,11 @@ export const freeObject = { type: 'object' } as const;
 export const attributionSchema = {
   type: 'object',
   properties: {
-    utm: {
-      type: 'object',
-      properties: Object.fromEntries(UTM_PARAMETERS.map((name) => [name, text])),
-    },
+    utm: { type: 'object', properties: propertiesNamed(UTM_PARAMETERS, text) },
     referrer: text,
+    /** The page the form was filled in on. */
+    landingPage: text,
+    clickIds: { type: 'object', properties: propertiesNamed(CLICK_ID_PARAMETERS, text) },
   },
 } as const;
 
@@ -85,6 +84,7 @@ export const clientSchema = {
   properties: { ip: text, userAgent: text },
 } as const;
 
+/** The lead as it stands when the event is published: what the next stage needs without a lookup. */
 export const leadSnapshotSchema = {
   type: 'object',
   required: [
@@ -119,10 +119,20 @@ export const leadSnapshotSchema = {
   },
 } as const;
 
+/** Incoming field name (a selector) -> the lead field or attribution it fills. */
 export const fieldMappingsSchema = {
   type: 'object',
-  additionalProperties: { enum: LEAD_FIELDS },
+  additionalProperties: { enum: MAPPING_TARGETS },
 } as const;
+
+// --- the types of the shared shapes, derived from their schemas ------------------------------
+
+/** Free-form key/value data (custom metadata, enrichment details, changes). */
+export type JsonObject = SchemaType<typeof freeObject>;
+export type Attribution = SchemaType<typeof attributionSchema>;
+export type ClientInfo = SchemaType<typeof clientSchema>;
+/** The lead as it stands when the event is published: what the next stage needs without a lookup. */
+export type LeadSnapshot = SchemaType<typeof leadSnapshotSchema>;
 
 /**
  * The source of leads created by CSV import. It has no webhook; its fixed id lets the lead list be

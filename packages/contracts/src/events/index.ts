@@ -30,7 +30,11 @@ import {
 } from './source.js';
 import { USER_EVENT_SCHEMAS, type UserCreated, type UserDeleted, type UserUpdated } from './user.js';
 
-/** Every event type the system publishes, and the TypeScript type of its `data`. */
+/**
+ * Every event type the system publishes, and the TypeScript type of its `data`: each one derived
+ * from its schema in the domain file (`SchemaType`), named there, and listed here. An interface,
+ * not a mapped type, so the compiler resolves `EventDataMap[T]` one entry at a time.
+ */
 export interface EventDataMap {
   'lead.received': LeadReceived;
   'lead.captured': LeadCaptured;
@@ -56,6 +60,18 @@ export interface EventDataMap {
   'user.deleted': UserDeleted;
 }
 
+const SCHEMAS_BY_TYPE = {
+  ...LEAD_EVENT_SCHEMAS,
+  ...SOURCE_EVENT_SCHEMAS,
+  ...PIPELINE_EVENT_SCHEMAS,
+  ...USER_EVENT_SCHEMAS,
+} as const;
+
+/** A schema without its EventDataMap entry, or an entry without its schema, does not compile. */
+type SameKeys<A, B> = [keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : never) : never;
+const everyEventHasSchemaAndType: SameKeys<EventDataMap, typeof SCHEMAS_BY_TYPE> = true;
+void everyEventHasSchemaAndType;
+
 export type EventType = keyof EventDataMap;
 
 /** The `data` type of an event type; `unknown` for a type the contracts do not know. */
@@ -68,12 +84,7 @@ export type EventOf<T extends EventType> = EventEnvelope<T, EventDataMap[T]>;
 export type KnownEvent = { [T in EventType]: EventOf<T> }[EventType];
 
 /** The JSON schema (draft-07) of every event's `data`. */
-export const EVENT_SCHEMAS: Readonly<Record<EventType, SchemaObject>> = {
-  ...LEAD_EVENT_SCHEMAS,
-  ...SOURCE_EVENT_SCHEMAS,
-  ...PIPELINE_EVENT_SCHEMAS,
-  ...USER_EVENT_SCHEMAS,
-};
+export const EVENT_SCHEMAS: Readonly<Record<EventType, SchemaObject>> = SCHEMAS_BY_TYPE;
 
 export const EVENT_TYPES: readonly EventType[] = Object.freeze(Object.keys(EVENT_SCHEMAS) as EventType[]);
 

@@ -1,185 +1,25 @@
 import {
-  type Attribution,
   attributionSchema,
-  type ClientInfo,
   clientSchema,
   dateTime,
   freeObject,
-  type JsonObject,
   LEAD_FIELDS,
-  type LeadField,
-  type LeadSnapshot,
   leadSnapshotSchema,
   nonEmptyText,
   QUALIFICATIONS,
-  type Qualification,
   text,
   uuid,
 } from './common.js';
+import { propertiesNamed, type SchemaType } from './schema-type.js';
 
-// --- the capture chain: received -> captured -> enriched -> scored -> notified -> enrolled ------
+// Each event's `data` schema; the TypeScript types below are derived from these, never written twice.
 
-export type SubmissionOrigin = 'webhook' | 'import' | 'replay';
-
-/** A submission the intake (or the CSV import) made durable; the start of a lead's journey. */
-export interface LeadReceived {
-  submissionId: string;
-  sourceId: string;
-  sourceName: string;
-  receivedAt: string;
-  origin: SubmissionOrigin;
-  /** Standard fields after the source's field mappings were applied. */
-  fields: Partial<Record<LeadField, string>>;
-  /** Incoming fields that match no standard field. */
-  custom: JsonObject;
-  attribution: Attribution;
-  client: ClientInfo;
-  /** Set when origin is 'import'. */
-  importId?: string;
-  /** 1-based data row of the CSV file, set when origin is 'import'. */
-  importRow?: number;
-}
-
-/** The lead service created the lead, or recognised the submission as a duplicate of one. */
-export interface LeadCaptured {
-  leadId: string;
-  submissionId: string;
-  sourceId: string;
-  isDuplicate: boolean;
-  /** The existing lead this one duplicates; null when isDuplicate is false. */
-  duplicateOf: string | null;
-  lead: LeadSnapshot;
-}
+export const SUBMISSION_ORIGINS = ['webhook', 'import', 'replay'] as const;
+/** What became of one step mail of a sequence. */
+export const SEQUENCE_STEP_STATUSES = ['sent', 'outbox', 'failed'] as const;
+export const IMPORT_STATUSES = ['in_progress', 'done'] as const;
 
 /** What enrichment found. Each part's details belong to the enrichment worker. */
-export interface Enrichment {
-  email: JsonObject;
-  geo: JsonObject;
-  company: JsonObject;
-}
-
-export interface LeadEnriched {
-  leadId: string;
-  lead: LeadSnapshot;
-  enrichment: Enrichment;
-}
-
-export interface ScoreReason {
-  points: number;
-  label: string;
-}
-
-export interface LeadScored {
-  leadId: string;
-  lead: LeadSnapshot;
-  enrichment: Enrichment;
-  /** Integer 0..100. */
-  score: number;
-  qualification: Qualification;
-  reasons: ScoreReason[];
-}
-
-export interface SentNotification {
-  id: string;
-  to: string;
-  status: string;
-}
-
-export interface LeadNotified {
-  leadId: string;
-  lead: LeadSnapshot;
-  score: number;
-  qualification: Qualification;
-  /** Empty when no notification was configured or due. */
-  notifications: SentNotification[];
-}
-
-export interface Enrollment {
-  sequenceId: string;
-  sequenceName: string;
-  enrollmentId: string;
-}
-
-export interface LeadEnrolled {
-  leadId: string;
-  /** Empty when the lead matched no sequence. */
-  enrollments: Enrollment[];
-}
-
-/** What became of one step mail of a sequence. */
-export type SequenceStepStatus = 'sent' | 'outbox' | 'failed';
-
-/** The sequence worker sent (or tried to send) one step of an enrolment to the lead. */
-export interface LeadSequenceStepSent {
-  leadId: string;
-  sequenceId: string;
-  sequenceName: string;
-  enrollmentId: string;
-  /** 1-based: 1 is the sequence's first step. */
-  step: number;
-  /** The Message-ID the SMTP server accepted; absent when nothing was sent. */
-  messageId?: string;
-  status: SequenceStepStatus;
-}
-
-/** An enrolment ended before its last step (the lead was contacted, deleted, had no e-mail ...). */
-export interface LeadEnrollmentStopped {
-  leadId: string;
-  sequenceId: string;
-  sequenceName: string;
-  enrollmentId: string;
-  /** A short code such as `lead_status_contacted`, `lead_deleted`, `no_email`; see the sequence README. */
-  reason: string;
-}
-
-// --- changes made through the API -------------------------------------------------------------
-
-export interface Actor {
-  userId?: string;
-  apiKeyId?: string;
-}
-
-export interface LeadUpdated {
-  leadId: string;
-  /** Field name -> new value. */
-  changes: JsonObject;
-  actor?: Actor;
-}
-
-export interface LeadDeleted {
-  leadId: string;
-}
-
-export interface LeadMerged {
-  primaryId: string;
-  duplicateId: string;
-}
-
-export const IMPORT_STATUSES = ['in_progress', 'done'] as const;
-export type ImportStatus = (typeof IMPORT_STATUSES)[number];
-
-/**
- * How far the capture of a CSV import got (the lead service, throttled: at most about once a second
- * per import, and once when it is done). Informational, for live views: only broadcast consumers
- * receive it, and nobody is owed a copy.
- */
-export interface LeadImportProgress {
-  importId: string;
-  status: ImportStatus;
-  /** Data rows of the file (blank lines aside). */
-  rows: number;
-  /** Rows handed to the capture chain (lead.received). */
-  accepted: number;
-  /** Leads created and not flagged as duplicates. */
-  created: number;
-  /** Leads created and flagged as duplicates. */
-  duplicates: number;
-  /** Rows refused at upload plus accepted rows whose capture failed. */
-  failed: number;
-}
-
-// --- schemas ----------------------------------------------------------------------------------
-
 const enrichmentSchema = {
   type: 'object',
   required: ['email', 'geo', 'company'],
@@ -187,10 +27,35 @@ const enrichmentSchema = {
 } as const;
 
 const count = { type: 'integer', minimum: 0 } as const;
+/** Integer 0..100. */
 const scoreSchema = { type: 'integer', minimum: 0, maximum: 100 } as const;
 const qualificationSchema = { enum: QUALIFICATIONS } as const;
 
+const scoreReasonSchema = {
+  type: 'object',
+  required: ['points', 'label'],
+  properties: { points: { type: 'integer' }, label: nonEmptyText },
+} as const;
+
+const sentNotificationSchema = {
+  type: 'object',
+  required: ['id', 'to', 'status'],
+  properties: { id: uuid, to: nonEmptyText, status: nonEmptyText },
+} as const;
+
+const enrollmentSchema = {
+  type: 'object',
+  required: ['sequenceId', 'sequenceName', 'enrollmentId'],
+  properties: { sequenceId: uuid, sequenceName: text, enrollmentId: uuid },
+} as const;
+
+/** Who made a change through the API. */
+const actorSchema = { type: 'object', properties: { userId: uuid, apiKeyId: uuid } } as const;
+
 export const LEAD_EVENT_SCHEMAS = {
+  // --- the capture chain: received -> captured -> enriched -> scored -> notified -> enrolled ----
+
+  /** A submission the intake (or the CSV import) made durable; the start of a lead's journey. */
   'lead.received': {
     type: 'object',
     required: [
@@ -209,18 +74,20 @@ export const LEAD_EVENT_SCHEMAS = {
       sourceId: uuid,
       sourceName: text,
       receivedAt: dateTime,
-      origin: { enum: ['webhook', 'import', 'replay'] },
-      fields: {
-        type: 'object',
-        properties: Object.fromEntries(LEAD_FIELDS.map((name) => [name, text])),
-      },
+      origin: { enum: SUBMISSION_ORIGINS },
+      /** Standard fields after the source's field mappings were applied. */
+      fields: { type: 'object', properties: propertiesNamed(LEAD_FIELDS, text) },
+      /** Incoming fields that match no standard field. */
       custom: freeObject,
       attribution: attributionSchema,
       client: clientSchema,
+      /** Set when origin is 'import'. */
       importId: uuid,
+      /** 1-based data row of the CSV file, set when origin is 'import'. */
       importRow: { type: 'integer', minimum: 1 },
     },
   },
+  /** The lead service created the lead, or recognised the submission as a duplicate of one. */
   'lead.captured': {
     type: 'object',
     required: ['leadId', 'submissionId', 'sourceId', 'isDuplicate', 'duplicateOf', 'lead'],
@@ -229,6 +96,7 @@ export const LEAD_EVENT_SCHEMAS = {
       submissionId: uuid,
       sourceId: uuid,
       isDuplicate: { type: 'boolean' },
+      /** The existing lead this one duplicates; null when isDuplicate is false. */
       duplicateOf: { ...uuid, type: ['string', 'null'] },
       lead: leadSnapshotSchema,
     },
@@ -247,14 +115,7 @@ export const LEAD_EVENT_SCHEMAS = {
       enrichment: enrichmentSchema,
       score: scoreSchema,
       qualification: qualificationSchema,
-      reasons: {
-        type: 'array',
-        items: {
-          type: 'object',
-          required: ['points', 'label'],
-          properties: { points: { type: 'integer' }, label: nonEmptyText },
-        },
-      },
+      reasons: { type: 'array', items: scoreReasonSchema },
     },
   },
   'lead.notified': {
@@ -265,14 +126,8 @@ export const LEAD_EVENT_SCHEMAS = {
       lead: leadSnapshotSchema,
       score: scoreSchema,
       qualification: qualificationSchema,
-      notifications: {
-        type: 'array',
-        items: {
-          type: 'object',
-          required: ['id', 'to', 'status'],
-          properties: { id: uuid, to: nonEmptyText, status: nonEmptyText },
-        },
-      },
+      /** Empty when no notification was configured or due. */
+      notifications: { type: 'array', items: sentNotificationSchema },
     },
   },
   'lead.enrolled': {
@@ -280,16 +135,11 @@ export const LEAD_EVENT_SCHEMAS = {
     required: ['leadId', 'enrollments'],
     properties: {
       leadId: uuid,
-      enrollments: {
-        type: 'array',
-        items: {
-          type: 'object',
-          required: ['sequenceId', 'sequenceName', 'enrollmentId'],
-          properties: { sequenceId: uuid, sequenceName: text, enrollmentId: uuid },
-        },
-      },
+      /** Empty when the lead matched no sequence. */
+      enrollments: { type: 'array', items: enrollmentSchema },
     },
   },
+  /** The sequence worker sent (or tried to send) one step of an enrolment to the lead. */
   'lead.sequence_step_sent': {
     type: 'object',
     required: ['leadId', 'sequenceId', 'sequenceName', 'enrollmentId', 'step', 'status'],
@@ -298,11 +148,14 @@ export const LEAD_EVENT_SCHEMAS = {
       sequenceId: uuid,
       sequenceName: text,
       enrollmentId: uuid,
+      /** 1-based: 1 is the sequence's first step. */
       step: { type: 'integer', minimum: 1 },
+      /** The Message-ID the SMTP server accepted; absent when nothing was sent. */
       messageId: nonEmptyText,
-      status: { enum: ['sent', 'outbox', 'failed'] },
+      status: { enum: SEQUENCE_STEP_STATUSES },
     },
   },
+  /** An enrolment ended before its last step (the lead was contacted, deleted, had no e-mail ...). */
   'lead.enrollment_stopped': {
     type: 'object',
     required: ['leadId', 'sequenceId', 'sequenceName', 'enrollmentId', 'reason'],
@@ -311,16 +164,21 @@ export const LEAD_EVENT_SCHEMAS = {
       sequenceId: uuid,
       sequenceName: text,
       enrollmentId: uuid,
+      /** A short code such as `lead_status_contacted`, `lead_deleted`, `no_email`; see the sequence README. */
       reason: nonEmptyText,
     },
   },
+
+  // --- changes made through the API -------------------------------------------------------------
+
   'lead.updated': {
     type: 'object',
     required: ['leadId', 'changes'],
     properties: {
       leadId: uuid,
+      /** Field name -> new value. */
       changes: freeObject,
-      actor: { type: 'object', properties: { userId: uuid, apiKeyId: uuid } },
+      actor: actorSchema,
     },
   },
   'lead.deleted': {
@@ -333,17 +191,51 @@ export const LEAD_EVENT_SCHEMAS = {
     required: ['primaryId', 'duplicateId'],
     properties: { primaryId: uuid, duplicateId: uuid },
   },
+  /**
+   * How far the capture of a CSV import got (the lead service, throttled: at most about once a second
+   * per import, and once when it is done). Informational, for live views: only broadcast consumers
+   * receive it, and nobody is owed a copy.
+   */
   'lead.import_progress': {
     type: 'object',
     required: ['importId', 'status', 'rows', 'accepted', 'created', 'duplicates', 'failed'],
     properties: {
       importId: uuid,
       status: { enum: IMPORT_STATUSES },
+      /** Data rows of the file (blank lines aside). */
       rows: count,
+      /** Rows handed to the capture chain (lead.received). */
       accepted: count,
+      /** Leads created and not flagged as duplicates. */
       created: count,
+      /** Leads created and flagged as duplicates. */
       duplicates: count,
+      /** Rows refused at upload plus accepted rows whose capture failed. */
       failed: count,
     },
   },
 } as const;
+
+type LeadEventData<T extends keyof typeof LEAD_EVENT_SCHEMAS> = SchemaType<(typeof LEAD_EVENT_SCHEMAS)[T]>;
+
+export type LeadReceived = LeadEventData<'lead.received'>;
+export type LeadCaptured = LeadEventData<'lead.captured'>;
+export type LeadEnriched = LeadEventData<'lead.enriched'>;
+export type LeadScored = LeadEventData<'lead.scored'>;
+export type LeadNotified = LeadEventData<'lead.notified'>;
+export type LeadEnrolled = LeadEventData<'lead.enrolled'>;
+export type LeadSequenceStepSent = LeadEventData<'lead.sequence_step_sent'>;
+export type LeadEnrollmentStopped = LeadEventData<'lead.enrollment_stopped'>;
+export type LeadUpdated = LeadEventData<'lead.updated'>;
+export type LeadDeleted = LeadEventData<'lead.deleted'>;
+export type LeadMerged = LeadEventData<'lead.merged'>;
+export type LeadImportProgress = LeadEventData<'lead.import_progress'>;
+
+export type SubmissionOrigin = (typeof SUBMISSION_ORIGINS)[number];
+export type SequenceStepStatus = (typeof SEQUENCE_STEP_STATUSES)[number];
+export type ImportStatus = (typeof IMPORT_STATUSES)[number];
+export type Enrichment = SchemaType<typeof enrichmentSchema>;
+export type ScoreReason = SchemaType<typeof scoreReasonSchema>;
+export type SentNotification = SchemaType<typeof sentNotificationSchema>;
+export type Enrollment = SchemaType<typeof enrollmentSchema>;
+export type Actor = SchemaType<typeof actorSchema>;

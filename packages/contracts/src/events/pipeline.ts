@@ -1,58 +1,32 @@
 import { nonEmptyText, revision, text, uuid } from './common.js';
+import type { SchemaType } from './schema-type.js';
 
-export interface PipelineStageSnapshot {
-  id: string;
-  name: string;
-  /** Hex colour code. */
-  color: string;
-  /** 0-based display order. */
-  order: number;
-  isWin: boolean;
-  isLost: boolean;
-}
+const stageSnapshotSchema = {
+  type: 'object',
+  required: ['id', 'name', 'color', 'order', 'isWin', 'isLost'],
+  properties: {
+    id: uuid,
+    name: nonEmptyText,
+    /** Hex colour code. */
+    color: text,
+    /** 0-based display order. */
+    order: { type: 'integer', minimum: 0 },
+    isWin: { type: 'boolean' },
+    isLost: { type: 'boolean' },
+  },
+} as const;
 
 /** The whole pipeline as it stands after the change (published on create and on every update). */
-export interface PipelineSnapshot {
-  pipelineId: string;
-  /** Increases with every change of the pipeline; read models ignore an event older than what they hold. */
-  revision?: number;
-  name: string;
-  isDefault: boolean;
-  stages: PipelineStageSnapshot[];
-}
-
-export type PipelineCreated = PipelineSnapshot;
-export type PipelineUpdated = PipelineSnapshot;
-
-export interface PipelineDeleted {
-  pipelineId: string;
-  /** Increases with every change of the pipeline; read models ignore an event older than what they hold. */
-  revision?: number;
-}
-
 const pipelineSnapshotSchema = {
   type: 'object',
   required: ['pipelineId', 'name', 'isDefault', 'stages'],
   properties: {
     pipelineId: uuid,
+    /** Increases with every change of the pipeline; read models ignore an event older than what they hold. */
     revision,
     name: nonEmptyText,
     isDefault: { type: 'boolean' },
-    stages: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'name', 'color', 'order', 'isWin', 'isLost'],
-        properties: {
-          id: uuid,
-          name: nonEmptyText,
-          color: text,
-          order: { type: 'integer', minimum: 0 },
-          isWin: { type: 'boolean' },
-          isLost: { type: 'boolean' },
-        },
-      },
-    },
+    stages: { type: 'array', items: stageSnapshotSchema },
   },
 } as const;
 
@@ -65,3 +39,14 @@ export const PIPELINE_EVENT_SCHEMAS = {
     properties: { pipelineId: uuid, revision },
   },
 } as const;
+
+type PipelineEventData<T extends keyof typeof PIPELINE_EVENT_SCHEMAS> = SchemaType<
+  (typeof PIPELINE_EVENT_SCHEMAS)[T]
+>;
+
+export type PipelineCreated = PipelineEventData<'pipeline.created'>;
+export type PipelineUpdated = PipelineEventData<'pipeline.updated'>;
+export type PipelineDeleted = PipelineEventData<'pipeline.deleted'>;
+
+export type PipelineSnapshot = SchemaType<typeof pipelineSnapshotSchema>;
+export type PipelineStageSnapshot = SchemaType<typeof stageSnapshotSchema>;

@@ -1,58 +1,54 @@
-import {
-  dateTime,
-  fieldMappingsSchema,
-  type LeadField,
-  nonEmptyText,
-  revision,
-  text,
-  uuid,
-} from './common.js';
-
-/** Incoming field name -> the standard lead field it fills. */
-export type FieldMappings = Record<string, LeadField>;
-
-export interface UserRef {
-  id: string;
-  name: string;
-  email: string;
-}
-
-export interface SourceCreated {
-  sourceId: string;
-  /** Increases with every change of the source; read models ignore an event older than what they hold. */
-  revision?: number;
-  name: string;
-  /** The credential in the webhook URL; the intake keeps a token -> source read model. */
-  webhookToken: string;
-  fieldMappings: FieldMappings;
-  createdAt: string;
-  createdBy: UserRef;
-}
-
-export interface SourceUpdated {
-  sourceId: string;
-  /** Increases with every change of the source; read models ignore an event older than what they hold. */
-  revision?: number;
-  name: string;
-  fieldMappings: FieldMappings;
-}
-
-export interface SourceTokenRotated {
-  sourceId: string;
-  /** Increases with every change of the source; read models ignore an event older than what they hold. */
-  revision?: number;
-  /** The new token; the previous one stops working as soon as this is consumed. */
-  webhookToken: string;
-}
-
-export interface SourceDeleted {
-  sourceId: string;
-  /** Increases with every change of the source; read models ignore an event older than what they hold. */
-  revision?: number;
-}
+import { dateTime, fieldMappingsSchema, nonEmptyText, nullableText, revision, text, uuid } from './common.js';
+import type { SchemaType } from './schema-type.js';
 
 const sourceName = { type: 'string', minLength: 1, maxLength: 255 } as const;
 
+/**
+ * The tool a source receives from: its format turns the tool's payload into flat named fields
+ * before the field mappings apply (see @lead-capture/capture). `generic` takes the payload as it is.
+ */
+export const SOURCE_FORMATS = [
+  'generic',
+  'typeform',
+  'facebook-lead-ads',
+  'google-ads',
+  'hubspot-forms',
+  'linkedin',
+  'calendly',
+  'tally',
+  'jotform',
+  'elementor',
+  'gravity-forms',
+  'webflow',
+  'unbounce',
+  'mailchimp',
+  'zapier',
+  'elfsight',
+  'formstack',
+] as const;
+export type SourceFormat = (typeof SOURCE_FORMATS)[number];
+
+/**
+ * How a source receives: its format and its write-only secrets (null: not set): Meta's
+ * `hub.verify_token`, the shared secret the tool signs deliveries with, the Meta Graph API token.
+ * They travel in the events and the synchronous call like the webhook token; never in an API
+ * answer or a log. Absent from an event: unchanged.
+ */
+export const receivingSchemaProperties = {
+  format: { enum: SOURCE_FORMATS },
+  verifyToken: nullableText,
+  signingSecret: nullableText,
+  graphAccessToken: nullableText,
+} as const;
+
+const userRefSchema = {
+  type: 'object',
+  required: ['id', 'name', 'email'],
+  properties: { id: uuid, name: text, email: text },
+} as const;
+
+// `revision` increases with every change of the source; read models ignore an event older than
+// what they hold.
 export const SOURCE_EVENT_SCHEMAS = {
   'source.created': {
     type: 'object',
@@ -61,21 +57,26 @@ export const SOURCE_EVENT_SCHEMAS = {
       sourceId: uuid,
       revision,
       name: sourceName,
+      /** The credential in the webhook URL; the intake keeps a token -> source read model. */
       webhookToken: nonEmptyText,
       fieldMappings: fieldMappingsSchema,
+      ...receivingSchemaProperties,
       createdAt: dateTime,
-      createdBy: {
-        type: 'object',
-        required: ['id', 'name', 'email'],
-        properties: { id: uuid, name: text, email: text },
-      },
+      createdBy: userRefSchema,
     },
   },
   'source.updated': {
     type: 'object',
     required: ['sourceId', 'name', 'fieldMappings'],
-    properties: { sourceId: uuid, revision, name: sourceName, fieldMappings: fieldMappingsSchema },
+    properties: {
+      sourceId: uuid,
+      revision,
+      name: sourceName,
+      fieldMappings: fieldMappingsSchema,
+      ...receivingSchemaProperties,
+    },
   },
+  /** The new token; the previous one stops working as soon as this is consumed. */
   'source.token_rotated': {
     type: 'object',
     required: ['sourceId', 'webhookToken'],
@@ -87,3 +88,17 @@ export const SOURCE_EVENT_SCHEMAS = {
     properties: { sourceId: uuid, revision },
   },
 } as const;
+
+type SourceEventData<T extends keyof typeof SOURCE_EVENT_SCHEMAS> = SchemaType<
+  (typeof SOURCE_EVENT_SCHEMAS)[T]
+>;
+
+export type SourceCreated = SourceEventData<'source.created'>;
+export type SourceUpdated = SourceEventData<'source.updated'>;
+export type SourceTokenRotated = SourceEventData<'source.token_rotated'>;
+export type SourceDeleted = SourceEventData<'source.deleted'>;
+
+/** Incoming field name (a selector) -> the lead field or attribution it fills. */
+export type FieldMappings = SchemaType<typeof fieldMappingsSchema>;
+export type UserRef = SchemaType<typeof userRefSchema>;
+export type SourceReceiving = SchemaType<{ type: 'object'; properties: typeof receivingSchemaProperties }>;

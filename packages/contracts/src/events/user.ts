@@ -1,21 +1,7 @@
-import { nonEmptyText, USER_ROLES, type UserRole, uuid } from './common.js';
+import { nonEmptyText, USER_ROLES, uuid } from './common.js';
+import type { SchemaType } from './schema-type.js';
 
 /** The user as it stands after the change (published on create and on every update). */
-export interface UserSnapshot {
-  userId: string;
-  email: string;
-  name: string;
-  role: UserRole;
-  active: boolean;
-}
-
-export type UserCreated = UserSnapshot;
-export type UserUpdated = UserSnapshot;
-
-export interface UserDeleted {
-  userId: string;
-}
-
 const userSnapshotSchema = {
   type: 'object',
   required: ['userId', 'email', 'name', 'role', 'active'],
@@ -37,3 +23,11 @@ export const USER_EVENT_SCHEMAS = {
     properties: { userId: uuid },
   },
 } as const;
+
+type UserEventData<T extends keyof typeof USER_EVENT_SCHEMAS> = SchemaType<(typeof USER_EVENT_SCHEMAS)[T]>;
+
+export type UserCreated = UserEventData<'user.created'>;
+export type UserUpdated = UserEventData<'user.updated'>;
+export type UserDeleted = UserEventData<'user.deleted'>;
+
+export type UserSnapshot = SchemaType<typeof userSnapshotSchema>;

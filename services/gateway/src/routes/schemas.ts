@@ -1,10 +1,6 @@
-import { USER_ROLES } from '@lead-capture/contracts';
-import { ERROR_RESPONSE_SCHEMA } from '@lead-capture/kit';
+import { type SchemaType, USER_ROLES } from '@lead-capture/contracts';
 
-/** `{ error }` responses for the given status codes, for route schemas and the OpenAPI document. */
-export function errorResponses(...statusCodes: number[]): Record<number, typeof ERROR_RESPONSE_SCHEMA> {
-  return Object.fromEntries(statusCodes.map((code) => [code, ERROR_RESPONSE_SCHEMA]));
-}
+export { errorResponses } from '@lead-capture/kit';
 
 export const NO_CONTENT = { type: 'null', description: 'No content' } as const;
 
@@ -14,6 +10,7 @@ export const ID_PARAMS = {
   additionalProperties: false,
   properties: { id: { type: 'string', minLength: 1, maxLength: 64 } },
 } as const;
+export type IdParams = SchemaType<typeof ID_PARAMS>;
 
 export const EMAIL = { type: 'string', format: 'email', maxLength: 254 } as const;
 export const PASSWORD = { type: 'string', minLength: 8, maxLength: 256 } as const;

@@ -1,3 +1,4 @@
+import type { SchemaType } from '@lead-capture/contracts';
 import {
   LIMIT_QUERY_SCHEMA,
   PAGE_QUERY_SCHEMA,
@@ -8,6 +9,12 @@ import {
 import type { FastifyInstance } from 'fastify';
 import { type AuditLog, toAuditEntryView } from '../../audit/audit-log.js';
 import { errorResponses } from '../schemas.js';
+
+const AUDIT_LOG_QUERY = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { page: PAGE_QUERY_SCHEMA, limit: LIMIT_QUERY_SCHEMA },
+} as const;
 
 const AUDIT_ENTRY = {
   type: 'object',
@@ -54,7 +61,7 @@ const AUDIT_ENTRY = {
 export async function auditLogRoutes(app: FastifyInstance, options: { auditLog: AuditLog }): Promise<void> {
   const { auditLog } = options;
 
-  app.get<{ Querystring: { page: number; limit: number } }>(
+  app.get<{ Querystring: SchemaType<typeof AUDIT_LOG_QUERY> }>(
     '/api/admin/audit-log',
     {
       preHandler: requireRole('admin'),
@@ -62,14 +69,7 @@ export async function auditLogRoutes(app: FastifyInstance, options: { auditLog: 
         tags: ['admin'],
         summary: 'The audit log of sensitive changes, newest first (admin)',
         description: `Kept for AUDIT_LOG_RETENTION_DAYS. Each successful change to users, API keys, the notification and scoring settings, sequences and a source's webhook token is recorded before its answer is sent.`,
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            page: PAGE_QUERY_SCHEMA,
-            limit: LIMIT_QUERY_SCHEMA,
-          },
-        },
+        querystring: AUDIT_LOG_QUERY,
         response: {
           200: pagedListSchema(AUDIT_ENTRY),
           ...errorResponses(400, 401, 403, 429),

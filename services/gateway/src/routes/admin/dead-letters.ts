@@ -1,5 +1,5 @@
 import type { DeadLetter, MessageBus } from '@lead-capture/bus';
-import { CONSUMER_GROUPS } from '@lead-capture/contracts';
+import { CONSUMER_GROUPS, type SchemaType } from '@lead-capture/contracts';
 import { notFound, requireRole, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { errorResponses } from '../schemas.js';
@@ -12,6 +12,27 @@ const GROUP_PARAMS = {
   required: ['group'],
   additionalProperties: false,
   properties: { group: { type: 'string', minLength: 1, maxLength: 200 } },
+} as const;
+
+type GroupParams = SchemaType<typeof GROUP_PARAMS>;
+
+const DEAD_LETTER_LIST_QUERY = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { limit: { type: 'integer', minimum: 1, maximum: SUMMARY_LIMIT, default: 100 } },
+} as const;
+
+const REPLAY_BODY = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ids: {
+      type: 'array',
+      minItems: 1,
+      maxItems: SUMMARY_LIMIT,
+      items: { type: 'string', minLength: 1 },
+    },
+  },
 } as const;
 
 const DEAD_LETTER = {
@@ -35,6 +56,35 @@ function assertKnownGroup(group: string): void {
   }
 }
 
+/** Field names whose values are credentials: webhook tokens, signing secrets, API tokens, passwords. */
+const SECRET_FIELD = /token|secret|password|api_?key/i;
+const REDACTED = '[REDACTED]';
+
+/**
+ * The value with every credential-named field's value replaced: some events carry credentials to
+ * their consumers (a source's webhook token and signing secret to the intake), which the API never
+ * shows again. A replay sends the stored message, untouched.
+ */
+function withoutSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSecrets);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, field]) => [
+      key,
+      SECRET_FIELD.test(key) && field !== null ? REDACTED : withoutSecrets(field),
+    ]),
+  );
+}
+
+/** An unreadable message's text, its credentials redacted when it is JSON at all. */
+function rawWithoutSecrets(raw: string): string {
+  try {
+    return JSON.stringify(withoutSecrets(JSON.parse(raw)));
+  } catch {
+    return raw;
+  }
+}
+
 function toView(letter: DeadLetter) {
   return {
     id: letter.id,
@@ -43,8 +93,8 @@ function toView(letter: DeadLetter) {
     reason: letter.reason,
     attempts: letter.attempts,
     deadAt: letter.deadAt,
-    data: letter.event.data,
-    ...(letter.raw === undefined ? {} : { raw: letter.raw }),
+    data: withoutSecrets(letter.event.data),
+    ...(letter.raw === undefined ? {} : { raw: rawWithoutSecrets(letter.raw) }),
   };
 }
 
@@ -91,18 +141,14 @@ export async function deadLetterRoutes(app: FastifyInstance, options: { bus: Mes
     },
   );
 
-  app.get<{ Params: { group: string }; Querystring: { limit: number } }>(
+  app.get<{ Params: GroupParams; Querystring: SchemaType<typeof DEAD_LETTER_LIST_QUERY> }>(
     '/api/admin/dead-letters/:group',
     {
       schema: {
         tags: ['admin'],
         summary: "A consumer group's dead letters, oldest first",
         params: GROUP_PARAMS,
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: { limit: { type: 'integer', minimum: 1, maximum: SUMMARY_LIMIT, default: 100 } },
-        },
+        querystring: DEAD_LETTER_LIST_QUERY,
         response: {
           200: {
             type: 'object',
@@ -120,7 +166,8 @@ export async function deadLetterRoutes(app: FastifyInstance, options: { bus: Mes
     },
   );
 
-  app.post<{ Params: { group: string }; Body: { ids?: string[] } | undefined }>(
+  // No body at all replays every letter of the group.
+  app.post<{ Params: GroupParams; Body: SchemaType<typeof REPLAY_BODY> | undefined }>(
     '/api/admin/dead-letters/:group/replay',
     {
       preHandler: requireScope('full'),
@@ -128,18 +175,7 @@ export async function deadLetterRoutes(app: FastifyInstance, options: { bus: Mes
         tags: ['admin'],
         summary: "Send a group's dead letters (all, or those ids) back to its queue",
         params: GROUP_PARAMS,
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            ids: {
-              type: 'array',
-              minItems: 1,
-              maxItems: SUMMARY_LIMIT,
-              items: { type: 'string', minLength: 1 },
-            },
-          },
-        },
+        body: REPLAY_BODY,
         response: {
           200: { type: 'object', required: ['replayed'], properties: { replayed: { type: 'integer' } } },
           ...errorResponses(400, 401, 403, 404),

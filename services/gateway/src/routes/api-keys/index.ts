@@ -1,9 +1,32 @@
+import type { SchemaType } from '@lead-capture/contracts';
 import { badRequest, forbidden, notFound } from '@lead-capture/kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type ApiKeyScope, type ApiKeys, toPublicApiKey } from '../../identity/api-keys.js';
-import { errorResponses, ID_PARAMS, NO_CONTENT } from '../schemas.js';
+import { type ApiKeys, toPublicApiKey } from '../../identity/api-keys.js';
+import { errorResponses, ID_PARAMS, type IdParams, NO_CONTENT } from '../schemas.js';
 
 const LABEL = { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S' } as const;
+
+const CREATE_API_KEY_BODY = {
+  type: 'object',
+  required: ['label', 'scope'],
+  additionalProperties: false,
+  properties: {
+    label: LABEL,
+    scope: { type: 'string', enum: ['read', 'full'] },
+    expiresAt: {
+      type: 'string',
+      format: 'date-time',
+      description: 'A future time; never when absent',
+    },
+  },
+} as const;
+
+const CHANGE_API_KEY_BODY = {
+  type: 'object',
+  minProperties: 1,
+  additionalProperties: false,
+  properties: { label: LABEL, active: { type: 'boolean' } },
+} as const;
 
 const API_KEY = {
   type: 'object',
@@ -47,26 +70,13 @@ export async function apiKeyRoutes(app: FastifyInstance, options: { apiKeys: Api
   const { apiKeys, now = Date.now } = options;
   app.addHook('preHandler', signedInAdminOnly);
 
-  app.post<{ Body: { label: string; scope: ApiKeyScope; expiresAt?: string } }>(
+  app.post<{ Body: SchemaType<typeof CREATE_API_KEY_BODY> }>(
     '/api/api-keys',
     {
       schema: {
         tags: ['api-keys'],
         summary: 'Generate an API key (admin); the full key is in this response only',
-        body: {
-          type: 'object',
-          required: ['label', 'scope'],
-          additionalProperties: false,
-          properties: {
-            label: LABEL,
-            scope: { type: 'string', enum: ['read', 'full'] },
-            expiresAt: {
-              type: 'string',
-              format: 'date-time',
-              description: 'A future time; never when absent',
-            },
-          },
-        },
+        body: CREATE_API_KEY_BODY,
         response: {
           201: {
             ...API_KEY,
@@ -104,19 +114,14 @@ export async function apiKeyRoutes(app: FastifyInstance, options: { apiKeys: Api
     async () => (await apiKeys.list()).map(toPublicApiKey),
   );
 
-  app.patch<{ Params: { id: string }; Body: { label?: string; active?: boolean } }>(
+  app.patch<{ Params: IdParams; Body: SchemaType<typeof CHANGE_API_KEY_BODY> }>(
     '/api/api-keys/:id',
     {
       schema: {
         tags: ['api-keys'],
         summary: 'Relabel, revoke (active: false) or reactivate an API key (admin)',
         params: ID_PARAMS,
-        body: {
-          type: 'object',
-          minProperties: 1,
-          additionalProperties: false,
-          properties: { label: LABEL, active: { type: 'boolean' } },
-        },
+        body: CHANGE_API_KEY_BODY,
         response: { 200: API_KEY, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
@@ -127,7 +132,7 @@ export async function apiKeyRoutes(app: FastifyInstance, options: { apiKeys: Api
     },
   );
 
-  app.delete<{ Params: { id: string } }>(
+  app.delete<{ Params: IdParams }>(
     '/api/api-keys/:id',
     {
       schema: {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { SchemaType } from '@lead-capture/contracts';
 import { tooManyRequests, unauthorized } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import type { AccessTokens } from '../../identity/access-tokens.js';
@@ -24,12 +25,24 @@ export interface AuthRoutesOptions {
 const INVALID_LOGIN = 'Invalid email or password';
 const INVALID_REFRESH = 'Invalid or expired refresh token';
 
+const LOGIN_BODY = {
+  type: 'object',
+  required: ['email', 'password'],
+  additionalProperties: false,
+  properties: {
+    email: { type: 'string', minLength: 1, maxLength: 254 },
+    password: { type: 'string', minLength: 1, maxLength: 1024 },
+  },
+} as const;
+
 const REFRESH_TOKEN_BODY = {
   type: 'object',
   required: ['refreshToken'],
   additionalProperties: false,
   properties: { refreshToken: { type: 'string', minLength: 1, maxLength: 512 } },
 } as const;
+
+type RefreshTokenBody = SchemaType<typeof REFRESH_TOKEN_BODY>;
 
 const TOKENS = {
   type: 'object',
@@ -57,7 +70,7 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
     }
   }
 
-  app.post<{ Body: { email: string; password: string } }>(
+  app.post<{ Body: SchemaType<typeof LOGIN_BODY> }>(
     '/api/auth/login',
     {
       config: { public: true },
@@ -65,15 +78,7 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
         tags: ['auth'],
         summary: 'Sign in with e-mail and password',
         security: [],
-        body: {
-          type: 'object',
-          required: ['email', 'password'],
-          additionalProperties: false,
-          properties: {
-            email: { type: 'string', minLength: 1, maxLength: 254 },
-            password: { type: 'string', minLength: 1, maxLength: 1024 },
-          },
-        },
+        body: LOGIN_BODY,
         response: {
           200: {
             type: 'object',
@@ -108,7 +113,7 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
     },
   );
 
-  app.post<{ Body: { refreshToken: string } }>(
+  app.post<{ Body: RefreshTokenBody }>(
     '/api/auth/refresh',
     {
       config: { public: true },
@@ -134,7 +139,7 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
     },
   );
 
-  app.post<{ Body: { refreshToken: string } }>(
+  app.post<{ Body: RefreshTokenBody }>(
     '/api/auth/logout',
     {
       config: { public: true },

@@ -1,8 +1,18 @@
-import type { UserRole } from '@lead-capture/contracts';
+import type { SchemaType } from '@lead-capture/contracts';
 import { requireRole, requireSession } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
-import { toPublicUser, type UserChanges, type UserDirectory } from '../../identity/users.js';
-import { EMAIL, errorResponses, ID_PARAMS, NO_CONTENT, PASSWORD, ROLE, USER, USER_NAME } from '../schemas.js';
+import { toPublicUser, type UserDirectory } from '../../identity/users.js';
+import {
+  EMAIL,
+  errorResponses,
+  ID_PARAMS,
+  type IdParams,
+  NO_CONTENT,
+  PASSWORD,
+  ROLE,
+  USER,
+  USER_NAME,
+} from '../schemas.js';
 
 export const USERS_NEED_A_SESSION = 'API keys cannot manage users; sign in as an admin';
 
@@ -11,6 +21,25 @@ export const USERS_NEED_A_SESSION = 'API keys cannot manage users; sign in as an
  * be an admin login (create an admin, reset a password), as it may not manage keys either.
  */
 const signedInAdminOnly = [requireSession(USERS_NEED_A_SESSION), requireRole('admin')];
+
+const CREATE_USER_BODY = {
+  type: 'object',
+  required: ['email', 'name', 'password'],
+  additionalProperties: false,
+  properties: {
+    email: EMAIL,
+    name: USER_NAME,
+    password: PASSWORD,
+    role: { ...ROLE, default: 'member' },
+  },
+} as const;
+
+const CHANGE_USER_BODY = {
+  type: 'object',
+  minProperties: 1,
+  additionalProperties: false,
+  properties: { name: USER_NAME, role: ROLE, active: { type: 'boolean' }, password: PASSWORD },
+} as const;
 
 /**
  * /api/users: the people leads can be assigned to. Anyone authenticated (API keys too) may list
@@ -31,7 +60,7 @@ export async function userRoutes(app: FastifyInstance, options: { users: UserDir
     async () => (await users.list()).map(toPublicUser),
   );
 
-  app.post<{ Body: { email: string; name: string; password: string; role: UserRole } }>(
+  app.post<{ Body: SchemaType<typeof CREATE_USER_BODY> }>(
     '/api/users',
     {
       preHandler: signedInAdminOnly,
@@ -39,24 +68,14 @@ export async function userRoutes(app: FastifyInstance, options: { users: UserDir
         tags: ['users'],
         summary: 'Create a user (signed-in admin)',
         description: 'Needs an access token of an admin; any API key gets 403.',
-        body: {
-          type: 'object',
-          required: ['email', 'name', 'password'],
-          additionalProperties: false,
-          properties: {
-            email: EMAIL,
-            name: USER_NAME,
-            password: PASSWORD,
-            role: { ...ROLE, default: 'member' },
-          },
-        },
+        body: CREATE_USER_BODY,
         response: { 201: USER, ...errorResponses(400, 401, 403, 409, 429) },
       },
     },
     async (request, reply) => reply.code(201).send(toPublicUser(await users.create(request.body))),
   );
 
-  app.patch<{ Params: { id: string }; Body: UserChanges }>(
+  app.patch<{ Params: IdParams; Body: SchemaType<typeof CHANGE_USER_BODY> }>(
     '/api/users/:id',
     {
       preHandler: signedInAdminOnly,
@@ -66,19 +85,14 @@ export async function userRoutes(app: FastifyInstance, options: { users: UserDir
         description:
           'Needs an access token of an admin; any API key gets 403. Disabling a user or changing their password signs them out everywhere. The last active admin cannot be demoted or disabled (409).',
         params: ID_PARAMS,
-        body: {
-          type: 'object',
-          minProperties: 1,
-          additionalProperties: false,
-          properties: { name: USER_NAME, role: ROLE, active: { type: 'boolean' }, password: PASSWORD },
-        },
+        body: CHANGE_USER_BODY,
         response: { 200: USER, ...errorResponses(400, 401, 403, 404, 409, 429) },
       },
     },
     async (request) => toPublicUser(await users.update(request.params.id, request.body)),
   );
 
-  app.delete<{ Params: { id: string } }>(
+  app.delete<{ Params: IdParams }>(
     '/api/users/:id',
     {
       preHandler: signedInAdminOnly,

@@ -1,7 +1,7 @@
-import { requireScope } from '@lead-capture/kit';
+import { pagination, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
-import type { MailDocument, MailListQuery, NotificationMails } from '../../mails.js';
-import { errorResponses, MAIL_LIST, MAIL_LIST_QUERY, TAGS } from '../../schemas.js';
+import type { MailDocument, NotificationMails } from '../../mails.js';
+import { errorResponses, MAIL_LIST, MAIL_LIST_QUERY, type MailListQuery, TAGS } from '../../schemas.js';
 
 export interface MailRoutesOptions {
   mails: NotificationMails;
@@ -38,7 +38,7 @@ export const mailRoutes: FastifyPluginAsync<MailRoutesOptions> = async (app, { m
       const { mails: found, total } = await mails.list(request.query);
       return {
         data: found.map(mailView),
-        pagination: { page, limit, total, pages: Math.ceil(total / limit) },
+        pagination: pagination(page, limit, total),
       };
     },
   );

@@ -1,6 +1,6 @@
 import { requireRole, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
-import { errorResponses, SETTINGS, SETTINGS_BODY, TAGS } from '../../schemas.js';
+import { errorResponses, SETTINGS, TAGS } from '../../schemas.js';
 import { type NotificationSettings, normaliseSettings, type SettingsStore } from '../../settings.js';
 
 export interface SettingsRoutesOptions {
@@ -33,7 +33,7 @@ export const settingsRoutes: FastifyPluginAsync<SettingsRoutesOptions> = async (
         tags: TAGS,
         summary: 'Replace the notification settings (admin)',
         description: 'The recipients receive the personal data of every matching lead: admins only.',
-        body: SETTINGS_BODY,
+        body: SETTINGS,
         response: { 200: SETTINGS, ...errorResponses(400, 401, 403) },
       },
     },

@@ -3,26 +3,19 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ChangeContext, PipelineChanges, Pipelines } from '../../pipelines.js';
 import {
   CREATE_PIPELINE_BODY,
+  type CreatePipelineBody,
   errorResponses,
   PIPELINE,
   PIPELINE_PARAMS,
+  type PipelineParams,
   TAGS,
   UPDATE_PIPELINE_BODY,
+  type UpdatePipelineBody,
 } from '../../schemas.js';
-import { buildStages, type StageInput } from '../../stages.js';
+import { buildStages } from '../../stages.js';
 
 export interface PipelineRoutesOptions {
   pipelines: Pipelines;
-}
-
-interface PipelineParams {
-  id: string;
-}
-
-interface PipelineBody {
-  name?: string;
-  isDefault?: boolean;
-  stages?: StageInput[];
 }
 
 export const MAX_PIPELINE_NAME_LENGTH = 255;
@@ -73,7 +66,7 @@ export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (
     async (request) => pipelines.get(request.params.id),
   );
 
-  app.post<{ Body: PipelineBody & { name: string; stages: StageInput[] } }>(
+  app.post<{ Body: CreatePipelineBody }>(
     '/api/pipelines',
     {
       preHandler: write,
@@ -98,7 +91,7 @@ export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (
     },
   );
 
-  app.put<{ Params: PipelineParams; Body: PipelineBody }>(
+  app.put<{ Params: PipelineParams; Body: UpdatePipelineBody }>(
     '/api/pipelines/:id',
     {
       preHandler: write,

@@ -1,11 +1,13 @@
-import { requireScope } from '@lead-capture/kit';
+import { pagination, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
-import type { EnrollmentDocument, EnrollmentListQuery } from '../../enrollments.js';
+import type { EnrollmentDocument } from '../../enrollments.js';
 import {
   ENROLLMENT_LIST,
   ENROLLMENT_LIST_QUERY,
+  type EnrollmentListQuery,
   errorResponses,
   SEQUENCE_PARAMS,
+  type SequenceParams,
   TAGS,
 } from '../../schemas.js';
 import type { SequenceRoutesOptions } from './index.js';
@@ -25,7 +27,7 @@ function enrollmentView(enrollment: EnrollmentDocument) {
 
 /** GET /api/sequences/<id>/enrollments: who is enrolled and where they stand, newest first. */
 export const enrollmentRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (app, { catalog }) => {
-  app.get<{ Params: { id: string }; Querystring: EnrollmentListQuery }>(
+  app.get<{ Params: SequenceParams; Querystring: EnrollmentListQuery }>(
     '/api/sequences/:id/enrollments',
     {
       preHandler: requireScope('read'),
@@ -42,7 +44,7 @@ export const enrollmentRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async
       const { enrollments, total } = await catalog.enrollmentsOf(request.params.id, request.query);
       return {
         data: enrollments.map(enrollmentView),
-        pagination: { page, limit, total, pages: Math.ceil(total / limit) },
+        pagination: pagination(page, limit, total),
       };
     },
   );

@@ -5,20 +5,19 @@ import {
   CREATE_SEQUENCE_BODY,
   errorResponses,
   REPLACE_SEQUENCE_BODY,
+  type ReplaceSequenceBody,
   SEQUENCE,
   SEQUENCE_PARAMS,
+  type SequenceInput,
+  type SequenceParams,
   TAGS,
 } from '../../schemas.js';
-import { parseSequenceInput, type SequenceInput } from '../../sequence-input.js';
+import { parseSequenceInput } from '../../sequence-input.js';
 import type { SequenceDocument } from '../../sequences.js';
 import { enrollmentRoutes } from './enrollments.js';
 
 export interface SequenceRoutesOptions {
   catalog: SequenceCatalog;
-}
-
-interface SequenceParams {
-  id: string;
 }
 
 function sequenceView(sequence: SequenceDocument) {
@@ -86,7 +85,7 @@ export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (
     },
   );
 
-  app.put<{ Params: SequenceParams; Body: Required<SequenceInput> }>(
+  app.put<{ Params: SequenceParams; Body: ReplaceSequenceBody }>(
     '/api/sequences/:id',
     {
       preHandler: write,
