@@ -1,4 +1,5 @@
 import type { EventEnvelope } from '@lead-capture/contracts';
+import type { DocStore, Transaction } from '@lead-capture/docstore';
 
 export interface PublishOptions {
   /** Event id; generated (UUID v4) when absent. Pass one to make a re-publish idempotent downstream. */
@@ -84,6 +85,47 @@ export interface BusLogger {
   error(details: object, message: string): void;
 }
 
+/** How a delivery to a durable group was settled. */
+export type DeliveryOutcome = 'handled' | 'retried' | 'dead-lettered';
+
+export interface ObservedDelivery {
+  group: string;
+  /** The event's type; '' when the message was not a readable envelope. */
+  type: string;
+  /** The event's id; '' when unreadable. */
+  eventId: string;
+  /** When the event happened (the envelope's occurredAt); '' when unreadable. */
+  occurredAt: string;
+  /** 1 on the first delivery. */
+  attempt: number;
+}
+
+/**
+ * Hooks for metrics on the delivery path of durable groups (broadcast deliveries are not reported).
+ * Both buses call them at the same points; an observer must not throw and must not block.
+ */
+export interface BusObserver {
+  /** A handler is about to run for this delivery. */
+  handlerStarted?(delivery: ObservedDelivery): void;
+  /**
+   * The delivery's outcome is decided: `handled` (the handler resolved), `retried` (it threw and a
+   * retry is scheduled) or `dead-lettered` (its last attempt failed, or it was unreadable).
+   * `handlerMs` is how long the handler ran; null when no handler ran (an unreadable message).
+   */
+  deliverySettled?(delivery: ObservedDelivery, outcome: DeliveryOutcome, handlerMs: number | null): void;
+}
+
+/** One durable group's queue as the bus sees it now. */
+export interface QueueStats {
+  group: string;
+  /** Deliveries waiting in the group's queue, not yet handed to a consumer. */
+  ready: number;
+  /** Consumers attached to the group's queue (every replica's; in-process: this process's). */
+  consumers: number;
+  /** Dead letters of the group. */
+  deadLetters: number;
+}
+
 export interface MessageBus {
   readonly kind: 'rabbitmq' | 'in-process';
   /**
@@ -106,6 +148,34 @@ export interface MessageBus {
   replayDeadLetters(group: string, ids?: string[]): Promise<number>;
   /** Resolves when the broker (or journal) answers; for readiness checks. */
   ping(): Promise<void>;
+  /**
+   * The queues of these durable groups as the broker (or journal) holds them now, for metrics. A
+   * group whose queue does not exist yet counts as empty. Optional: a bus that cannot tell leaves it out.
+   */
+  queueStats?(groups: readonly string[]): Promise<QueueStats[]>;
+  /**
+   * Publishing inside the transactions of `store`, when the bus keeps its queues in that very store
+   * (the in-process bus of the embedded mode): an event is then queued in the same commit as the
+   * change that caused it, so no outbox entry is needed. Undefined for any other store or bus.
+   */
+  transactionalPublisher?(store: DocStore): TransactionalPublisher | undefined;
   /** Cancels subscriptions (draining in-flight handlers), then closes channels and connection. */
   close(): Promise<void>;
+}
+
+/** See MessageBus.transactionalPublisher. */
+export interface TransactionalPublisher {
+  /** Resolves once `stage` can queue (the bus has read its journal): await it before the transaction. */
+  ready(): Promise<void>;
+  /**
+   * Queues the envelope's deliveries through `tx`; they reach consumers once the transaction commits
+   * and `committed()` is called (`aborted()` after a rollback). Null when nothing receives the
+   * event's type now, or the bus is not ready: publish it the usual way (an outbox entry, its relay).
+   */
+  stage(tx: Transaction, envelope: EventEnvelope): Promise<StagedPublish | null>;
+}
+
+export interface StagedPublish {
+  committed(): void;
+  aborted(): void;
 }

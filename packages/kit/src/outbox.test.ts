@@ -1,11 +1,11 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { MessageBus } from '@lead-capture/bus';
-import type { EventEnvelope } from '@lead-capture/contracts';
+import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
+import { type EventEnvelope, validateEvent } from '@lead-capture/contracts';
 import { type DocStore, openStore } from '@lead-capture/docstore';
+import { killAtMarker, waitFor } from '@lead-capture/testing';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Outbox } from './outbox.js';
@@ -164,21 +164,8 @@ describe('Outbox and a crash (kill -9)', () => {
   const fixture = join(import.meta.dirname, '../test/fixtures/outbox-child.ts');
 
   /** Runs the child until it prints `marker`, then SIGKILLs it. */
-  function runAndKill(dataDir: string, stopAt: string, leadId: string, marker: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', fixture, dataDir, stopAt, leadId], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      let output = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes(marker)) child.kill('SIGKILL');
-      });
-      child.on('error', reject);
-      child.on('exit', (_code, signal) =>
-        signal === 'SIGKILL' ? resolve() : reject(new Error(`child exited before ${marker}: ${output}`)),
-      );
-    });
+  async function runAndKill(dataDir: string, stopAt: string, leadId: string, marker: string): Promise<void> {
+    await killAtMarker(fixture, [dataDir, stopAt, leadId], marker);
   }
 
   let dataDir: string;
@@ -214,5 +201,98 @@ describe('Outbox and a crash (kill -9)', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('Outbox on the in-process bus journaled in the same store', () => {
+  let dataDir: string;
+  let store: DocStore;
+  const GROUP = 'test.lead.deleted';
+
+  beforeEach(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'outbox-journal-'));
+    store = await openStore(undefined, { dataDir });
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  function journaledBus(types: string[] = ['lead.deleted']) {
+    return createInProcessBus({
+      logger,
+      validate: validateEvent,
+      journal: store.collection('bus_journal'),
+      journalStore: store,
+      declareGroups: [{ group: GROUP, types }],
+    });
+  }
+
+  /** Subscribes to the group; `seen` collects the event ids handled, in order. */
+  async function consume(bus: MessageBus) {
+    const seen: string[] = [];
+    await bus.subscribe({ group: GROUP, types: ['lead.deleted'] }, async (envelope) => {
+      seen.push(envelope.id);
+    });
+    return seen;
+  }
+
+  it('queues the event in the commit of its change: no outbox entry, delivered once', async () => {
+    const bus = journaledBus();
+    const outbox = new Outbox({ store, bus, logger, collection: 'test_outbox' });
+    await outbox.createIndexes();
+    const seen = await consume(bus);
+    const failed = randomUUID();
+    await expect(
+      outbox.change(async (change) => {
+        await change.emit(failed, 'lead.deleted', { leadId: failed });
+        throw new Error('the change fails after its emit');
+      }),
+    ).rejects.toThrow('the change fails');
+    const leadId = randomUUID();
+    const envelope = await outbox.change(async (change) => {
+      await change.collection('test_leads').insertOne({ _id: leadId });
+      return change.emit(leadId, 'lead.deleted', { leadId });
+    });
+    expect(await outbox.pending()).toBe(0);
+    // The failed change's event was never queued: the next one's is the only delivery.
+    await waitFor('the event delivered', () => seen.length > 0, 5000);
+    expect(seen).toEqual([envelope.id]);
+    await bus.close();
+  });
+
+  it('keeps an event nothing receives yet as an outbox entry, for the relay', async () => {
+    const bus = journaledBus(['lead.merged']);
+    const outbox = new Outbox({ store, bus, logger, collection: 'test_outbox' });
+    await outbox.createIndexes();
+    const leadId = randomUUID();
+    await outbox.change((change) => change.emit(leadId, 'lead.deleted', { leadId }));
+    expect(await outbox.pending()).toBe(1);
+    await bus.close();
+  });
+
+  it('has the event queued once the change is committed, and nothing of a change killed before', async () => {
+    const fixture = join(import.meta.dirname, '../test/fixtures/outbox-child.ts');
+    await store.close();
+    const committed = randomUUID();
+    await killAtMarker(fixture, [dataDir, 'journal-committed', committed], 'COMMITTED');
+    const killed = randomUUID();
+    await killAtMarker(fixture, [dataDir, 'journal-in-work', killed], 'IN_WORK');
+    store = await openStore(undefined, { dataDir });
+    expect(await store.collection('test_leads').findOne({ _id: killed })).toBeNull();
+    expect(await store.collection('test_outbox').countDocuments({})).toBe(0);
+    const bus = journaledBus();
+    const delivered: unknown[] = [];
+    await bus.subscribe({ group: GROUP, types: ['lead.deleted'] }, async (envelope) => {
+      delivered.push(envelope.data);
+    });
+    await waitFor('the committed event delivered after the restart', () => delivered.length > 0, 5000);
+    // A marker event published after the restart arrives after anything else still queued.
+    const marker = randomUUID();
+    await bus.publish('lead.deleted', { leadId: marker });
+    await waitFor('the marker', () => delivered.length > 1, 5000);
+    expect(delivered).toEqual([{ leadId: committed }, { leadId: marker }]);
+    await bus.close();
   });
 });

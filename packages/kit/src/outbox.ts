@@ -1,4 +1,4 @@
-import type { MessageBus } from '@lead-capture/bus';
+import type { MessageBus, StagedPublish } from '@lead-capture/bus';
 import { InvalidEventError } from '@lead-capture/bus';
 import {
   createEnvelope,
@@ -68,6 +68,14 @@ export interface OutboxChange {
 /** How many entries one relay pass publishes at most, so a backlog never starves the event loop. */
 const RELAY_BATCH = 500;
 
+/** The outboxes made on each store, by collection: the metrics report their backlog. */
+const outboxesByStore = new WeakMap<DocStore, Map<string, Outbox>>();
+
+/** The outboxes made on this store (one per collection, the latest made), for the metrics. */
+export function outboxesOf(store: DocStore): Outbox[] {
+  return [...(outboxesByStore.get(store)?.values() ?? [])];
+}
+
 /**
  * The transactional outbox every service uses to change state and publish what changed.
  *
@@ -77,6 +85,10 @@ const RELAY_BATCH = 500;
  * are published at once (with any older entry of the same stream still waiting, oldest first);
  * whatever the bus does not take stays in the outbox and the relay publishes it later, under the
  * same event id, with backoff. Consumers are idempotent on event ids, so a second publish is harmless.
+ *
+ * When the bus keeps its queues in the same store (the embedded mode's in-process bus), the events
+ * are queued in the change's own commit instead (MessageBus.transactionalPublisher): no entry, no
+ * second write.
  *
  * On a store that cannot run transactions (a standalone MongoDB server) the writes and the entries
  * are made one by one in the order `work` makes them: emit an event before the change it reports.
@@ -97,6 +109,17 @@ export class Outbox {
     this.#takeOverAfterMs = options.takeOverAfterMs ?? 5000;
     this.#maxBackoffMs = options.maxBackoffMs ?? 5 * 60_000;
     this.#now = options.now ?? Date.now;
+    let outboxes = outboxesByStore.get(options.store);
+    if (!outboxes) {
+      outboxes = new Map();
+      outboxesByStore.set(options.store, outboxes);
+    }
+    outboxes.set(options.collection, this);
+  }
+
+  /** The collection its entries are kept in, e.g. `lead_outbox`. */
+  get collection(): string {
+    return this.#options.collection;
   }
 
   async createIndexes(): Promise<void> {
@@ -107,18 +130,38 @@ export class Outbox {
   /** Runs `work` with its writes and events in one transaction, then publishes the events. */
   async change<T>(work: (change: OutboxChange) => Promise<T>): Promise<T> {
     const streams = new Set<string>();
-    const result = await this.#options.store.transaction(async (tx) => {
-      const entries = tx.collection<OutboxEntry>(this.#options.collection);
-      return work({
-        collection: <TDoc extends Document = Document>(name: string) => tx.collection<TDoc>(name),
-        emit: async (stream, type, data, options = {}) => {
-          const entry = this.#entry(stream, type, data, options);
-          await entries.insertOne(entry);
-          streams.add(stream);
-          return entry.envelope;
-        },
+    const publisher = this.#options.bus.transactionalPublisher?.(this.#options.store);
+    const staged: StagedPublish[] = [];
+    // A bus that could not read its journal stages nothing: the events then take the entry path.
+    await publisher?.ready().catch(() => {});
+    let result: T;
+    try {
+      result = await this.#options.store.transaction(async (tx) => {
+        const entries = tx.collection<OutboxEntry>(this.#options.collection);
+        return work({
+          collection: <TDoc extends Document = Document>(name: string) => tx.collection<TDoc>(name),
+          emit: async (stream, type, data, options = {}) => {
+            const entry = this.#entry(stream, type, data, options);
+            // Queued in this very commit when the bus's queues live in this store, unless an older
+            // event of the stream still waits here (it must be published first).
+            if (publisher && !(await entries.findOne({ stream }, { projection: { _id: 1 } }))) {
+              const queued = await publisher.stage(tx, entry.envelope);
+              if (queued) {
+                staged.push(queued);
+                return entry.envelope;
+              }
+            }
+            await entries.insertOne(entry);
+            streams.add(stream);
+            return entry.envelope;
+          },
+        });
       });
-    });
+    } catch (error) {
+      for (const queued of staged) queued.aborted();
+      throw error;
+    }
+    for (const queued of staged) queued.committed();
     for (const stream of streams) await this.publishStream(stream);
     return result;
   }

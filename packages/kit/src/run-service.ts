@@ -1,14 +1,23 @@
-import { createInProcessBus, createRabbitBus, type MessageBus } from '@lead-capture/bus';
+import { type BusObserver, createInProcessBus, createRabbitBus, type MessageBus } from '@lead-capture/bus';
 import { CONSUMER_GROUPS, validateEvent } from '@lead-capture/contracts';
 import { type DocStore, openStore } from '@lead-capture/docstore';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import { COMMON_CONFIG, exitOnConfigError, loadConfig, required } from './config.js';
 import { registerHealthRoutes } from './health.js';
 import { createHttpApp } from './http.js';
 import { createHttpInternalClient, SERVICE_URL_CONFIG, serviceUrlsFromConfig } from './internal-client.js';
 import { internalIdentity } from './internal-identity.js';
 import { createLogger } from './logger.js';
+import {
+  buildMetricsApp,
+  createChainMetrics,
+  createMetricsRegistry,
+  METRICS_CONFIG,
+  METRICS_PATH,
+  serveMetrics,
+} from './metrics.js';
 import { registerOpenApi, SERVICE_OPENAPI_PATH, serveOpenApiDocument } from './openapi.js';
 import type { ServiceDeps, ServiceFactory, ServiceModule } from './service.js';
 import { createShutdown } from './shutdown.js';
@@ -23,6 +32,7 @@ export const SERVICE_PROCESS_CONFIG = {
     doc: "Proxies whose X-Forwarded-* a service believes for requests without the gateway's signed client; by default none (the gateway signs the client's IP, host and protocol into the internal identity)",
   }),
   ...SERVICE_URL_CONFIG,
+  ...METRICS_CONFIG,
 };
 
 export interface ServiceAppOptions {
@@ -32,6 +42,11 @@ export interface ServiceAppOptions {
   trustProxy?: TrustProxySetting;
   /** Readiness turns 503 once shutdown started. */
   isShuttingDown?: () => boolean;
+  /**
+   * Serves GET /metrics from this registry on the service's own port, behind `token` when given
+   * (no internal identity needed: Prometheus scrapes it).
+   */
+  metrics?: { registry: Registry; token?: string };
 }
 
 /**
@@ -59,8 +74,12 @@ export async function buildServiceApp(
   await app.register(internalIdentity, {
     secret: options.internalSecret,
     service: module.name,
-    publicRoutes: (method, path) => path === SERVICE_OPENAPI_PATH || isPublicRoute(method, path),
+    publicRoutes: (method, path) =>
+      path === SERVICE_OPENAPI_PATH ||
+      (options.metrics !== undefined && path === METRICS_PATH) ||
+      isPublicRoute(method, path),
   });
+  if (options.metrics) serveMetrics(app, options.metrics.registry, options.metrics.token);
   const { registerRoutes } = module;
   if (registerRoutes) await app.register(async (scope) => registerRoutes.call(module, scope));
   return app;
@@ -83,19 +102,23 @@ export async function openBus(options: {
   logger: Logger;
   store: DocStore;
   connectionName: string;
+  /** Told how every delivery went: createChainMetrics's observer. */
+  observer?: BusObserver;
 }): Promise<MessageBus> {
-  const { amqpUrl, logger, store, connectionName } = options;
-  const common = { logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS };
+  const { amqpUrl, logger, store, connectionName, observer } = options;
+  const common = { logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS, observer };
   return amqpUrl
     ? createRabbitBus({ ...common, url: amqpUrl, connectionName })
-    : createInProcessBus({ ...common, journal: store.collection('bus_journal') });
+    : createInProcessBus({ ...common, journal: store.collection('bus_journal'), journalStore: store });
 }
 
 /**
  * The whole `main.ts` of a distributed service: config (INTERNAL_SECRET required), logger, store
  * (MongoDB at MONGO_URL, else embedded under DATA_DIR), bus (RabbitMQ at AMQP_URL, else in-process),
  * the HTTP internal client, the app from buildServiceApp, `module.start()`, ordered shutdown on
- * SIGTERM / SIGINT, listen on HOST:PORT. A failure while starting is logged and exits 1.
+ * SIGTERM / SIGINT, listen on HOST:PORT. The chain metrics and Node's are served at /metrics: on
+ * METRICS_PORT when set, else on PORT when METRICS_TOKEN is set, else not at all.
+ * A failure while starting is logged and exits 1.
  */
 export async function runServiceProcess(factory: ServiceFactory, options: RunServiceOptions): Promise<void> {
   const { name } = options;
@@ -106,8 +129,17 @@ export async function runServiceProcess(factory: ServiceFactory, options: RunSer
   try {
     const store: DocStore = await openStore(config.MONGO_URL, { dataDir: config.DATA_DIR, logger });
     shutdown.register('store', 'close-clients', () => store.close());
-    const bus = await openBus({ amqpUrl: config.AMQP_URL, logger, store, connectionName: name });
+    const registry = createMetricsRegistry();
+    const chainMetrics = createChainMetrics({ registry, logger });
+    const bus = await openBus({
+      amqpUrl: config.AMQP_URL,
+      logger,
+      store,
+      connectionName: name,
+      observer: chainMetrics.observer,
+    });
     shutdown.register('bus', 'close-clients', () => bus.close());
+    chainMetrics.watch({ bus, store });
 
     const module = factory({
       logger,
@@ -130,6 +162,10 @@ export async function runServiceProcess(factory: ServiceFactory, options: RunSer
         bodyLimit: config.BODY_LIMIT_BYTES,
         trustProxy: config.TRUST_PROXY,
         isShuttingDown: shutdown.isShuttingDown,
+        metrics:
+          config.METRICS_TOKEN !== undefined && config.METRICS_PORT === undefined
+            ? { registry, token: config.METRICS_TOKEN }
+            : undefined,
       },
     );
     shutdown.register('http', 'stop-accepting', async () => {
@@ -138,6 +174,13 @@ export async function runServiceProcess(factory: ServiceFactory, options: RunSer
     shutdown.register(name, 'stop-accepting', async () => module.stop?.());
     await module.start?.();
     await app.listen({ host: config.HOST, port: config.PORT });
+    if (config.METRICS_PORT !== undefined) {
+      const metricsApp = buildMetricsApp({ registry, token: config.METRICS_TOKEN, logger });
+      shutdown.register('metrics-http', 'stop-accepting', async () => {
+        await metricsApp.close();
+      });
+      await metricsApp.listen({ host: config.HOST, port: config.METRICS_PORT });
+    }
   } catch (error) {
     logger.fatal({ err: error }, 'Service failed to start');
     await shutdown.run('startup failure');

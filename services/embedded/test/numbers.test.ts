@@ -1,16 +1,7 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
-import { validateEvent } from '@lead-capture/contracts';
-import { type DocStore, openStore } from '@lead-capture/docstore';
-import { buildGateway } from '@lead-capture/gateway';
-import { createLogger, loadConfig, type ServiceModule } from '@lead-capture/kit';
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EMBEDDED_CONFIG } from '../src/config.js';
-import { createEmbeddedModules } from '../src/services.js';
+import { buildProductApp, type ProductApp } from './product-app.js';
 
 /**
  * Every numeric query parameter of every route of the whole product (as the OpenAPI document lists
@@ -18,7 +9,6 @@ import { createEmbeddedModules } from '../src/services.js';
  * page of Infinity.
  */
 const NOT_FINITE = ['1e400', '-1e400', 'Infinity', '-Infinity', 'NaN'];
-const ADMIN = { email: 'admin@example.com', password: 'correct horse battery staple' };
 
 interface Parameter {
   name: string;
@@ -29,52 +19,17 @@ interface Operation {
   parameters?: Parameter[];
 }
 
-let dataDir: string;
-let store: DocStore;
-let bus: MessageBus;
-let modules: ServiceModule[];
+let product: ProductApp;
 let app: FastifyInstance;
 let authorization: string;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'numbers-sweep-'));
-  const logger = createLogger({ level: 'silent', name: 'numbers-sweep' });
-  store = await openStore(undefined, { dataDir });
-  bus = createInProcessBus({ logger, validate: validateEvent });
-  const secrets = {
-    JWT_SECRET: randomBytes(32).toString('base64url'),
-    INTERNAL_SECRET: randomBytes(32).toString('base64url'),
-  };
-  let gateway: FastifyInstance | undefined;
-  modules = createEmbeddedModules({
-    logger,
-    store,
-    bus,
-    publicBaseUrl: undefined,
-    internalSecret: secrets.INTERNAL_SECRET,
-    app: () => gateway,
-  });
-  const config = loadConfig(EMBEDDED_CONFIG, { DATA_DIR: dataDir, RATE_LIMIT_MAX: '0' });
-  app = await buildGateway({
-    logger,
-    store,
-    bus,
-    config: { ...config, ...secrets },
-    firstAdmin: { ...ADMIN, name: 'Ada Admin' },
-    services: modules,
-  });
-  gateway = app;
-  await app.ready();
-  const login = await app.inject({ method: 'POST', url: '/api/auth/login', payload: ADMIN });
-  expect(login.statusCode).toBe(200);
-  authorization = `Bearer ${login.json<{ token: string }>().token}`;
+  product = await buildProductApp({ name: 'numbers-sweep', start: false });
+  ({ app, authorization } = product);
 });
 
 afterAll(async () => {
-  await app?.close();
-  await bus?.close();
-  await store?.close();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  await product?.close();
 });
 
 function isNumeric(parameter: Parameter): boolean {

@@ -1,14 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInProcessBus } from '@lead-capture/bus';
-import { validateEvent } from '@lead-capture/contracts';
-import { openStore } from '@lead-capture/docstore';
-import { buildGateway, OPENAPI_PATH } from '@lead-capture/gateway';
-import { createLogger, loadConfig } from '@lead-capture/kit';
-import type { FastifyInstance } from 'fastify';
-import { EMBEDDED_CONFIG } from '../src/config.js';
-import { createEmbeddedModules } from '../src/services.js';
+import { OPENAPI_PATH } from '@lead-capture/gateway';
+import { buildProductApp } from './product-app.js';
 
 /**
  * The public API's OpenAPI document as the embedded runtime serves it at GET /api/openapi.json,
@@ -33,40 +25,15 @@ export type OpenApiDocument = {
 
 /** Builds the embedded gateway in memory, asks it for its document, and tears everything down. */
 export async function fetchEmbeddedOpenApi(): Promise<OpenApiDocument> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'openapi-document-'));
-  const logger = createLogger({ level: 'silent', name: 'openapi-document' });
-  const store = await openStore(undefined, { dataDir });
-  const bus = createInProcessBus({ logger, validate: validateEvent });
-  let app: FastifyInstance | undefined;
+  const product = await buildProductApp({ name: 'openapi-document', secrets: FIXED_SECRETS, start: false });
   try {
-    const modules = createEmbeddedModules({
-      logger,
-      store,
-      bus,
-      publicBaseUrl: undefined,
-      internalSecret: FIXED_SECRETS.INTERNAL_SECRET,
-      app: () => app,
-    });
-    const config = loadConfig(EMBEDDED_CONFIG, { DATA_DIR: dataDir });
-    app = await buildGateway({
-      logger,
-      store,
-      bus,
-      config: { ...config, ...FIXED_SECRETS },
-      firstAdmin: { email: 'admin@example.com', password: 'openapi document generator', name: 'Admin' },
-      services: modules,
-    });
-    await app.ready();
-    const response = await app.inject({ method: 'GET', url: OPENAPI_PATH });
+    const response = await product.app.inject({ method: 'GET', url: OPENAPI_PATH });
     if (response.statusCode !== 200) {
       throw new Error(`GET ${OPENAPI_PATH} answered ${response.statusCode}: ${response.body}`);
     }
     return response.json<OpenApiDocument>();
   } finally {
-    await app?.close();
-    await bus.close();
-    await store.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await product.close();
   }
 }
 

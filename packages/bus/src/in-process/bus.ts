@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventEnvelope } from '@lead-capture/contracts';
-import type { Collection } from '@lead-capture/docstore';
+import type { Collection, DocStore, Transaction } from '@lead-capture/docstore';
 import {
   assertPublishable,
   buildEnvelope,
@@ -12,17 +12,22 @@ import {
   truncate,
 } from '../envelope.js';
 import { UnroutableError } from '../errors.js';
+import { DeliveryReporter } from '../observe.js';
 import { topicMatches } from '../topic.js';
 import type {
   BusLogger,
+  BusObserver,
   DeadLetter,
   EventHandler,
   EventValidator,
   GroupDeclaration,
   MessageBus,
   PublishOptions,
+  QueueStats,
+  StagedPublish,
   SubscribeOptions,
   Subscription,
+  TransactionalPublisher,
 } from '../types.js';
 import { type DeliveryDoc, JournalStore, type QueueStore } from './journal.js';
 import { MemoryStore } from './memory-store.js';
@@ -44,6 +49,13 @@ export interface InProcessBusOptions {
    * the oldest are dropped, as a RabbitMQ queue with `x-max-length` drops its head. Default 10,000.
    */
   broadcastBacklogLimit?: number;
+  /** Told how every delivery of a durable group went (metrics). */
+  observer?: BusObserver;
+  /**
+   * The store `journal` is a collection of: publishes inside its transactions are then queued in the
+   * same commit (see MessageBus.transactionalPublisher).
+   */
+  journalStore?: DocStore;
 }
 
 /** What the bus holds in memory; none of it grows with the number of queued events. */
@@ -218,6 +230,8 @@ class InProcessBus implements InProcessMessageBus {
   private readonly broadcasts = new Set<Consumer>();
   private readonly routes = new Map<string, Group[]>();
   private readonly loaded: Promise<void>;
+  /** `loaded` has resolved: a publish inside a transaction must not wait for it (see stage). */
+  private isLoaded = false;
   /** Fetches and retry promotions under way, awaited by close() before the store may close. */
   private readonly background = new Set<Promise<void>>();
   private readonly broadcastBacklogLimit: number;
@@ -227,9 +241,11 @@ class InProcessBus implements InProcessMessageBus {
   private state: State = 'running';
   private closing: Promise<void> | null = null;
   private counters = { fetches: 0, fetched: 0, broadcastDropped: 0 };
+  private readonly reporter: DeliveryReporter;
 
   constructor(private readonly options: InProcessBusOptions) {
     this.store = options.journal ? new JournalStore(options.journal) : new MemoryStore();
+    this.reporter = new DeliveryReporter(options.observer, options.logger);
     this.broadcastBacklogLimit = options.broadcastBacklogLimit ?? DEFAULT_BROADCAST_BACKLOG_LIMIT;
     if (!Number.isInteger(this.broadcastBacklogLimit) || this.broadcastBacklogLimit < 0) {
       throw new RangeError(
@@ -237,7 +253,12 @@ class InProcessBus implements InProcessMessageBus {
       );
     }
     this.loaded = this.load();
-    this.loaded.catch(() => {});
+    this.loaded.then(
+      () => {
+        this.isLoaded = true;
+      },
+      () => {},
+    );
   }
 
   private get logger(): BusLogger {
@@ -295,13 +316,51 @@ class InProcessBus implements InProcessMessageBus {
 
   /** Resolves once every matching group's delivery is in the journal, in one write. */
   private async route(envelope: EventEnvelope): Promise<void> {
-    const body = JSON.stringify(envelope);
     await this.loaded;
+    const routed = this.deliveriesOf(envelope);
+    if (!routed) throw new UnroutableError(`Unroutable: no group or subscriber receives "${envelope.type}"`);
+    try {
+      await this.store.insert(routed.deliveries);
+    } finally {
+      routed.settle(true);
+    }
+  }
+
+  transactionalPublisher(store: DocStore): TransactionalPublisher | undefined {
+    const journal = this.options.journal;
+    if (!journal || store !== this.options.journalStore) return undefined;
+    return {
+      ready: () => this.loaded,
+      stage: async (tx: Transaction, envelope: EventEnvelope): Promise<StagedPublish | null> => {
+        assertPublishable(envelope, this.validate);
+        // Loading reads the journal through the store, which waits for this very transaction; a
+        // closing bus takes nothing more. Either way the outbox keeps the event for its relay.
+        if (!this.isLoaded || this.state !== 'running') return null;
+        const routed = this.deliveriesOf(envelope);
+        if (!routed) return null;
+        try {
+          if (routed.deliveries.length > 0) await tx.collection(journal.name).insertMany(routed.deliveries);
+        } catch (error) {
+          routed.settle(false);
+          throw error;
+        }
+        return { committed: () => routed.settle(true), aborted: () => routed.settle(false) };
+      },
+    };
+  }
+
+  /**
+   * The deliveries of an envelope to its groups, held (a consumer reading the journal skips them)
+   * until `settle`: `written` once they are durable, which also hands the envelope to the matching
+   * broadcast subscribers. Null when neither a group nor a broadcast subscriber receives its type.
+   */
+  private deliveriesOf(
+    envelope: EventEnvelope,
+  ): { deliveries: DeliveryDoc[]; settle: (written: boolean) => void } | null {
     const groups = this.groupsFor(envelope.type);
     const broadcasts = [...this.broadcasts].filter((consumer) => consumer.matches(envelope.type));
-    if (groups.length === 0 && broadcasts.length === 0) {
-      throw new UnroutableError(`Unroutable: no group or subscriber receives "${envelope.type}"`);
-    }
+    if (groups.length === 0 && broadcasts.length === 0) return null;
+    const body = JSON.stringify(envelope);
     const now = Date.now();
     const deliveries = groups.map(
       (group): DeliveryDoc => ({
@@ -315,24 +374,23 @@ class InProcessBus implements InProcessMessageBus {
         availableAt: now,
       }),
     );
-    // Held until the write is durable: a consumer reading the journal meanwhile skips them.
     groups.forEach((group, index) => {
       group.held.set(deliveries[index]!._id, deliveries[index]!.seq);
     });
-    try {
-      await this.store.insert(deliveries);
-    } finally {
+    const settle = (written: boolean) => {
       groups.forEach((group, index) => {
-        group.release(deliveries[index]!._id, deliveries[index]!.seq);
+        const delivery = deliveries[index]!;
+        group.release(delivery._id, written ? delivery.seq : null);
         // Never inside publish: handlers run on a later turn of the event loop, as over a broker.
-        this.wakeSoon(group);
+        if (written) this.wakeSoon(group);
       });
-    }
-    if (broadcasts.length > 0) {
-      setImmediate(() => {
-        for (const consumer of broadcasts) this.deliverBroadcast(consumer, body);
-      });
-    }
+      if (written && broadcasts.length > 0) {
+        setImmediate(() => {
+          for (const consumer of broadcasts) this.deliverBroadcast(consumer, body);
+        });
+      }
+    };
+    return { deliveries, settle };
   }
 
   /** The groups receiving a type; cached per type until a group is added or changes its types. */
@@ -474,9 +532,22 @@ class InProcessBus implements InProcessMessageBus {
     const parsed = parseMessage(doc.body, this.validate);
     if ('problem' in parsed) {
       this.logger.warn({ group: group.name, reason: parsed.problem }, 'Dead-lettering an unreadable message');
+      this.reporter.unreadable(group.name, doc.attempt);
       return { kind: 'dead', reason: parsed.problem };
     }
     const { envelope } = parsed;
+    const settled = this.reporter.started(group.name, envelope, doc.attempt);
+    const outcome = await this.handle(consumer, group, doc, envelope);
+    settled(outcome.kind === 'done' ? 'handled' : outcome.kind === 'retry' ? 'retried' : 'dead-lettered');
+    return outcome;
+  }
+
+  private async handle(
+    consumer: Consumer,
+    group: Group,
+    doc: DeliveryDoc,
+    envelope: EventEnvelope,
+  ): Promise<Outcome> {
     try {
       await consumer.handler(envelope, {
         attempt: doc.attempt,
@@ -695,6 +766,27 @@ class InProcessBus implements InProcessMessageBus {
     }
     if (replayed > 0) this.wakeSoon(state);
     return replayed;
+  }
+
+  async queueStats(groups: readonly string[]): Promise<QueueStats[]> {
+    this.assertOpen();
+    await this.loaded;
+    const stats: QueueStats[] = [];
+    for (const name of groups) {
+      const group = this.groups.get(name);
+      const consumers = group ? group.consumers.filter((consumer) => !consumer.cancelled).length : 0;
+      // Deliveries being handled, or their outcome written, are still pending in the journal.
+      const pending = await this.store.count(name, 'pending');
+      let handling = group?.recording ?? 0;
+      for (const consumer of group?.consumers ?? []) handling += consumer.inFlight;
+      stats.push({
+        group: name,
+        ready: Math.max(0, pending - handling),
+        consumers,
+        deadLetters: await this.store.count(name, 'dead'),
+      });
+    }
+    return stats;
   }
 
   // ---- lifecycle --------------------------------------------------------------------------------

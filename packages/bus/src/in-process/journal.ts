@@ -68,6 +68,8 @@ export interface QueueStore {
   /** The group's dead letters with `afterSeq` < seq < `beforeSeq`, in `seq` order. */
   dead(group: string, limit: number, afterSeq?: number, beforeSeq?: number): Promise<DeliveryDoc[]>;
   ping(): Promise<void>;
+  /** How many of the group's deliveries are in `state` (metrics). */
+  count(group: string, state: DeliveryState): Promise<number>;
 }
 
 /** What an older journal held: the envelope as an object, no body, retries as `pending`. */
@@ -190,6 +192,10 @@ export class JournalStore implements QueueStore {
 
   async ping(): Promise<void> {
     await this.collection.findOne({ _id: 'ping' });
+  }
+
+  count(group: string, state: DeliveryState): Promise<number> {
+    return this.collection.countDocuments({ group, state });
   }
 }
 

@@ -135,6 +135,10 @@ export class MemoryStore implements QueueStore {
 
   async ping(): Promise<void> {}
 
+  async count(group: string, state: DeliveryState): Promise<number> {
+    return this.queues.get(group)?.[state].size ?? 0;
+  }
+
   /** Copies, as a store hands out. */
   private read(ids: string[]): DeliveryDoc[] {
     return ids.map((id) => ({ ...this.deliveries.get(id)! }));

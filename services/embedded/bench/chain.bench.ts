@@ -1,0 +1,99 @@
+/**
+ * The whole chain of the embedded runtime in one process, without HTTP sockets: the gateway and
+ * every service module on the embedded store and the journaled in-process bus, as `pnpm start`
+ * builds them. Webhooks are injected (`app.inject`, 32 at a time) until LEADS have a 200, then the
+ * bench waits until every lead is enrolled. Reports the CPU time (user + system) per lead, which the
+ * machine's other load disturbs much less than wall time, and the wall-clock rate. Run:
+ * `pnpm bench chain` (BENCH_CHAIN_LEADS, default 2000). Prints a table, then `BENCH_JSON {...}`.
+ */
+import { randomUUID } from 'node:crypto';
+import { buildProductApp } from '../test/product-app.js';
+
+const LEADS = Number(process.env.BENCH_CHAIN_LEADS ?? 2000);
+const CONCURRENT_REQUESTS = 32;
+
+// The figures must not depend on this box's resolver (as in the e2e tests and `pnpm bench e2e`).
+process.env.ENRICHMENT_MX_LOOKUP = 'false';
+const product = await buildProductApp({ name: 'chain-bench', env: { WEBHOOK_RATE_LIMIT_MAX: '0' } });
+const { app } = product;
+
+try {
+  const headers = { authorization: product.authorization };
+  const source = await app.inject({
+    method: 'POST',
+    url: '/api/sources',
+    headers,
+    payload: { name: 'Bench' },
+  });
+  const webhookPath = new URL(source.json<{ webhookUrl: string }>().webhookUrl).pathname;
+  // No conditions: every lead is enrolled. The step is a day away, so no mail is sent.
+  const sequence = await app.inject({
+    method: 'POST',
+    url: '/api/sequences',
+    headers,
+    payload: { name: 'Bench', active: true, steps: [{ delayMinutes: 1440, subject: 'Hi', body: 'Thanks.' }] },
+  });
+  const sequenceId = sequence.json<{ id: string }>().id;
+  const enrolled = async () => {
+    const page = await app.inject({
+      method: 'GET',
+      url: `/api/sequences/${sequenceId}/enrollments?limit=1`,
+      headers,
+    });
+    return page.json<{ pagination: { total: number } }>().pagination.total;
+  };
+
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  let sent = 0;
+  let refused = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENT_REQUESTS }, async () => {
+      while (sent < LEADS) {
+        const n = sent++;
+        const answer = await app.inject({
+          method: 'POST',
+          url: webhookPath,
+          payload: {
+            email: `lead-${n}-${randomUUID().slice(0, 8)}@company${n % 300}.example`,
+            firstName: 'Ada',
+            lastName: `Bench ${n}`,
+            phone: `+1 415 555 ${String(n % 10_000).padStart(4, '0')}`,
+            company: `Company ${n % 300}`,
+          },
+        });
+        if (answer.statusCode !== 200) refused++;
+      }
+    }),
+  );
+  const acceptedMs = performance.now() - started;
+  const deadline = Date.now() + 600_000;
+  let done = await enrolled();
+  while (done < LEADS - refused && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    done = await enrolled();
+  }
+  const elapsedMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const results = {
+    leads: LEADS,
+    refused,
+    enrolled: done,
+    acceptMs: Math.round(acceptedMs),
+    chainMs: Math.round(elapsedMs),
+    cpuMicrosPerLead: Math.round((cpu.user + cpu.system) / LEADS),
+    leadsPerCpuSecond: Math.round((LEADS * 1e6) / (cpu.user + cpu.system)),
+    leadsPerSecond: Math.round((done * 1000) / elapsedMs),
+  };
+  console.log(`embedded chain in one process, ${LEADS} webhooks injected ${CONCURRENT_REQUESTS} at a time`);
+  console.table({
+    'accepted (200) in ms': results.acceptMs,
+    'all enrolled in ms': results.chainMs,
+    'CPU time per lead (µs)': results.cpuMicrosPerLead,
+    'leads per CPU second': results.leadsPerCpuSecond,
+    'leads per second (wall)': results.leadsPerSecond,
+  });
+  console.log(`BENCH_JSON ${JSON.stringify({ name: 'embedded-chain-in-process', results })}`);
+} finally {
+  await product.close();
+}
