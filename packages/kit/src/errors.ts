@@ -65,6 +65,11 @@ export const ERROR_RESPONSE_SCHEMA = {
   properties: { error: { type: 'string' } },
 } as const;
 
+/** `{ error }` responses for the given status codes, for a route's response schema (and the OpenAPI document). */
+export function errorResponses(...statuses: number[]): Record<number, typeof ERROR_RESPONSE_SCHEMA> {
+  return Object.fromEntries(statuses.map((status) => [status, ERROR_RESPONSE_SCHEMA]));
+}
+
 interface ErrorReply {
   statusCode: number;
   /** What the client reads in `{ error }`. */

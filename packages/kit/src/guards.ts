@@ -42,3 +42,14 @@ export function requireSession(
     if (identity.method !== 'jwt') throw forbidden(message);
   };
 }
+
+/**
+ * preHandler of an `/internal/` route: only another service's signed identity passes; a user's
+ * (an access token, an API key) gets 403, no identity at all 401.
+ */
+export function requireService(): IdentityGuard {
+  return async (request) => {
+    const identity = identityOf(request);
+    if (identity.method !== 'service') throw forbidden('Only services may call internal routes');
+  };
+}

@@ -149,6 +149,23 @@ describe('query strings', () => {
     expect(body).toEqual({ error: expect.stringMatching(/^Query parameter not allowed: /) });
   });
 
+  it.each(['/api/leads?search=%ff%fe', '/api/leads?search=%E0%A4%A', '/api/leads?%ff=1', '/nowhere?q=%c3'])(
+    'answers malformed percent-encoding with 400: %s',
+    async (url) => {
+      expect(await call({ url })).toMatchObject({
+        status: 400,
+        body: { error: 'Malformed percent-encoding in the query string' },
+      });
+    },
+  );
+
+  it('takes well-formed percent-encoding and + as a space', async () => {
+    expect(await call({ url: '/api/leads?search=Jos%C3%A9+M%C3%BCller%20%25' })).toMatchObject({
+      status: 200,
+      body: { query: { search: 'José Müller %' } },
+    });
+  });
+
   it('names the refused parameter', async () => {
     expect((await call({ url: '/api/leads?status[$ne]=closed' })).body).toEqual({
       error: 'Query parameter not allowed: status[$ne]',

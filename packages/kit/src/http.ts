@@ -123,6 +123,24 @@ const FORBIDDEN_QUERY_NAMES = new Set(['__proto__', 'constructor', 'prototype'])
  * Query parameters are plain names. `?status[$ne]=x`, `?a[b]=1`, `?$where=...` would be operator
  * smuggling if any code passed the query on to a database filter: refused before any handler runs.
  */
+/**
+ * A query string must decode as UTF-8 percent-encoding: `?search=%ff%fe` is a 400 here, in every
+ * process, rather than raw text in a filter (fastify's parser keeps what it cannot decode) or a
+ * URIError in the gateway's proxy.
+ */
+function rejectMalformedQueryString(request: FastifyRequest): void {
+  const url = request.raw.url ?? '';
+  const start = url.indexOf('?');
+  if (start === -1 || !url.includes('%', start)) return;
+  for (const part of url.slice(start + 1).split('&')) {
+    try {
+      decodeURIComponent(part.replaceAll('+', ' '));
+    } catch {
+      throw badRequest('Malformed percent-encoding in the query string');
+    }
+  }
+}
+
 function rejectSmuggledQueryNames(request: FastifyRequest): void {
   for (const name of Object.keys(request.query ?? {})) {
     if (/[[\]]/.test(name) || name.startsWith('$') || FORBIDDEN_QUERY_NAMES.has(name)) {
@@ -138,7 +156,7 @@ const MAY_BE_POISONED = /__proto__|constructor|\\u/;
  * JSON bodies: parsed with JSON.parse; an empty body, malformed JSON, `__proto__` keys and
  * `constructor.prototype` are 400s. Keys starting with `$` pass (payloads may carry them).
  */
-function parseJsonBody(body: string): unknown {
+export function parseJsonBody(body: string): unknown {
   if (body.trim() === '') throw badRequest('Request body is empty; expected JSON');
   try {
     return MAY_BE_POISONED.test(body) ? JSON.parse(body, rejectPoisonedKeys) : JSON.parse(body);
@@ -206,6 +224,7 @@ export function createHttpApp({
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
+    rejectMalformedQueryString(request);
     rejectSmuggledQueryNames(request);
   });
 

@@ -31,6 +31,7 @@ export {
   ERROR_RESPONSE_SCHEMA,
   ERROR_STATUS,
   type ErrorKind,
+  errorResponses,
   forbidden,
   internal,
   notFound,
@@ -40,9 +41,9 @@ export {
   unavailable,
   unsupportedMediaType,
 } from './errors.js';
-export { type IdentityGuard, requireRole, requireScope, requireSession } from './guards.js';
+export { type IdentityGuard, requireRole, requireScope, requireService, requireSession } from './guards.js';
 export { HEALTH_PATHS, type HealthCheck, type HealthOptions, registerHealthRoutes } from './health.js';
-export { createHttpApp, type HttpAppOptions, REQUEST_ID_HEADER } from './http.js';
+export { createHttpApp, type HttpAppOptions, parseJsonBody, REQUEST_ID_HEADER } from './http.js';
 export {
   clientOf,
   type ForwardedClient,
@@ -72,6 +73,17 @@ export {
 export { type InternalIdentityOptions, internalIdentity } from './internal-identity.js';
 export { createLogger, type Logger, type LoggerOptions, redactUrl } from './logger.js';
 export {
+  buildMetricsApp,
+  CHAIN_METRIC_NAMES,
+  type ChainMetrics,
+  type ChainMetricsOptions,
+  createChainMetrics,
+  createMetricsRegistry,
+  METRICS_CONFIG,
+  METRICS_PATH,
+  serveMetrics,
+} from './metrics.js';
+export {
   type OpenApiOptions,
   registerOpenApi,
   SECURITY_SCHEMES,
@@ -84,6 +96,7 @@ export {
   type OutboxChange,
   type OutboxEntry,
   type OutboxOptions,
+  outboxesOf,
 } from './outbox.js';
 export {
   LIMIT_QUERY_SCHEMA,

@@ -12,6 +12,7 @@ export const HTTP_SERVICES = [
   'scoring',
   'notification',
   'sequence',
+  'webhooks',
 ] as const;
 export type HttpServiceName = (typeof HTTP_SERVICES)[number];
 
@@ -32,6 +33,7 @@ export const SERVICE_URL_CONFIG = {
   SCORING_SERVICE_URL: serviceUrl('scoring'),
   NOTIFICATION_SERVICE_URL: serviceUrl('notification'),
   SEQUENCE_SERVICE_URL: serviceUrl('sequence'),
+  WEBHOOKS_SERVICE_URL: serviceUrl('webhooks'),
 };
 
 export type ServiceUrls = Partial<Record<HttpServiceName, string>>;

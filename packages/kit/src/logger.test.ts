@@ -27,6 +27,7 @@ describe('redactUrl', () => {
     ['/api/leads?token=tok_abc123&page=2', '/api/leads?token=[REDACTED]&page=2'],
     ['/api/leads?page=2&Token=tok_abc123', '/api/leads?page=2&Token=[REDACTED]'],
     ['/stream?access_token=tok_abc123', '/stream?access_token=[REDACTED]'],
+    ['/api/stream?lastEventId=7&ticket=tk_abc123', '/api/stream?lastEventId=7&ticket=[REDACTED]'],
     ['/api/leads?search=token', '/api/leads?search=token'],
     ['/api/leads/42', '/api/leads/42'],
   ])('%s -> %s', (url, expected) => {

@@ -14,7 +14,16 @@ export interface LoggerOptions {
 const CENSOR = '[REDACTED]';
 
 const SECRET_HEADERS = ['authorization', 'cookie', 'set-cookie', 'x-api-key', 'x-internal-identity'];
-const SECRET_FIELDS = ['password', 'refreshToken', 'token', 'apiKey', 'key', 'webhookToken', 'secret'];
+const SECRET_FIELDS = [
+  'password',
+  'refreshToken',
+  'token',
+  'apiKey',
+  'key',
+  'webhookToken',
+  'secret',
+  'ticket',
+];
 
 /** `headers.x`, `req.headers.x`, `a.b.headers.x` for every secret header. */
 const headerPaths = SECRET_HEADERS.flatMap((header) =>
@@ -27,7 +36,18 @@ const fieldPaths = SECRET_FIELDS.flatMap((field) =>
 
 /** Only the path keeps its shape: the credential segment and credential query values are replaced. */
 const WEBHOOK_TOKEN_IN_PATH = /(\/webhooks\/(?:inbound\/)?)(?!inbound(?:[/?#]|$))[^/?#]+/gi;
-const SECRET_QUERY_PARAMS = new Set(['token', 'access_token', 'refresh_token', 'api_key', 'apikey', 'key']);
+// `ticket`: the live stream's single-use ticket (GET /api/stream?ticket=). `hub.verify_token`: a
+// source's verify token in Meta's GET handshake on the webhook.
+const SECRET_QUERY_PARAMS = new Set([
+  'hub.verify_token',
+  'token',
+  'access_token',
+  'refresh_token',
+  'api_key',
+  'apikey',
+  'key',
+  'ticket',
+]);
 
 /**
  * Removes credentials from a request URL before it is logged or echoed: the webhook token in

@@ -5,7 +5,14 @@ import {
   createGatewayMetrics,
   createRedisRateLimitStore,
 } from '@lead-capture/gateway';
-import { createLogger, createShutdown, exitOnConfigError, loadConfig, openBus } from '@lead-capture/kit';
+import {
+  createChainMetrics,
+  createLogger,
+  createShutdown,
+  exitOnConfigError,
+  loadConfig,
+  openBus,
+} from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { EMBEDDED_CONFIG } from './config.js';
 import { loadOrCreateSecret } from './secrets.js';
@@ -35,8 +42,17 @@ try {
 
   const store = await openStore(config.MONGO_URL, { dataDir: config.DATA_DIR, logger });
   shutdown.register('store', 'close-clients', () => store.close());
-  const bus = await openBus({ amqpUrl: config.AMQP_URL, logger, store, connectionName: 'embedded' });
+  const metrics = createGatewayMetrics();
+  const chainMetrics = createChainMetrics({ registry: metrics.registry, logger });
+  const bus = await openBus({
+    amqpUrl: config.AMQP_URL,
+    logger,
+    store,
+    connectionName: 'embedded',
+    observer: chainMetrics.observer,
+  });
   shutdown.register('bus', 'close-clients', () => bus.close());
+  chainMetrics.watch({ bus, store });
   const rateLimitStore = config.REDIS_URL
     ? await createRedisRateLimitStore({ url: config.REDIS_URL, logger })
     : undefined;
@@ -52,7 +68,6 @@ try {
     app: () => gateway,
   });
 
-  const metrics = createGatewayMetrics();
   const app = await buildGateway({
     logger,
     store,

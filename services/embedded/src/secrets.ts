@@ -11,7 +11,11 @@ const MIN_SECRET_LENGTH = 32;
  * otherwise generated once from the CSPRNG (32 bytes, base64url). Exclusive creation, so two
  * processes starting on the same folder end up with the same secret.
  */
-export async function loadOrCreateSecret(dataDir: string, name: string, logger: Logger): Promise<string> {
+export async function loadOrCreateSecret(
+  dataDir: string,
+  name: string,
+  logger: Pick<Logger, 'info' | 'warn'>,
+): Promise<string> {
   const folder = join(dataDir, 'secrets');
   const file = join(folder, name);
   await mkdir(folder, { recursive: true, mode: 0o700 });

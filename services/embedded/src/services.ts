@@ -14,6 +14,7 @@ import { createPipelineService } from '@lead-capture/pipeline';
 import { createScoringService } from '@lead-capture/scoring';
 import { createSequenceService } from '@lead-capture/sequence';
 import { createSourceService } from '@lead-capture/source';
+import { createWebhooksService } from '@lead-capture/webhooks';
 import type { FastifyInstance } from 'fastify';
 
 export interface EmbeddedService {
@@ -35,6 +36,7 @@ export const EMBEDDED_SERVICES: readonly EmbeddedService[] = [
   { name: 'scoring', create: createScoringService },
   { name: 'notification', create: createNotificationService },
   { name: 'sequence', create: createSequenceService },
+  { name: 'webhooks', create: createWebhooksService },
 ];
 
 /**

@@ -1,5 +1,6 @@
 import swaggerUi from '@fastify/swagger-ui';
 import type { MessageBus } from '@lead-capture/bus';
+import { DASHBOARD_DIST_DIR } from '@lead-capture/dashboard';
 import type { DocStore } from '@lead-capture/docstore';
 import {
   createHttpApp,
@@ -14,6 +15,7 @@ import {
 import type { FastifyInstance } from 'fastify';
 import { registerAuditTrail } from './audit/index.js';
 import type { GatewayConfig } from './config.js';
+import { isDashboardPath, registerDashboard } from './dashboard.js';
 import { createAccessTokens } from './identity/access-tokens.js';
 import { ApiKeys } from './identity/api-keys.js';
 import { createAuthenticator } from './identity/authenticate.js';
@@ -35,6 +37,7 @@ import { DOCS_PREFIX, OPENAPI_PATH, registerOpenApiDocument } from './routing/op
 import { assertModulesMatchTable, isPublicUpstreamRoute, ROUTING_TABLE } from './routing/table.js';
 import { registerUpstreams } from './routing/upstreams.js';
 import { DOCS_CONTENT_SECURITY_POLICY, registerSecurityHeaders } from './security-headers.js';
+import { createLiveStream } from './stream/index.js';
 
 /** The gateway's settings: GATEWAY_CONFIG with its secrets resolved, and the body limit. */
 export type GatewaySettings = Omit<
@@ -73,6 +76,8 @@ export interface GatewayDeps {
   isShuttingDown?: () => boolean;
   /** Current time in ms (tests move it). */
   now?: () => number;
+  /** The dashboard's build served at `/`. Default: packages/dashboard/dist. */
+  dashboardDir?: string;
 }
 
 /**
@@ -141,8 +146,19 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     deps.rateLimitStore ?? createMemoryRateLimitStore({ windowMs: config.RATE_LIMIT_WINDOW_MS, now });
   if (!deps.rateLimitStore) app.addHook('onClose', () => rateLimitStore.close());
 
+  const liveStream = await createLiveStream({
+    store,
+    bus,
+    logger,
+    users,
+    apiKeys,
+    config,
+    registry: metrics.registry,
+    now,
+  });
   registerGuard(app, {
     authenticate: createAuthenticator({ accessTokens, apiKeys, users }),
+    redeemTicket: liveStream.redeemTicket,
     limiter: createRateLimiter({
       store: rateLimitStore,
       windowMs: config.RATE_LIMIT_WINDOW_MS,
@@ -155,6 +171,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     internalSecret: config.INTERNAL_SECRET,
     isPublicServiceRoute,
     servesInternalRoutes: !upstreams,
+    isDashboardPath,
   });
   registerMetrics(app, metrics, {
     token: config.METRICS_TOKEN,
@@ -190,6 +207,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   await app.register(userRoutes, { users });
   await app.register(apiKeyRoutes, { apiKeys, now });
   await app.register(deadLetterRoutes, { bus });
+  await liveStream.register(app);
+  await registerDashboard(app, { dir: deps.dashboardDir ?? DASHBOARD_DIST_DIR, logger });
 
   if (upstreams) {
     const missing = ROUTING_TABLE.filter((route) => upstreams[route.service] === undefined);

@@ -2,14 +2,15 @@ import {
   COMMON_CONFIG,
   type ConfigOf,
   int,
+  METRICS_CONFIG,
   oneOf,
-  port,
   required,
   SERVICE_URL_CONFIG,
   secret,
   str,
   trustProxy,
 } from '@lead-capture/kit';
+import { STREAM_CONFIG } from './stream/config.js';
 
 /** What the gateway reads in both modes (beside COMMON_CONFIG). */
 export const GATEWAY_CONFIG = {
@@ -77,15 +78,8 @@ export const GATEWAY_CONFIG = {
     default: 16,
     doc: 'Sign-ins waiting for a password check; past it 503 with Retry-After',
   }),
-  METRICS_TOKEN: secret({
-    optional: true,
-    minBytes: 16,
-    doc: 'When set, GET /metrics on the API port requires Authorization: Bearer <token>; with neither this nor METRICS_PORT, /metrics is not served',
-  }),
-  METRICS_PORT: port({
-    optional: true,
-    doc: 'When set, /metrics is served on this port only (on HOST; keep it off the public ingress), with METRICS_TOKEN if that is set too',
-  }),
+  ...METRICS_CONFIG,
+  ...STREAM_CONFIG,
   HSTS: oneOf(['https', 'always', 'off'] as const, {
     default: 'https',
     doc: 'Strict-Transport-Security (one year, subdomains): https = on answers to HTTPS requests (TLS, or X-Forwarded-Proto from a trusted proxy), always, or off',

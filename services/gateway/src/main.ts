@@ -1,5 +1,6 @@
 import { openStore } from '@lead-capture/docstore';
 import {
+  createChainMetrics,
   createLogger,
   createShutdown,
   exitOnConfigError,
@@ -21,14 +22,22 @@ shutdown.installSignalHandlers();
 try {
   const store = await openStore(config.MONGO_URL, { dataDir: config.DATA_DIR, logger });
   shutdown.register('store', 'close-clients', () => store.close());
-  const bus = await openBus({ amqpUrl: config.AMQP_URL, logger, store, connectionName: 'gateway' });
+  const metrics = createGatewayMetrics();
+  const chainMetrics = createChainMetrics({ registry: metrics.registry, logger });
+  const bus = await openBus({
+    amqpUrl: config.AMQP_URL,
+    logger,
+    store,
+    connectionName: 'gateway',
+    observer: chainMetrics.observer,
+  });
   shutdown.register('bus', 'close-clients', () => bus.close());
+  chainMetrics.watch({ bus, store });
   const rateLimitStore = config.REDIS_URL
     ? await createRedisRateLimitStore({ url: config.REDIS_URL, logger })
     : undefined;
   if (rateLimitStore) shutdown.register('redis', 'close-clients', () => rateLimitStore.close());
 
-  const metrics = createGatewayMetrics();
   const app = await buildGateway({
     logger,
     store,

@@ -1,4 +1,5 @@
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
+import { waitFor } from '@lead-capture/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ADMIN_EMAIL,
@@ -12,14 +13,6 @@ import {
 } from './helpers.js';
 
 const GROUP = 'scoring.lead.score';
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('dead letters, for operators', () => {
   let gateway: TestGateway;
@@ -56,7 +49,7 @@ describe('dead letters, for operators', () => {
         url: `/api/admin/dead-letters/${GROUP}`,
         headers: bearer(admin.token),
       });
-    await until(async () => (await list()).json().data.length === 1, 'the dead letter');
+    await waitFor('the dead letter', async () => (await list()).json().data.length === 1);
 
     const [letter] = (await list()).json().data;
     expect(letter).toMatchObject({
@@ -81,8 +74,58 @@ describe('dead letters, for operators', () => {
     });
     expect(replay.statusCode).toBe(200);
     expect(replay.json()).toEqual({ replayed: 1 });
-    await until(async () => handled.includes(event.id), 'the replayed event to be handled');
+    await waitFor('the replayed event to be handled', () => handled.includes(event.id));
     expect((await list()).json().data).toEqual([]);
+  });
+
+  it("shows no credential an event carries (a source's webhook token and secrets), and replays it whole", async () => {
+    const group = 'intake.source.sync';
+    const received: unknown[] = [];
+    let sourcesHealed = false;
+    await gateway.bus.subscribe({ group, types: ['source.*'], maxAttempts: 1 }, async (event) => {
+      if (!sourcesHealed) throw new Error('intake store unavailable');
+      received.push(event.data);
+    });
+    const data = {
+      ...SAMPLE_EVENT_DATA['source.created'],
+      webhookToken: 'whk_live_secret_token_value',
+      signingSecret: 'shared-signing-secret',
+      verifyToken: 'meta-verify-token',
+      graphAccessToken: 'EAAB-graph-token',
+    };
+    const event = await gateway.bus.publish('source.created', data);
+    const list = () =>
+      gateway.app.inject({
+        method: 'GET',
+        url: `/api/admin/dead-letters/${group}`,
+        headers: bearer(admin.token),
+      });
+    await waitFor('the dead letter', async () => (await list()).json().data.length === 1);
+    const answer = (await list()).body;
+    for (const secret of [
+      'whk_live_secret_token_value',
+      'shared-signing-secret',
+      'meta-verify-token',
+      'EAAB-graph-token',
+    ]) {
+      expect(answer).not.toContain(secret);
+    }
+    const [letter] = (await list()).json().data;
+    expect(letter.data).toMatchObject({ webhookToken: '[REDACTED]', name: data.name });
+
+    sourcesHealed = true;
+    const replay = await gateway.app.inject({
+      method: 'POST',
+      url: `/api/admin/dead-letters/${group}/replay`,
+      headers: bearer(admin.token),
+      payload: { ids: [event.id] },
+    });
+    expect(replay.json()).toEqual({ replayed: 1 });
+    await waitFor('the replayed event', () => received.length === 1);
+    expect(received[0]).toMatchObject({
+      webhookToken: 'whk_live_secret_token_value',
+      signingSecret: 'shared-signing-secret',
+    });
   });
 
   it('is for admins only, and an unknown group is 404', async () => {

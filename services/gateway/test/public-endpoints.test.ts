@@ -27,6 +27,12 @@ describe('/metrics (security review, finding 10)', () => {
     const response = await scrape(gateway.app);
     expect(response.statusCode).toBe(404);
     expect(response.body).not.toContain('process_cpu');
+    // Not the dashboard's index.html either, though its client routes (any path without an
+    // extension) are: /metrics is the operators' path whether this process serves it or not.
+    expect(response.json()).toEqual({ error: 'Not found: GET /metrics' });
+    const clientRoute = await gateway.app.inject({ method: 'GET', url: '/sources' });
+    expect(clientRoute.statusCode).toBe(200);
+    expect(clientRoute.headers['content-type']).toMatch(/^text\/html/);
   });
 
   it('requires Authorization: Bearer <METRICS_TOKEN> when it is set', async () => {

@@ -9,6 +9,7 @@ import { createDirectoryHandler, isDirectoryEvent } from './directory.js';
 import { createImportTracker } from './imports.js';
 import { createLeadActions } from './lead-actions.js';
 import { createProgressHandler } from './progress.js';
+import { internalLeadRoutes } from './routes/internal/lead/leads.js';
 import { leadsRoutes } from './routes/leads/index.js';
 import { createIndexes, LEAD_OUTBOX, leadCollections } from './store.js';
 
@@ -63,6 +64,7 @@ export function createLeadService(
 
     async registerRoutes(app: FastifyInstance) {
       await app.register(leadsRoutes, { context, actions, imports });
+      await app.register(internalLeadRoutes, { context, actions, imports });
     },
 
     async start() {

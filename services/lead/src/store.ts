@@ -254,6 +254,7 @@ export async function createIndexes(collections: LeadCollections): Promise<void>
     leads.createIndex({ score: -1 }),
     leads.createIndex({ status: 1, score: -1 }),
     leads.createIndex({ status: 1, createdAt: -1 }),
+    leads.createIndex({ qualification: 1, createdAt: -1 }),
     leads.createIndex({ sourceId: 1, createdAt: -1 }),
     leads.createIndex({ assignedTo: 1, createdAt: -1 }),
     leads.createIndex({ isDuplicate: 1, createdAt: -1 }),

@@ -31,7 +31,13 @@ export interface LeadDetail extends LeadListItem {
   notes: string | null;
   tags: { id: string; name: string }[];
   customFields: LeadDoc['custom'];
-  attribution: { utm: Record<string, string>; referrer: string | null };
+  attribution: {
+    utm: Record<string, string>;
+    referrer: string | null;
+    landingPage: string | null;
+    /** Ad platforms' click ids (gclid, fbclid, ...) the lead arrived with; empty when none. */
+    clickIds: Record<string, string>;
+  };
   client: { ip: string | null; userAgent: string | null };
   enrichment: LeadDoc['enrichment'];
   scoreReasons: LeadDoc['scoreReasons'];
@@ -127,18 +133,22 @@ export function toListItem(lead: LeadDoc, context: ViewContext): LeadListItem {
 export function toDetail(lead: LeadDoc, context: ViewContext): LeadDetail {
   const pipeline = lead.pipelineId ? context.pipelines.get(lead.pipelineId) : undefined;
   const stage = pipeline?.stages.find((candidate) => candidate.id === lead.stageId);
-  const utm = Object.fromEntries(
-    Object.entries(lead.attribution.utm ?? {}).filter(
-      (entry): entry is [string, string] => typeof entry[1] === 'string',
-    ),
-  );
+  const strings = (record: Record<string, unknown> | undefined) =>
+    Object.fromEntries(
+      Object.entries(record ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+    );
   return {
     ...toListItem(lead, context),
     phoneOriginal: lead.phoneOriginal,
     notes: lead.notes,
     tags: tagsOf(lead, context),
     customFields: lead.custom,
-    attribution: { utm, referrer: lead.attribution.referrer ?? null },
+    attribution: {
+      utm: strings(lead.attribution.utm),
+      referrer: lead.attribution.referrer ?? null,
+      landingPage: lead.attribution.landingPage ?? null,
+      clickIds: strings(lead.attribution.clickIds),
+    },
     client: { ip: lead.client.ip ?? null, userAgent: lead.client.userAgent ?? null },
     enrichment: lead.enrichment,
     scoreReasons: lead.scoreReasons,

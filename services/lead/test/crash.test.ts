@@ -1,31 +1,19 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '@lead-capture/docstore';
+import { killAtMarker } from '@lead-capture/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { client, startHarness, waitFor } from './harness.js';
 
 const fixture = join(import.meta.dirname, 'fixtures/crash-child.ts');
 
 /** Runs the child until its change is committed and being published, SIGKILLs it, returns the leads. */
-function runAndKill(dataDir: string, action: 'delete' | 'merge'): Promise<{ a: string; b: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fixture, dataDir, action], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('PUBLISHING')) child.kill('SIGKILL');
-    });
-    child.on('error', reject);
-    child.on('exit', (_code, signal) => {
-      const leads = /LEADS (\S+) (\S+)/.exec(output);
-      if (signal === 'SIGKILL' && leads) resolve({ a: leads[1]!, b: leads[2]! });
-      else reject(new Error(`child exited before publishing: ${output}`));
-    });
-  });
+async function runAndKill(dataDir: string, action: 'delete' | 'merge'): Promise<{ a: string; b: string }> {
+  const output = await killAtMarker(fixture, [dataDir, action], 'PUBLISHING');
+  const leads = /LEADS (\S+) (\S+)/.exec(output);
+  if (!leads) throw new Error(`child named no leads: ${output}`);
+  return { a: leads[1]!, b: leads[2]! };
 }
 
 describe('a lead change survives kill -9 between its commit and its publish', () => {

@@ -1,30 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { MessageBus, Subscription } from '@lead-capture/bus';
+import type { Subscription } from '@lead-capture/bus';
 import type { EventEnvelope } from '@lead-capture/contracts';
+import { faultyBus } from '@lead-capture/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureLead, client, type Harness, startHarness, unusedBus, waitFor } from './harness.js';
-
-/** The in-process bus, except that publishing fails while `failing` is set (a broker that is down). */
-function flakyBus(inner: MessageBus) {
-  const state = { failing: false };
-  const refuse = () => Promise.reject(new Error('broker unreachable (test)'));
-  const bus: MessageBus = {
-    kind: inner.kind,
-    publish: (type, data, options) => (state.failing ? refuse() : inner.publish(type, data, options)),
-    publishEnvelope: (envelope) => (state.failing ? refuse() : inner.publishEnvelope(envelope)),
-    subscribe: (options, handler) => inner.subscribe(options, handler),
-    listDeadLetters: (group, limit) => inner.listDeadLetters(group, limit),
-    replayDeadLetters: (group, ids) => inner.replayDeadLetters(group, ids),
-    ping: () => inner.ping(),
-    close: () => inner.close(),
-  };
-  return { bus, state };
-}
 
 /** A harness over a flaky bus, with the sequence service's lead-change consumer recording deliveries. */
 async function startFlaky(relayIntervalMs: number) {
   const inner = unusedBus();
-  const { bus, state } = flakyBus(inner);
+  const { bus, faults } = faultyBus(inner);
   const harness = await startHarness({ bus, relayIntervalMs });
   const received: EventEnvelope[] = [];
   const consumer: Subscription = await inner.subscribe(
@@ -35,7 +19,7 @@ async function startFlaky(relayIntervalMs: number) {
   );
   return {
     harness,
-    state,
+    faults,
     received,
     /** lead.updated events the consumer received for the lead. */
     updatesOf: (leadId: string) =>
@@ -81,7 +65,7 @@ describe('the outbox: API changes survive a failed publish', () => {
     const api = client(harness);
     const lead = await captureLead(harness, { email: 'down@example.com' });
 
-    flaky.state.failing = true;
+    flaky.faults.down = true;
     const response = await api.put(`/api/leads/${lead.id}/status`, { status: 'contacted' });
     expect(response.status).toBe(200);
     expect((response.body as { status: string }).status).toBe('contacted');
@@ -96,7 +80,7 @@ describe('the outbox: API changes survive a failed publish', () => {
     expect(more).toEqual([]);
     expect(waiting).toMatchObject({ stream: lead.id, envelope: { type: 'lead.updated' } });
 
-    flaky.state.failing = false;
+    flaky.faults.down = false;
     const [delivered] = await waitFor('the relayed lead.updated', () => {
       const updates = flaky.updatesOf(lead.id);
       return updates.length > 0 && updates;
@@ -133,10 +117,10 @@ describe('the outbox: API changes survive a failed publish', () => {
     const api = client(harness);
     const lead = await captureLead(harness, { email: 'gone@example.com' });
 
-    flaky.state.failing = true;
+    flaky.faults.down = true;
     expect((await api.delete(`/api/leads/${lead.id}`)).status).toBe(204);
     expect((await api.get(`/api/leads/${lead.id}`)).status).toBe(404);
-    flaky.state.failing = false;
+    flaky.faults.down = false;
 
     await waitFor('the relayed lead.deleted', () =>
       flaky.received.some(
@@ -154,10 +138,10 @@ describe('the outbox: order per lead', () => {
       const api = client(flaky.harness);
       const lead = await captureLead(flaky.harness, { email: 'order@example.com' });
 
-      flaky.state.failing = true;
+      flaky.faults.down = true;
       expect((await api.put(`/api/leads/${lead.id}/status`, { status: 'contacted' })).status).toBe(200);
       expect((await api.put(`/api/leads/${lead.id}/notes`, { notes: 'called' })).status).toBe(200);
-      flaky.state.failing = false;
+      flaky.faults.down = false;
       expect((await api.put(`/api/leads/${lead.id}/status`, { status: 'qualified' })).status).toBe(200);
 
       await waitFor('three lead.updated', () => flaky.updatesOf(lead.id).length === 3);

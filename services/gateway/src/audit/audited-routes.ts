@@ -130,6 +130,37 @@ export const AUDITED_ROUTES: readonly AuditedRoute[] = [
     action: 'source.regenerate_token',
     change: ({ params }) => ({ sourceId: params.id }),
   },
+  // Outbound webhooks send lead data out of the workspace: who points it where. Never the secret.
+  {
+    method: 'POST',
+    pattern: '/api/webhook-subscriptions',
+    action: 'webhook_subscription.create',
+    change: ({ responseBody }) => ({
+      subscriptionId: responseBody?.id ?? null,
+      ...pick(responseBody, ['url', 'eventTypes', 'filters', 'active']),
+    }),
+  },
+  {
+    method: 'PATCH',
+    pattern: '/api/webhook-subscriptions/:id',
+    action: 'webhook_subscription.update',
+    change: ({ params, responseBody }) => ({
+      subscriptionId: params.id,
+      ...pick(responseBody, ['url', 'eventTypes', 'filters', 'active']),
+    }),
+  },
+  {
+    method: 'DELETE',
+    pattern: '/api/webhook-subscriptions/:id',
+    action: 'webhook_subscription.delete',
+    change: ({ params }) => ({ subscriptionId: params.id }),
+  },
+  {
+    method: 'POST',
+    pattern: '/api/webhook-subscriptions/:id/rotate-secret',
+    action: 'webhook_subscription.rotate_secret',
+    change: ({ params }) => ({ subscriptionId: params.id }),
+  },
 ];
 
 function decodeSegment(segment: string): string | undefined {

@@ -117,6 +117,14 @@ export class ApiKeys {
     return record;
   }
 
+  /** The key with this id when it still exists, is active and has not expired (a live stream's check). */
+  async findUsable(id: string): Promise<ApiKeyDoc | null> {
+    const record = await this.#keys.findOne({ _id: id });
+    if (!record?.active) return null;
+    if (record.expiresAt !== null && Date.parse(record.expiresAt) <= this.#now()) return null;
+    return record;
+  }
+
   /** Fire and forget: a failed bookkeeping write must not fail the request it belongs to. */
   #noteUse(record: ApiKeyDoc, now: number): void {
     if (record.lastUsedAt !== null && now - Date.parse(record.lastUsedAt) < LAST_USED_RESOLUTION_MS) return;

@@ -22,6 +22,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The gateway lets the route through without authentication (login, refresh, logout). */
     public?: boolean;
+    /** Read-only API keys may call it although it is not a GET (a live stream ticket). */
+    readScopeAllowed?: boolean;
+    /** A `?ticket=` from POST /api/stream/tickets also authenticates it (the live stream, for EventSource). */
+    ticketAuth?: boolean;
   }
 }
 
@@ -34,6 +38,10 @@ export interface GuardOptions {
   isPublicServiceRoute: (method: string, path: string) => boolean;
   /** Embedded mode: the services' `/internal/` routes are mounted here, for service identities only. */
   servesInternalRoutes: boolean;
+  /** The identity a single-use stream ticket stands for (routes with `config.ticketAuth`); throws 401. */
+  redeemTicket?: (ticket: string) => Promise<Identity>;
+  /** The dashboard's static files and client routes: public and not rate-limited, like the probes. */
+  isDashboardPath?: (method: string, path: string) => boolean;
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD']);
@@ -77,8 +85,9 @@ async function serviceIdentityOf(
  *    the caller is a service with a valid signed identity;
  * 2. rate limit per client IP, an IPv6 client by its /64 (API and webhook budgets apart), headers
  *    on every answer;
- * 3. authentication (access token or API key) -> request.identity, except public routes;
- * 4. a read-only API key may only GET / HEAD.
+ * 3. authentication (access token or API key; on the live stream also a `?ticket=`) ->
+ *    request.identity, except public routes;
+ * 4. a read-only API key may only GET / HEAD (and ask for a stream ticket).
  */
 export function registerGuard(app: FastifyInstance, options: GuardOptions): void {
   const { authenticate, limiter, rateLimited, internalSecret, isPublicServiceRoute, servesInternalRoutes } =
@@ -118,14 +127,19 @@ export function registerGuard(app: FastifyInstance, options: GuardOptions): void
       throw notFoundFor(request, path);
     }
     delete request.headers[INTERNAL_IDENTITY_HEADER];
-    if (isOperationalPath(path)) return;
+    if (isOperationalPath(path) || options.isDashboardPath?.(request.method, path)) return;
 
     await applyRateLimit(request, reply, isUnderPrefix(path, WEBHOOK_PREFIX) ? 'webhook' : 'api');
     if (request.is404) return;
     if (request.routeOptions.config.public || isPublicServiceRoute(request.method, path)) return;
 
-    request.identity = await authenticate(request.headers);
-    if (request.identity.scope === 'read' && !READ_METHODS.has(request.method)) {
+    const { ticketAuth, readScopeAllowed } = request.routeOptions.config;
+    const ticket = ticketAuth ? (request.query as { ticket?: unknown }).ticket : undefined;
+    request.identity =
+      typeof ticket === 'string' && options.redeemTicket
+        ? await options.redeemTicket(ticket)
+        : await authenticate(request.headers);
+    if (request.identity.scope === 'read' && !READ_METHODS.has(request.method) && !readScopeAllowed) {
       throw forbidden('This API key is read-only');
     }
   });

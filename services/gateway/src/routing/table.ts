@@ -23,6 +23,7 @@ export const ROUTING_TABLE: readonly RouteEntry[] = [
   { prefix: '/api/settings/notifications', service: 'notification' },
   { prefix: '/api/notifications', service: 'notification' },
   { prefix: '/api/sequences', service: 'sequence' },
+  { prefix: '/api/webhook-subscriptions', service: 'webhooks' },
 ];
 
 /**

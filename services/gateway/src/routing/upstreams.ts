@@ -1,7 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { Transform, type TransformCallback } from 'node:stream';
 import replyFrom from '@fastify/reply-from';
 import {
   INTERNAL_IDENTITY_HEADER,
+  payloadTooLarge,
   REQUEST_ID_HEADER,
   type ServiceUrls,
   signInternalToken,
@@ -23,7 +25,47 @@ const NOT_FORWARDED = [
   'x-forwarded-for',
   'x-forwarded-host',
   'x-forwarded-proto',
+  // Hop-by-hop: the gateway's server already answered `100 Continue` to the client; the upstream
+  // request (undici) refuses the header outright.
+  'expect',
 ];
+
+/**
+ * Bodies the gateway streams without a limit of its own, because their service declares a larger
+ * one (IMPORT_MAX_BYTES for a CSV import) and enforces it while it reads. Every other proxied body
+ * is held to the gateway's BODY_LIMIT_BYTES here, as the embedded runtime's parsers hold it.
+ */
+const UPSTREAM_LIMITED_BODIES = [{ method: 'POST', path: '/api/leads/import' }];
+
+function bodyLimitFor(request: FastifyRequest, gatewayLimit: number): number | undefined {
+  const path = request.url.split('?', 1)[0];
+  const own = UPSTREAM_LIMITED_BODIES.some((route) => route.method === request.method && route.path === path);
+  return own ? undefined : gatewayLimit;
+}
+
+function tooLarge(limit: number) {
+  return payloadTooLarge(`Request body is too large (limit: ${limit} bytes)`);
+}
+
+/** The body as it streams to the upstream, failing with a 413 once it passes `limit` bytes. */
+class BodyLimit extends Transform {
+  #seen = 0;
+  exceeded = false;
+
+  constructor(readonly limit: number) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.#seen += chunk.length;
+    if (this.#seen > this.limit) {
+      this.exceeded = true;
+      done(tooLarge(this.limit));
+      return;
+    }
+    done(null, chunk);
+  }
+}
 
 function forwardedHeaders(
   request: FastifyRequest,
@@ -55,9 +97,26 @@ export async function registerUpstreams(
   // No request logging inside reply-from: it would log the upstream path, webhook token included.
   await app.register(replyFrom, { disableRequestLogging: true });
 
+  const gatewayLimit = app.initialConfig.bodyLimit ?? 1_048_576;
+
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    // Not parsed: streamed on, counted against the limit. A declared length over it is refused
+    // before a byte is read; an undeclared (chunked) one fails the upstream call when it passes it.
+    // Either way the answer is 413 with `Connection: close`, so the client never waits on a
+    // connection whose unread body would be taken for its next request.
+    scope.addContentTypeParser('*', (request, payload, done) => {
+      const limit = bodyLimitFor(request, gatewayLimit);
+      if (limit === undefined) return done(null, payload);
+      const declared = Number(request.headers['content-length']);
+      if (declared > limit) return done(tooLarge(limit));
+      const counted = new BodyLimit(limit);
+      payload.on('error', (error) => counted.destroy(error));
+      done(null, payload.pipe(counted));
+    });
+    scope.addHook('onSend', async (request, reply) => {
+      if (reply.statusCode === 413 && !request.raw.complete) void reply.header('connection', 'close');
+    });
 
     for (const { prefix, service } of ROUTING_TABLE) {
       const base = upstreams[service];
@@ -81,6 +140,10 @@ export async function registerUpstreams(
                 rewriteRequestHeaders: (_original, headers) =>
                   forwardedHeaders(request, headers, signedIdentity),
                 onError: (failed, { error }) => {
+                  if (request.body instanceof BodyLimit && request.body.exceeded) {
+                    void failed.code(413).send({ error: tooLarge(request.body.limit).message });
+                    return;
+                  }
                   const cause = (error as Error & { cause?: { code?: string } }).cause;
                   failed.request.log.warn(
                     { service, code: cause?.code ?? error.name },

@@ -1,7 +1,12 @@
-import { LEAD_STATUSES, QUALIFICATIONS } from '@lead-capture/contracts';
-import { ERROR_RESPONSE_SCHEMA, pagedListSchema } from '@lead-capture/kit';
+import { LEAD_STATUSES, QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
+import { LIMIT_QUERY_SCHEMA, PAGE_QUERY_SCHEMA, pagedListSchema } from '@lead-capture/kit';
 
-/** JSON schemas of the Leads API responses (what fastify serialises, and what the OpenAPI document shows). */
+export { errorResponses } from '@lead-capture/kit';
+
+/**
+ * JSON schemas of the Leads API: what ajv checks requests against, what fastify serialises, and what
+ * the OpenAPI document shows. Request types are derived from them (SchemaType), never written twice.
+ */
 
 const nullableString = { type: ['string', 'null'] } as const;
 const freeObject = { type: 'object', additionalProperties: true } as const;
@@ -12,11 +17,102 @@ const idName = {
   properties: { id: { type: 'string' }, name: { type: 'string' } },
 } as const;
 
+/** Malformed ids are not refused by the schema: any id that names no lead is 404 "Lead not found". */
 export const LEAD_ID_PARAMS_SCHEMA = {
   type: 'object',
   required: ['id'],
   properties: { id: { type: 'string' } },
 } as const;
+export type LeadIdParams = SchemaType<typeof LEAD_ID_PARAMS_SCHEMA>;
+
+export const LEAD_TAG_PARAMS_SCHEMA = {
+  type: 'object',
+  required: ['id', 'tagId'],
+  properties: { id: { type: 'string' }, tagId: { type: 'string' } },
+} as const;
+export type LeadTagParams = SchemaType<typeof LEAD_TAG_PARAMS_SCHEMA>;
+
+export const STATUS_BODY_SCHEMA = {
+  type: 'object',
+  required: ['status'],
+  additionalProperties: false,
+  properties: { status: { type: 'string', enum: LEAD_STATUSES } },
+} as const;
+export type StatusBody = SchemaType<typeof STATUS_BODY_SCHEMA>;
+
+export const NOTES_MAX_LENGTH = 10_000;
+
+export const NOTES_BODY_SCHEMA = {
+  type: 'object',
+  required: ['notes'],
+  additionalProperties: false,
+  properties: { notes: { type: 'string', maxLength: NOTES_MAX_LENGTH } },
+} as const;
+export type NotesBody = SchemaType<typeof NOTES_BODY_SCHEMA>;
+
+export const ASSIGN_BODY_SCHEMA = {
+  type: 'object',
+  required: ['userId'],
+  additionalProperties: false,
+  properties: { userId: { type: ['string', 'null'], maxLength: 100 } },
+} as const;
+export type AssignBody = SchemaType<typeof ASSIGN_BODY_SCHEMA>;
+
+export const MERGE_BODY_SCHEMA = {
+  type: 'object',
+  required: ['duplicateId'],
+  additionalProperties: false,
+  properties: { duplicateId: { type: 'string', maxLength: 100 } },
+} as const;
+export type MergeBody = SchemaType<typeof MERGE_BODY_SCHEMA>;
+
+export const STAGE_BODY_SCHEMA = {
+  type: 'object',
+  required: ['stageId'],
+  additionalProperties: false,
+  properties: { stageId: { type: 'string', format: 'uuid' } },
+} as const;
+export type StageBody = SchemaType<typeof STAGE_BODY_SCHEMA>;
+
+export const TAG_BODY_SCHEMA = {
+  type: 'object',
+  required: ['name'],
+  additionalProperties: false,
+  // Checked again after trimming (1 to 50 characters).
+  properties: { name: { type: 'string', minLength: 1, maxLength: 200 } },
+} as const;
+export type TagBody = SchemaType<typeof TAG_BODY_SCHEMA>;
+
+export const IMPORT_ID_PARAMS_SCHEMA = {
+  type: 'object',
+  required: ['importId'],
+  additionalProperties: false,
+  properties: { importId: { type: 'string', format: 'uuid' } },
+} as const;
+export type ImportIdParams = SchemaType<typeof IMPORT_ID_PARAMS_SCHEMA>;
+
+export const IMPORT_LIST_QUERY_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    page: PAGE_QUERY_SCHEMA,
+    limit: LIMIT_QUERY_SCHEMA,
+  },
+} as const;
+export type ImportListQuery = SchemaType<typeof IMPORT_LIST_QUERY_SCHEMA>;
+
+export const INTERNAL_LEAD_QUERY_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    /**
+     * The `occurredAt` of a lead.scored the caller holds: 409 until the lead shows that score or a
+     * later one (the lead service applies the scoring worker's events asynchronously).
+     */
+    scoredSince: { type: 'string', format: 'date-time' },
+  },
+} as const;
+export type InternalLeadQuery = SchemaType<typeof INTERNAL_LEAD_QUERY_SCHEMA>;
 
 const listItemProperties = {
   id: { type: 'string' },
@@ -55,11 +151,21 @@ const detailProperties = {
   customFields: freeObject,
   attribution: {
     type: 'object',
-    required: ['utm', 'referrer'],
+    required: ['utm', 'referrer', 'landingPage', 'clickIds'],
     additionalProperties: false,
     properties: {
       utm: { type: 'object', additionalProperties: { type: 'string' } },
       referrer: nullableString,
+      landingPage: {
+        ...nullableString,
+        description: 'The page the lead was captured on, when the sender said',
+      },
+      clickIds: {
+        type: 'object',
+        description:
+          "Ad platforms' click ids (gclid, gbraid, wbraid, fbclid, msclkid, li_fat_id, ttclid, twclid)",
+        additionalProperties: { type: 'string' },
+      },
     },
   },
   client: {
@@ -162,6 +268,56 @@ const rowErrors = {
 
 const importStatus = { type: 'string', enum: ['in_progress', 'done'] } as const;
 
+/** What the reading of a CSV file found: in the answers to an import and to a dry run. */
+const importFileProperties = {
+  dialect: {
+    type: 'object',
+    description: 'How the file was read: detected, or as named by the encoding and delimiter parameters',
+    required: ['encoding', 'bom', 'delimiter'],
+    additionalProperties: false,
+    properties: {
+      encoding: { type: 'string', description: 'utf-8, utf-16le, utf-16be, windows-1252, or the one named' },
+      bom: { type: 'boolean', description: 'The file starts with a byte order mark' },
+      delimiter: { type: 'string', description: 'The cell delimiter: , ; or a tab (or the one named)' },
+    },
+  },
+  columns: {
+    type: 'array',
+    description: 'Each column of the header row, in order, and what it is imported as',
+    items: {
+      type: 'object',
+      required: ['header', 'mapsTo', 'mapped'],
+      additionalProperties: false,
+      properties: {
+        header: { type: 'string' },
+        mapsTo: {
+          type: 'string',
+          enum: ['email', 'firstName', 'lastName', 'phone', 'company', 'fullName', 'custom', 'ignored'],
+          description: 'fullName is split into firstName and lastName when the row has neither',
+        },
+        mapped: {
+          type: 'boolean',
+          description: 'Set by the mapping parameter rather than recognised by name',
+        },
+      },
+    },
+  },
+  skipped: {
+    type: 'integer',
+    description: 'Blank rows and report lines (totals, confidentiality, copyright) not imported',
+  },
+  skippedRows: {
+    type: 'array',
+    description: 'The first 1,000 skipped rows, by spreadsheet row (header = 1)',
+    items: {
+      type: 'object',
+      required: ['row', 'reason'],
+      additionalProperties: false,
+      properties: { row: { type: 'integer' }, reason: { type: 'string' } },
+    },
+  },
+} as const;
+
 export const IMPORT_RESPONSE_SCHEMA = {
   type: 'object',
   required: [
@@ -174,12 +330,16 @@ export const IMPORT_RESPONSE_SCHEMA = {
     'failed',
     'errors',
     'statusUrl',
+    'dialect',
+    'columns',
+    'skipped',
+    'skippedRows',
   ],
   additionalProperties: false,
   properties: {
     importId: { type: 'string' },
     status: importStatus,
-    rows: { type: 'integer', description: 'Data rows of the file, blank lines aside' },
+    rows: { type: 'integer', description: 'Data rows of the file, blank rows and report lines aside' },
     accepted: { type: 'integer', description: 'Rows handed to the capture chain; leads follow as it runs' },
     imported: { type: 'integer', description: 'The same as accepted (its first name)' },
     duplicates: {
@@ -189,6 +349,62 @@ export const IMPORT_RESPONSE_SCHEMA = {
     failed: { type: 'integer', description: 'Rows refused at upload' },
     errors: rowErrors,
     statusUrl: { type: 'string', description: 'GET it to follow the capture of the rows' },
+    ...importFileProperties,
+  },
+} as const;
+
+/** The answer to POST /api/leads/import?dryRun=true: nothing is imported. */
+export const IMPORT_DRY_RUN_RESPONSE_SCHEMA = {
+  type: 'object',
+  required: [
+    'dryRun',
+    'rows',
+    'accepted',
+    'duplicates',
+    'failed',
+    'errors',
+    'dialect',
+    'columns',
+    'skipped',
+    'skippedRows',
+    'preview',
+  ],
+  additionalProperties: false,
+  properties: {
+    dryRun: { type: 'boolean', enum: [true] },
+    rows: { type: 'integer', description: 'Data rows of the file, blank rows and report lines aside' },
+    accepted: { type: 'integer', description: 'Rows an import would hand to the capture chain' },
+    duplicates: {
+      type: 'integer',
+      description: 'Rows that repeat an existing lead or an earlier row, as the upload sees them now',
+    },
+    failed: { type: 'integer', description: 'Rows an import would refuse' },
+    errors: rowErrors,
+    ...importFileProperties,
+    preview: {
+      type: 'array',
+      description: 'The first 20 rows an import would accept, as they would be imported',
+      items: {
+        type: 'object',
+        required: ['row', 'fields', 'custom'],
+        additionalProperties: false,
+        properties: {
+          row: { type: 'integer' },
+          fields: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              email: { type: 'string' },
+              firstName: { type: 'string' },
+              lastName: { type: 'string' },
+              phone: { type: 'string' },
+              company: { type: 'string' },
+            },
+          },
+          custom: { type: 'object', additionalProperties: { type: 'string' } },
+        },
+      },
+    },
   },
 } as const;
 
@@ -219,8 +435,3 @@ export const IMPORT_STATUS_SCHEMA = {
 } as const;
 
 export const IMPORT_LIST_RESPONSE_SCHEMA = pagedListSchema(IMPORT_SUMMARY_SCHEMA);
-
-/** The error replies a route can give, for its response schema. */
-export function errorResponses(...statuses: number[]): Record<number, typeof ERROR_RESPONSE_SCHEMA> {
-  return Object.fromEntries(statuses.map((status) => [status, ERROR_RESPONSE_SCHEMA]));
-}
