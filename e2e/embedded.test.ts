@@ -2,10 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ServiceProcess } from '../scripts/distributed/service-process.js';
+import type { ServiceProcess } from '../scripts/distributed/service-process.js';
 import { ADMIN, Api, postBurst, runTag } from './support/api.js';
 import { expectEachListedOnce } from './support/assertions.js';
-import { freePorts } from './support/ports.js';
+import { embeddedProcess, NO_RATE_LIMITS } from './support/runtimes.js';
 
 const BURST = 30;
 
@@ -21,21 +21,7 @@ describe('the embedded runtime: every service in one process, on its data folder
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'e2e-embedded-'));
     // No AMQP_URL, MONGO_URL or REDIS_URL: the in-process bus and the embedded store under DATA_DIR.
-    runtime = new ServiceProcess({
-      label: 'embedded',
-      entry: 'services/embedded/src/main.ts',
-      port: (await freePorts(1))[0] ?? 0,
-      env: {
-        LOG_LEVEL: 'warn',
-        DATA_DIR: dataDir,
-        ADMIN_EMAIL: ADMIN.email,
-        ADMIN_PASSWORD: ADMIN.password,
-        RATE_LIMIT_MAX: '0',
-        WEBHOOK_RATE_LIMIT_MAX: '0',
-        // No DNS lookups: the box may have no resolver, and the result must not depend on one.
-        ENRICHMENT_MX_LOOKUP: 'false',
-      },
-    });
+    runtime = await embeddedProcess(dataDir, NO_RATE_LIMITS);
     await runtime.start();
     api = await Api.login(runtime.url, ADMIN);
   }, 90_000);

@@ -49,6 +49,7 @@ import { ADMIN } from '../support/api.js';
 import { DistributedStack } from '../support/distributed-stack.js';
 import { freePorts } from '../support/ports.js';
 import { createRabbitVhost, type RabbitVhost, requireRabbitVhosts } from '../support/rabbit-vhost.js';
+import { embeddedProcess, NO_RATE_LIMITS } from '../support/runtimes.js';
 import type { LoadResult } from './load-generator.js';
 import {
   BenchApi,
@@ -294,20 +295,9 @@ if (echo) results.echo = loadFigures(echo);
 const embedded: Json = {};
 results.embedded = embedded;
 const dataDir = await mkdtemp(join(tmpdir(), 'bench-e2e-embedded-'));
-const runtime = new ServiceProcess({
-  label: 'embedded',
-  entry: 'services/embedded/src/main.ts',
-  port: (await freePorts(1))[0] ?? 0,
-  env: {
-    LOG_LEVEL: 'warn',
-    DATA_DIR: dataDir,
-    ADMIN_EMAIL: ADMIN.email,
-    ADMIN_PASSWORD: ADMIN.password,
-    RATE_LIMIT_MAX: '0',
-    WEBHOOK_RATE_LIMIT_MAX: '0',
-    ENRICHMENT_MX_LOOKUP: 'false',
-    IMPORT_MAX_ROWS: String(Math.max(IMPORT_ROWS, 100_000)),
-  },
+const runtime = await embeddedProcess(dataDir, {
+  ...NO_RATE_LIMITS,
+  IMPORT_MAX_ROWS: String(Math.max(IMPORT_ROWS, 100_000)),
 });
 cleanups.push(async () => {
   await runtime.kill();

@@ -17,9 +17,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ServiceProcess } from '../../scripts/distributed/service-process.js';
 import { ADMIN } from '../support/api.js';
-import { freePorts } from '../support/ports.js';
+import { embeddedProcess, NO_RATE_LIMITS } from '../support/runtimes.js';
 import { BenchApi, envNumber, killChildren, percentile, progress, round } from './support.js';
 
 const RATE = envNumber('BENCH_STREAM_RATE', 200);
@@ -85,20 +84,7 @@ function summary(values: number[]): Record<string, number | null> {
 
 const box = { cpus: cpus().length, node: process.version, loadAvgAtStart: loadavg().map((v) => round(v, 2)) };
 const dataDir = await mkdtemp(join(tmpdir(), 'bench-stream-'));
-const runtime = new ServiceProcess({
-  label: 'embedded',
-  entry: 'services/embedded/src/main.ts',
-  port: (await freePorts(1))[0] ?? 0,
-  env: {
-    LOG_LEVEL: 'warn',
-    DATA_DIR: dataDir,
-    ADMIN_EMAIL: ADMIN.email,
-    ADMIN_PASSWORD: ADMIN.password,
-    RATE_LIMIT_MAX: '0',
-    WEBHOOK_RATE_LIMIT_MAX: '0',
-    ENRICHMENT_MX_LOOKUP: 'false',
-  },
-});
+const runtime = await embeddedProcess(dataDir, NO_RATE_LIMITS);
 let exitCode = 0;
 let result: Record<string, unknown> = {};
 try {

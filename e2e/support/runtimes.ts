@@ -40,23 +40,43 @@ export async function distributedAvailable(): Promise<boolean> {
   return (await requireRabbitVhosts()) && (await requireService('Redis', REDIS_URL));
 }
 
-/** The embedded runtime from the build (`services/embedded/dist/main.js`), on a data folder of its own. */
-export async function startEmbedded(): Promise<Runtime> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'e2e-embedded-'));
-  const runtime = new ServiceProcess({
+/** Rate limits off: what the benchmarks and the tests that do not count requests use. */
+export const NO_RATE_LIMITS = { RATE_LIMIT_MAX: '0', WEBHOOK_RATE_LIMIT_MAX: '0' };
+
+/**
+ * The embedded runtime (`pnpm start`) as a process of its own on a free port over `dataDir`: no
+ * AMQP_URL, MONGO_URL or REDIS_URL (the in-process bus and the embedded store), the e2e admin, no DNS
+ * lookups (the box may have no resolver, and results must not depend on one), `env` on top. From the
+ * TypeScript sources unless `entry` names the build's.
+ */
+export async function embeddedProcess(
+  dataDir: string,
+  env: Record<string, string> = {},
+  entry = 'services/embedded/src/main.ts',
+): Promise<ServiceProcess> {
+  return new ServiceProcess({
     label: 'embedded',
-    entry: serviceEntry('embedded'),
+    entry,
     port: (await freePorts(1))[0] ?? 0,
     env: {
       LOG_LEVEL: 'warn',
       DATA_DIR: dataDir,
       ADMIN_EMAIL: ADMIN.email,
       ADMIN_PASSWORD: ADMIN.password,
-      ...COUNTED_LIMITS,
       ENRICHMENT_MX_LOOKUP: 'false',
-      ...LOCAL_SUBSCRIBERS,
+      ...env,
     },
   });
+}
+
+/** The embedded runtime from the build (`services/embedded/dist/main.js`), on a data folder of its own. */
+export async function startEmbedded(): Promise<Runtime> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'e2e-embedded-'));
+  const runtime = await embeddedProcess(
+    dataDir,
+    { ...COUNTED_LIMITS, ...LOCAL_SUBSCRIBERS },
+    serviceEntry('embedded'),
+  );
   await runtime.start();
   return {
     kind: 'embedded',

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { type DocStore, openStore } from '@lead-capture/docstore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeBusContract, silentLogger, sleep, waitFor } from '../src/contract.js';
+import { describeBusContract, silentLogger, waitFor } from '../src/contract.js';
 import { createInProcessBus, type DeliveryContext, type MessageBus } from '../src/index.js';
 
 const root = join(import.meta.dirname, '../../..');
@@ -167,13 +167,18 @@ describe('in-process bus with a journal', () => {
     // A marker after it: every delivery ready now has been handed out once the marker arrives.
     const marker = await second.bus.publish('x.flaky', { n: 4 });
     await waitFor('the marker', () => seen.some(([id]) => id === marker.id));
-    // Real time must pass for the other half (the bus takes no clock): well beyond the 10 ms retry
-    // delay of this subscription, the waiting retry keeps its stored 60 s delay and stays away.
-    await sleep(100);
     expect(seen).toEqual([
       [queued.id, 1],
       [marker.id, 1],
     ]);
+    // The other half: the waiting retry kept the 60 s delay it was stored with (the new subscription's
+    // 10 ms policy applies to its own failures only), so it is still delayed, due about a minute after
+    // its first attempt.
+    const retry = await second.store
+      .collection('bus_journal')
+      .findOne({ kind: 'delivery', group: failing.group, state: 'delayed' });
+    expect(JSON.parse(String(retry?.body)).id).toBe(waiting.id);
+    expect(Number(retry?.availableAt)).toBeGreaterThan(Date.now() + 30_000);
     expect(waiting.id).not.toBe(queued.id);
     expect(await second.bus.replayDeadLetters('restart.dead')).toBe(1);
     expect(await second.bus.listDeadLetters('restart.dead')).toEqual([]);
