@@ -444,14 +444,31 @@ describe('each tool lands the standard fields its documented payload carries', (
     });
   });
 
-  it('elfsight: a top-level JSON array of {name, value}', () => {
-    // Shape as issue 12 records Elfsight's form webhook (no public sample found): [{name, value}, ...]
+  it('elfsight: the documented sample, a top-level JSON array of {id, name, value, type}', () => {
+    // https://help.elfsight.com/article/1615-using-webhooks-in-your-form-widget ("How Webhooks Work"):
+    // the first two items of the page's example, verbatim (the stored copy of the page ends there).
     const submission = mapped('elfsight', [
-      { name: 'Name', value: 'Ada Lovelace' },
-      { name: 'Email', value: 'ada@example.com' },
-      { name: 'Message', value: 'Hi' },
+      { id: 'm9hhh2rh', name: 'Short Text', value: 'test', type: 'shortText' },
+      { id: '62ce755ce75ab', name: 'Date', value: '24.09.2025', type: 'date' },
     ]);
-    expect(submission.fields).toEqual({ firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' });
+    expect(submission.fields).toEqual({});
+    expect(submission.custom).toEqual({ 'Short Text': 'test', Date: '24.09.2025' });
+  });
+
+  it('elfsight: a contact form in the documented item shape lands name, e-mail and phone by label', () => {
+    // Item shape from the page above; the labels are a contact form's, the ids and types illustrative.
+    const submission = mapped('elfsight', [
+      { id: 'a1', name: 'Name', value: 'Ada Lovelace', type: 'shortText' },
+      { id: 'a2', name: 'Email', value: 'ada@example.com', type: 'email' },
+      { id: 'a3', name: 'Phone', value: '+44 20 7946 0000', type: 'phone' },
+      { id: 'a4', name: 'Message', value: 'Hi', type: 'longText' },
+    ]);
+    expect(submission.fields).toEqual({
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      email: 'ada@example.com',
+      phone: '+44 20 7946 0000',
+    });
     expect(submission.custom).toEqual({ Message: 'Hi' });
   });
 

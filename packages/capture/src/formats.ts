@@ -400,7 +400,10 @@ function flattenMailchimp(payload: unknown): FlatPayload {
   };
 }
 
-/** A JSON array of `{name, value}` (also `label` / `title` for the name). */
+/**
+ * A JSON array of `{id, name, value, type}`, named by the field's label `name` (also `label` / `title`):
+ * https://help.elfsight.com/article/1615-using-webhooks-in-your-form-widget
+ */
 function flattenElfsight(payload: unknown): FlatPayload {
   const items = Array.isArray(payload) ? payload : arrayOf(objectOf(payload).fields);
   const fields: Record<string, unknown> = {};

@@ -110,13 +110,14 @@ const SCHEMES: Scheme[] = [
     sign: (body) => ({ 'typeform-signature': `sha256=${hmac(body).digest('base64')}` }),
   },
   {
-    // https://tally.so/help/webhooks (Tally-Signature: base64 HMAC-SHA256 of the payload)
+    // https://tally.so/help/webhooks (Tally-Signature: base64 HMAC-SHA256 of the JSON payload, no prefix)
     format: 'tally',
     payload: { data: { fields: [{ key: 'question_1', label: 'Email', type: 'INPUT_EMAIL', value: EMAIL }] } },
     sign: (body) => ({ 'tally-signature': hmac(body).digest('base64') }),
   },
   {
-    // https://developer.calendly.com/api-docs/ (Calendly-Webhook-Signature: t=<s>,v1=<hex of "t.body">)
+    // https://developer.calendly.com/api-docs/overview/webhooks/webhook-signatures
+    // (Calendly-Webhook-Signature: t=<unix s>,v1=<hex HMAC of "t.body">)
     format: 'calendly',
     payload: { event: 'invitee.created', payload: { email: EMAIL, name: 'Ada Lovelace' } },
     sign: (body, now) => {
@@ -125,7 +126,8 @@ const SCHEMES: Scheme[] = [
     },
   },
   {
-    // https://developers.webflow.com/data/docs/working-with-webhooks (hex HMAC of "timestamp:body", ms)
+    // https://developers.webflow.com/data/docs/working-with-webhooks and webflow/js-webflow-api
+    // verifySignature (hex HMAC of "timestamp:body", timestamp in ms)
     format: 'webflow',
     payload: { triggerType: 'form_submission', payload: { name: 'Contact', data: { Email: EMAIL } } },
     sign: (body, now) => {
@@ -137,7 +139,8 @@ const SCHEMES: Scheme[] = [
     },
   },
   {
-    // https://learn.microsoft.com/en-us/linkedin/shared/api-guide/webhook-validation (X-LI-Signature)
+    // https://learn.microsoft.com/en-us/linkedin/shared/api-guide/webhook-validation: X-LI-Signature is
+    // the HMACSHA256 (hex) of the POST body prefixed by "hmacsha256=", keyed with the client secret.
     format: 'linkedin',
     payload: {
       form: { content: { questions: [{ questionId: 3, name: 'email', predefinedField: 'EMAIL' }] } },
@@ -145,7 +148,7 @@ const SCHEMES: Scheme[] = [
         answers: [{ questionId: 3, answerDetails: { textQuestionAnswer: { answer: EMAIL } } }],
       },
     },
-    sign: (body) => ({ 'x-li-signature': `hmacsha256=${hmac(body).digest('hex')}` }),
+    sign: (body) => ({ 'x-li-signature': hmac(`hmacsha256=${body}`).digest('hex') }),
   },
   {
     // Our own scheme for formats whose tool signs nothing.
@@ -154,6 +157,12 @@ const SCHEMES: Scheme[] = [
     sign: (body) => ({ 'x-signature-256': `sha256=${hmac(body).digest('hex')}` }),
   },
 ];
+
+function schemeOf(format: SourceFormat): Scheme {
+  const scheme = SCHEMES.find((candidate) => candidate.format === format);
+  if (!scheme) throw new Error(`No signing scheme under test for ${format}`);
+  return scheme;
+}
 
 async function submissionsOf(source: TestSource): Promise<Array<Record<string, unknown>>> {
   const response = await intake.asUser('GET', `/api/sources/${source.sourceId}/submissions`);
@@ -211,6 +220,46 @@ describe('signed deliveries', () => {
         'Signature timestamp is too old',
       );
     }
+  });
+
+  it("each tool's own tolerance: a four-minute-old signature is too old for Calendly (3 min), not for Webflow (5 min)", async () => {
+    const fourMinutesAgo = () => new Date(Date.now() - 4 * 60_000);
+    const calendly = schemeOf('calendly');
+    const calendlyBody = JSON.stringify(calendly.payload);
+    expectUnauthorized(
+      await postRaw(
+        await withSecrets('calendly'),
+        calendlyBody,
+        calendly.sign(calendlyBody, fourMinutesAgo()),
+      ),
+      'Signature timestamp is too old',
+    );
+    const webflow = schemeOf('webflow');
+    const webflowBody = JSON.stringify(webflow.payload);
+    const accepted = await postRaw(
+      await withSecrets('webflow'),
+      webflowBody,
+      webflow.sign(webflowBody, fourMinutesAgo()),
+    );
+    expect(accepted.statusCode).toBe(200);
+  });
+
+  it('linkedin: the digest covers "hmacsha256=" + body; a digest of the bare body is refused', async () => {
+    const source = await withSecrets('linkedin');
+    const body = JSON.stringify(schemeOf('linkedin').payload);
+    expectUnauthorized(
+      await postRaw(source, body, { 'x-li-signature': hmac(body).digest('hex') }),
+      /^Invalid signature$/,
+    );
+    expectUnauthorized(
+      await postRaw(source, body, { 'x-li-signature': `hmacsha256=${hmac(body).digest('hex')}` }),
+      /^Invalid signature$/,
+    );
+    // The header written with the prefix (one reading of LinkedIn's sentence) is still this digest.
+    const prefixed = await postRaw(source, body, {
+      'x-li-signature': `hmacsha256=${hmac(`hmacsha256=${body}`).digest('hex').toUpperCase()}`,
+    });
+    expect(prefixed.statusCode).toBe(200);
   });
 
   it.each([
