@@ -1,7 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { EventEnvelope } from '@lead-capture/contracts';
 import { openStore } from '@lead-capture/docstore';
+import { createLogger, openBus } from '@lead-capture/kit';
 import { killAtMarker } from '@lead-capture/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { client, startHarness, waitFor } from './harness.js';
@@ -9,8 +11,12 @@ import { client, startHarness, waitFor } from './harness.js';
 const fixture = join(import.meta.dirname, 'fixtures/crash-child.ts');
 
 /** Runs the child until its change is committed and being published, SIGKILLs it, returns the leads. */
-async function runAndKill(dataDir: string, action: 'delete' | 'merge'): Promise<{ a: string; b: string }> {
-  const output = await killAtMarker(fixture, [dataDir, action], 'PUBLISHING');
+async function runAndKill(
+  dataDir: string,
+  action: 'delete' | 'merge' | 'delete-journaled' | 'merge-journaled',
+): Promise<{ a: string; b: string }> {
+  const marker = action.endsWith('-journaled') ? 'COMMITTED' : 'PUBLISHING';
+  const output = await killAtMarker(fixture, [dataDir, action], marker);
   const leads = /LEADS (\S+) (\S+)/.exec(output);
   if (!leads) throw new Error(`child named no leads: ${output}`);
   return { a: leads[1]!, b: leads[2]! };
@@ -66,6 +72,42 @@ describe('a lead change survives kill -9 between its commit and its publish', ()
       expect(merged.data).toEqual({ primaryId: a, duplicateId: b });
     } finally {
       await close();
+    }
+  });
+});
+
+describe('a lead change on the embedded bus (queued in its own commit) survives kill -9 once answered', () => {
+  let dataDir: string;
+  beforeEach(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'lead-crash-journal-'));
+  });
+  afterEach(async () => rm(dataDir, { recursive: true, force: true }));
+
+  it.each([
+    ['delete-journaled', 'lead.deleted'],
+    ['merge-journaled', 'lead.merged'],
+  ] as const)('%s: %s reaches its consumer after the restart', async (action, type) => {
+    const { a, b } = await runAndKill(dataDir, action);
+    const store = await openStore(undefined, { dataDir });
+    const bus = await openBus({
+      amqpUrl: undefined,
+      logger: createLogger({ level: 'silent', name: 'lead-crash' }),
+      store,
+      connectionName: 'lead-crash',
+    });
+    try {
+      const seen: EventEnvelope[] = [];
+      // The sequence worker's group: declared from the start, it received the event in the commit.
+      await bus.subscribe({ group: 'sequence.lead.changes', types: ['lead.*'] }, async (event) => {
+        seen.push(event);
+      });
+      const event = await waitFor('the event queued before the kill', () =>
+        seen.find((e) => e.type === type),
+      );
+      expect(event.data).toEqual(type === 'lead.deleted' ? { leadId: a } : { primaryId: a, duplicateId: b });
+    } finally {
+      await bus.close();
+      await store.close();
     }
   });
 });
