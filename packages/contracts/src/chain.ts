@@ -1,4 +1,7 @@
 import { EVENT_TYPES, type EventType } from './events/index.js';
+import { LIVE_STREAM_EVENT_TYPES, WEBHOOK_EVENT_TYPES } from './lead-events.js';
+
+export { LEAD_CHANGE_EVENT_TYPES, LIVE_STREAM_EVENT_TYPES, WEBHOOK_EVENT_TYPES } from './lead-events.js';
 
 /**
  * The capture pipeline, in order. Each stage is triggered by the event the stage before it
@@ -42,21 +45,6 @@ export interface ReadModelConsumption {
   /** Every process gets every event (no competing consumers, nothing kept while it is down). */
   broadcast?: boolean;
 }
-
-/**
- * What the gateway's live stream (`GET /api/stream`) pushes to open dashboards: every change a lead
- * list or a lead drawer shows. The other lead events (received, enriched, notified, sequence steps)
- * are steps a dashboard sees through these, so they never reach the gateway.
- */
-export const LIVE_STREAM_EVENT_TYPES = [
-  'lead.captured',
-  'lead.scored',
-  'lead.updated',
-  'lead.deleted',
-  'lead.merged',
-  'lead.enrolled',
-  'lead.import_progress',
-] as const satisfies readonly EventType[];
 
 /** The broadcast subscription of each gateway process (its own exclusive queue on RabbitMQ). */
 export const LIVE_STREAM_SUBSCRIPTION = 'gateway.lead.stream';
@@ -110,14 +98,7 @@ export const READ_MODELS = [
   {
     consumer: 'webhooks',
     group: 'webhooks.lead.deliver',
-    consumes: [
-      'lead.captured',
-      'lead.scored',
-      'lead.updated',
-      'lead.deleted',
-      'lead.merged',
-      'lead.enrolled',
-    ],
+    consumes: WEBHOOK_EVENT_TYPES,
     purpose:
       'record a delivery to every outbound webhook subscription the event matches (the lead read from the lead service), and the source and qualification of each lead for the filters once it is deleted',
   },

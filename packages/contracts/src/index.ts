@@ -4,6 +4,7 @@ export {
   type ConsumerGroup,
   consumerGroup,
   expandEventPatterns,
+  LEAD_CHANGE_EVENT_TYPES,
   LIVE_STREAM_EVENT_TYPES,
   LIVE_STREAM_SUBSCRIPTION,
   matchesEventPattern,
@@ -11,6 +12,7 @@ export {
   type PipelineStage,
   READ_MODELS,
   type ReadModelConsumption,
+  WEBHOOK_EVENT_TYPES,
 } from './chain.js';
 export { createEnvelope, ENVELOPE_SCHEMA, type EnvelopeOptions, type EventEnvelope } from './envelope.js';
 export {

@@ -1,10 +1,6 @@
-import { SOURCE_FORMATS } from '@lead-capture/contracts';
-import { ERROR_RESPONSE_SCHEMA } from '@lead-capture/kit';
+import { type SchemaType, SOURCE_FORMATS } from '@lead-capture/contracts';
 
-/** The error bodies a route can answer, for its response schema (and the OpenAPI document). */
-export function errorResponses(...statuses: number[]): Record<number, typeof ERROR_RESPONSE_SCHEMA> {
-  return Object.fromEntries(statuses.map((status) => [status, ERROR_RESPONSE_SCHEMA]));
-}
+export { errorResponses } from '@lead-capture/kit';
 
 export const TAGS = ['Sources'];
 
@@ -14,6 +10,7 @@ export const SOURCE_PARAMS = {
   required: ['id'],
   properties: { id: { type: 'string' } },
 } as const;
+export type SourceParams = SchemaType<typeof SOURCE_PARAMS>;
 
 /** Checked further in code: trimmed length (name), entries and targets (fieldMappings). */
 const nameField = { type: 'string', description: '1-255 characters after trimming' } as const;
@@ -51,12 +48,14 @@ export const CREATE_SOURCE_BODY = {
   additionalProperties: false,
   properties: { name: nameField, fieldMappings: fieldMappingsField, ...receivingFields },
 } as const;
+export type CreateSourceBody = SchemaType<typeof CREATE_SOURCE_BODY>;
 
 export const UPDATE_SOURCE_BODY = {
   type: 'object',
   additionalProperties: false,
   properties: { name: nameField, fieldMappings: fieldMappingsField, ...receivingFields },
 } as const;
+export type UpdateSourceBody = SchemaType<typeof UPDATE_SOURCE_BODY>;
 
 export const PREVIEW_BODY = {
   type: 'object',
@@ -70,6 +69,7 @@ export const PREVIEW_BODY = {
     },
   },
 } as const;
+export type PreviewBody = SchemaType<typeof PREVIEW_BODY>;
 
 const fieldMappingsOut = { type: 'object', additionalProperties: { type: 'string' } } as const;
 

@@ -1,20 +1,12 @@
-import { QUALIFICATIONS } from '@lead-capture/contracts';
-import {
-  ERROR_RESPONSE_SCHEMA,
-  LIMIT_QUERY_SCHEMA,
-  PAGE_QUERY_SCHEMA,
-  pagedListSchema,
-} from '@lead-capture/kit';
+import { QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
+import { LIMIT_QUERY_SCHEMA, PAGE_QUERY_SCHEMA, pagedListSchema } from '@lead-capture/kit';
 import { ALL_EVENTS, DELIVERY_STATUSES, SUBSCRIBABLE_EVENTS, TEST_EVENT } from './store.js';
 import { MAX_URL_LENGTH } from './target.js';
 
 export const MAX_ALERT_EMAILS = 20;
 export const MAX_SOURCE_IDS = 100;
 
-/** The error bodies a route can answer, for its response schema (and the OpenAPI document). */
-export function errorResponses(...statuses: number[]): Record<number, typeof ERROR_RESPONSE_SCHEMA> {
-  return Object.fromEntries(statuses.map((status) => [status, ERROR_RESPONSE_SCHEMA]));
-}
+export { errorResponses } from '@lead-capture/kit';
 
 export const TAGS = ['Webhook subscriptions'];
 
@@ -71,6 +63,8 @@ export const CREATE_BODY = {
   additionalProperties: false,
   properties: writableProperties,
 } as const;
+/** A new subscription as a client sends it. */
+export type SubscriptionInput = SchemaType<typeof CREATE_BODY>;
 
 export const PATCH_BODY = {
   type: 'object',
@@ -78,6 +72,7 @@ export const PATCH_BODY = {
   additionalProperties: false,
   properties: writableProperties,
 } as const;
+export type SubscriptionPatch = SchemaType<typeof PATCH_BODY>;
 
 const dateTime = { type: 'string', format: 'date-time' } as const;
 const nullableDateTime = { type: ['string', 'null'], format: 'date-time' } as const;
@@ -159,12 +154,14 @@ export const ID_PARAMS = {
   required: ['id'],
   properties: { id: { type: 'string', maxLength: 100 } },
 } as const;
+export type IdParams = SchemaType<typeof ID_PARAMS>;
 
 export const DELIVERY_PARAMS = {
   type: 'object',
   required: ['id', 'deliveryId'],
   properties: { id: { type: 'string', maxLength: 100 }, deliveryId: { type: 'string', maxLength: 100 } },
 } as const;
+export type DeliveryParams = SchemaType<typeof DELIVERY_PARAMS>;
 
 export const DELIVERY_QUERY = {
   type: 'object',
@@ -178,6 +175,8 @@ export const DELIVERY_QUERY = {
     endDate: { type: 'string', maxLength: 40, description: 'ISO date; deliveries created at or before it' },
   },
 } as const;
+/** The delivery log's filters and page, as ajv leaves them (page and limit defaulted). */
+export type DeliveryQuery = SchemaType<typeof DELIVERY_QUERY>;
 
 const attempt = {
   type: 'object',

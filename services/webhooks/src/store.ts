@@ -1,4 +1,4 @@
-import type { Qualification } from '@lead-capture/contracts';
+import { type Qualification, WEBHOOK_EVENT_TYPES } from '@lead-capture/contracts';
 import type { Collection, DocStore } from '@lead-capture/docstore';
 
 export const SUBSCRIPTIONS_COLLECTION = 'webhooks_subscriptions';
@@ -6,15 +6,8 @@ export const DELIVERIES_COLLECTION = 'webhooks_deliveries';
 export const ATTEMPTS_COLLECTION = 'webhooks_attempts';
 export const LEAD_KEYS_COLLECTION = 'webhooks_lead_keys';
 
-/** The event types a subscription may name (`*`: all of them). */
-export const SUBSCRIBABLE_EVENTS = [
-  'lead.captured',
-  'lead.scored',
-  'lead.updated',
-  'lead.deleted',
-  'lead.merged',
-  'lead.enrolled',
-] as const;
+/** The event types a subscription may name (`*`: all of them): the contract's list, which the worker consumes. */
+export const SUBSCRIBABLE_EVENTS = WEBHOOK_EVENT_TYPES;
 export type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number];
 export const ALL_EVENTS = '*';
 /** The type of the message the test endpoint sends. */

@@ -1,38 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { Qualification } from '@lead-capture/contracts';
 import { badRequest, conflict, notFound } from '@lead-capture/kit';
 import type { DeliveryDispatcher } from './dispatcher.js';
+import type { DeliveryQuery, SubscriptionInput, SubscriptionPatch } from './schemas.js';
 import { generateSecret } from './signing.js';
 import {
   ALL_EVENTS,
   type AttemptDocument,
   type DeliveryDocument,
-  type DeliveryStatus,
   type SubscriptionDocument,
   TEST_EVENT,
   type WebhookCollections,
 } from './store.js';
 import { type TargetPolicy, urlProblem } from './target.js';
-
-export interface SubscriptionInput {
-  url: string;
-  eventTypes: string[];
-  filters?: { sourceIds?: string[]; qualifications?: Qualification[] };
-  active?: boolean;
-  description?: string | null;
-  alertEmails?: string[];
-}
-
-export type SubscriptionPatch = Partial<SubscriptionInput>;
-
-export interface DeliveryQuery {
-  page: number;
-  limit: number;
-  status?: DeliveryStatus;
-  eventType?: string;
-  startDate?: string;
-  endDate?: string;
-}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,16 +1,9 @@
+import { LIVE_STREAM_EVENT_TYPES } from '@lead-capture/contracts/lead-events';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { authorizedFetch } from './client.js';
 
 /** The events of GET /api/stream the dashboard reacts to (payloads: packages/contracts/src/events). */
-export const STREAM_EVENT_TYPES = [
-  'lead.captured',
-  'lead.scored',
-  'lead.updated',
-  'lead.deleted',
-  'lead.merged',
-  'lead.enrolled',
-  'lead.import_progress',
-] as const;
+export const STREAM_EVENT_TYPES = LIVE_STREAM_EVENT_TYPES;
 export type StreamEventType = (typeof STREAM_EVENT_TYPES)[number];
 
 export interface StreamEvent {

@@ -1,3 +1,4 @@
+import { WEBHOOK_EVENT_TYPES } from '@lead-capture/contracts/lead-events';
 import { useEffect, useState } from 'preact/hooks';
 import {
   api,
@@ -21,14 +22,7 @@ import {
 import { setQuery, useLocation } from '../router.js';
 
 /** The event types a subscription may take (`*`: every one of them, also those added later). */
-const EVENT_TYPES = [
-  'lead.captured',
-  'lead.scored',
-  'lead.updated',
-  'lead.deleted',
-  'lead.merged',
-  'lead.enrolled',
-] as const;
+const EVENT_TYPES = WEBHOOK_EVENT_TYPES;
 const ALL_EVENTS = '*';
 const DELIVERY_STATUSES = ['pending', 'delivering', 'succeeded', 'failed', 'cancelled'] as const;
 const DELIVERIES_PER_PAGE = 20;

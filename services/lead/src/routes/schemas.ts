@@ -429,9 +429,14 @@ const IMPORT_SUMMARY_SCHEMA = {
 
 export const IMPORT_STATUS_SCHEMA = {
   type: 'object',
-  required: [...Object.keys(importSummaryProperties), 'errors'],
+  required: [...Object.keys(importSummaryProperties), 'errors', 'skipped', 'skippedRows'],
   additionalProperties: false,
-  properties: { ...importSummaryProperties, errors: rowErrors },
+  properties: {
+    ...importSummaryProperties,
+    errors: rowErrors,
+    skipped: importFileProperties.skipped,
+    skippedRows: importFileProperties.skippedRows,
+  },
 } as const;
 
 export const IMPORT_LIST_RESPONSE_SCHEMA = pagedListSchema(IMPORT_SUMMARY_SCHEMA);

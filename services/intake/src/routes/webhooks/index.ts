@@ -1,11 +1,11 @@
 import multipart from '@fastify/multipart';
 import { leadgenRefsOf } from '@lead-capture/capture';
-import { describeValidationError } from '@lead-capture/contracts';
+import { describeValidationError, type SchemaType } from '@lead-capture/contracts';
 import {
   AppError,
   badRequest,
   clientOf,
-  ERROR_RESPONSE_SCHEMA,
+  errorResponses,
   forbidden,
   notFound,
   parseJsonBody,
@@ -50,6 +50,20 @@ const tokenParams = {
 /** The fallback route's wildcard: `<token>` or `inbound/<token>` of any length or shape (not documented). */
 const wildcardParams = { type: 'object', properties: { '*': { type: 'string' } } } as const;
 
+/** The params of whichever webhook path matched: `:token`, or the wildcard's `*`. */
+type WebhookParams = Partial<SchemaType<typeof tokenParams> & SchemaType<typeof wildcardParams>>;
+
+/** The query of the verification GET: Meta's handshake when hub.mode is present, else a plain URL check. */
+const verificationQuery = {
+  type: 'object',
+  properties: {
+    'hub.mode': { type: 'string' },
+    'hub.verify_token': { type: 'string' },
+    'hub.challenge': { type: 'string' },
+  },
+} as const;
+type VerificationQuery = SchemaType<typeof verificationQuery>;
+
 /** What a sender may post; each is a request body type in the OpenAPI document. */
 const BODY_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
 
@@ -91,14 +105,7 @@ const webhookSchema = {
       additionalProperties: false,
       properties: { success: { type: 'boolean', const: true } },
     },
-    400: ERROR_RESPONSE_SCHEMA,
-    401: ERROR_RESPONSE_SCHEMA,
-    404: ERROR_RESPONSE_SCHEMA,
-    413: ERROR_RESPONSE_SCHEMA,
-    415: ERROR_RESPONSE_SCHEMA,
-    429: ERROR_RESPONSE_SCHEMA,
-    500: ERROR_RESPONSE_SCHEMA,
-    503: ERROR_RESPONSE_SCHEMA,
+    ...errorResponses(400, 401, 404, 413, 415, 429, 500, 503),
   },
 } as const;
 
@@ -109,14 +116,7 @@ const verificationSchema = {
     'as text/plain (403 when the token does not match or none is set). Any other GET (Mailchimp checks the ' +
     'URL before saving it) answers 200 {success: true}. 404 for an unknown token.',
   tags: ['webhooks'],
-  querystring: {
-    type: 'object',
-    properties: {
-      'hub.mode': { type: 'string' },
-      'hub.verify_token': { type: 'string' },
-      'hub.challenge': { type: 'string' },
-    },
-  },
+  querystring: verificationQuery,
   response: {
     200: {
       description: 'hub.challenge as text/plain, or {success: true}',
@@ -132,11 +132,7 @@ const verificationSchema = {
         },
       },
     },
-    400: ERROR_RESPONSE_SCHEMA,
-    403: ERROR_RESPONSE_SCHEMA,
-    404: ERROR_RESPONSE_SCHEMA,
-    429: ERROR_RESPONSE_SCHEMA,
-    503: ERROR_RESPONSE_SCHEMA,
+    ...errorResponses(400, 403, 404, 429, 503),
   },
 } as const;
 
@@ -154,23 +150,17 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
   /** The body as received, for signatures (JSON and form posts; multipart is not signed by any tool). */
   const rawBodyOf = new WeakMap<FastifyRequest, Buffer>();
 
+  const textBodyParsers = {
+    'application/json': parseJsonBody,
+    'application/x-www-form-urlencoded': parseFormBody,
+  };
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser(
-    'application/json',
-    { parseAs: 'buffer' },
-    async (request: FastifyRequest, body: Buffer) => {
+  for (const [type, parse] of Object.entries(textBodyParsers)) {
+    app.addContentTypeParser(type, { parseAs: 'buffer' }, async (request: FastifyRequest, body: Buffer) => {
       rawBodyOf.set(request, body);
-      return parseJsonBody(body.toString('utf8'));
-    },
-  );
-  app.addContentTypeParser(
-    'application/x-www-form-urlencoded',
-    { parseAs: 'buffer' },
-    async (request: FastifyRequest, body: Buffer) => {
-      rawBodyOf.set(request, body);
-      return parseFormBody(body.toString('utf8'));
-    },
-  );
+      return parse(body.toString('utf8'));
+    });
+  }
   // Jotform posts multipart/form-data. Fields only: a file part is drained and kept as its name and type.
   await app.register(multipart, {
     attachFieldsToBody: 'keyValues',
@@ -186,7 +176,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
   });
 
   const resolveToken = async (request: FastifyRequest): Promise<void> => {
-    const params = request.params as { token?: string; '*'?: string };
+    const params = request.params as WebhookParams;
     const token = tokenOf(params.token ?? params['*'] ?? '', params.token !== undefined);
     let source: ActiveSource | null = null;
     if (token !== null) {
@@ -262,7 +252,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
 
   async function verify(request: FastifyRequest, reply: FastifyReply) {
     const source = sourceOf.get(request)!;
-    const query = request.query as Record<string, unknown>;
+    const query = request.query as VerificationQuery;
     if (query['hub.mode'] === undefined) return { success: true } as const;
     const token = query['hub.verify_token'];
     const challenge = query['hub.challenge'];

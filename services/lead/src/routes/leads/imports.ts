@@ -1,30 +1,22 @@
-import { LIMIT_QUERY_SCHEMA, notFound, PAGE_QUERY_SCHEMA, pagination } from '@lead-capture/kit';
+import { notFound, pagination } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import type { LeadRouteDeps } from '../deps.js';
-import { errorResponses, IMPORT_LIST_RESPONSE_SCHEMA, IMPORT_STATUS_SCHEMA } from '../schemas.js';
-
-const IMPORT_ID_PARAMS_SCHEMA = {
-  type: 'object',
-  required: ['importId'],
-  additionalProperties: false,
-  properties: { importId: { type: 'string', format: 'uuid' } },
-} as const;
-
-const IMPORT_LIST_QUERY_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    page: PAGE_QUERY_SCHEMA,
-    limit: LIMIT_QUERY_SCHEMA,
-  },
-} as const;
+import {
+  errorResponses,
+  IMPORT_ID_PARAMS_SCHEMA,
+  IMPORT_LIST_QUERY_SCHEMA,
+  IMPORT_LIST_RESPONSE_SCHEMA,
+  IMPORT_STATUS_SCHEMA,
+  type ImportIdParams,
+  type ImportListQuery,
+} from '../schemas.js';
 
 /**
  * GET /api/leads/imports (newest first, paged like the lead list) and GET /api/leads/imports/<id>:
  * how far each CSV import's capture got. Readable with any scope, as the other lead reads.
  */
 export function registerImportsRoutes(app: FastifyInstance, { imports }: LeadRouteDeps): void {
-  app.get<{ Querystring: { page: number; limit: number } }>(
+  app.get<{ Querystring: ImportListQuery }>(
     '/api/leads/imports',
     {
       schema: {
@@ -39,7 +31,7 @@ export function registerImportsRoutes(app: FastifyInstance, { imports }: LeadRou
     },
   );
 
-  app.get<{ Params: { importId: string } }>(
+  app.get<{ Params: ImportIdParams }>(
     '/api/leads/imports/:importId',
     {
       schema: {

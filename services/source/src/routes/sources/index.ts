@@ -1,17 +1,19 @@
-import type { SourceFormat } from '@lead-capture/contracts';
 import { badRequest, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import { parseFieldMappings } from '../../field-mappings.js';
 import {
   CREATE_SOURCE_BODY,
   CREATED_SOURCE,
+  type CreateSourceBody,
   errorResponses,
   SOURCE,
   SOURCE_PARAMS,
+  type SourceParams,
   TAGS,
   UPDATE_SOURCE_BODY,
+  type UpdateSourceBody,
 } from '../../schemas.js';
-import { SECRET_FIELDS, type SecretField, type SourceChanges } from '../../sources.js';
+import { SECRET_FIELDS, type SourceChanges } from '../../sources.js';
 import { previewRoute } from './preview.js';
 import { regenerateTokenRoute } from './regenerate-token.js';
 import {
@@ -22,18 +24,8 @@ import {
   sourceViews,
 } from './view.js';
 
-interface SourceParams {
-  id: string;
-}
-
-interface SourceBody extends Partial<Record<SecretField, string | null>> {
-  name?: string;
-  fieldMappings?: Record<string, unknown>;
-  format?: SourceFormat;
-}
-
 /** The secrets a request sets (string) or clears (null). */
-function secretsOf(body: SourceBody): SourceChanges['secrets'] {
+function secretsOf(body: UpdateSourceBody): SourceChanges['secrets'] {
   return Object.fromEntries(
     SECRET_FIELDS.filter((field) => body[field] !== undefined).map((field) => [field, body[field]]),
   );
@@ -58,7 +50,7 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
     async (request) => sourceViews(await sources.list(), request, options),
   );
 
-  app.post<{ Body: SourceBody & { name: string } }>(
+  app.post<{ Body: CreateSourceBody }>(
     '/api/sources',
     {
       preHandler: write,
@@ -99,7 +91,7 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
     },
   );
 
-  app.put<{ Params: SourceParams; Body: SourceBody }>(
+  app.put<{ Params: SourceParams; Body: UpdateSourceBody }>(
     '/api/sources/:id',
     {
       preHandler: write,

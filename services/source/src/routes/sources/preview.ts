@@ -1,9 +1,16 @@
 import { mapSubmission } from '@lead-capture/capture';
-import type { SourceFormat } from '@lead-capture/contracts';
 import { requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import { toFieldMappings } from '../../field-mappings.js';
-import { errorResponses, PREVIEW, PREVIEW_BODY, SOURCE_PARAMS, TAGS } from '../../schemas.js';
+import {
+  errorResponses,
+  PREVIEW,
+  PREVIEW_BODY,
+  type PreviewBody,
+  SOURCE_PARAMS,
+  type SourceParams,
+  TAGS,
+} from '../../schemas.js';
 import type { SourceRoutesOptions } from './view.js';
 
 /**
@@ -12,7 +19,7 @@ import type { SourceRoutesOptions } from './view.js';
  * refuse is still a 200 here, `{valid: false, error}`: the request itself was fine.
  */
 export const previewRoute: FastifyPluginAsync<SourceRoutesOptions> = async (app, options) => {
-  app.post<{ Params: { id: string }; Body: { payload: unknown; format?: SourceFormat } }>(
+  app.post<{ Params: SourceParams; Body: PreviewBody }>(
     '/api/sources/:id/preview',
     {
       preHandler: requireScope('read'),

@@ -1,11 +1,11 @@
 import { requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
-import { errorResponses, SOURCE_PARAMS, TAGS, TOKEN } from '../../schemas.js';
+import { errorResponses, SOURCE_PARAMS, type SourceParams, TAGS, TOKEN } from '../../schemas.js';
 import { changeContext, type SourceRoutesOptions, webhookUrlOf } from './view.js';
 
 /** POST /api/sources/<id>/regenerate-token: answers once the intake refuses the old token. */
 export const regenerateTokenRoute: FastifyPluginAsync<SourceRoutesOptions> = async (app, options) => {
-  app.post<{ Params: { id: string } }>(
+  app.post<{ Params: SourceParams }>(
     '/api/sources/:id/regenerate-token',
     {
       preHandler: requireScope('full'),

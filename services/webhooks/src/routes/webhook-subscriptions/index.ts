@@ -7,29 +7,26 @@ import {
   DELIVERY_LIST,
   DELIVERY_PARAMS,
   DELIVERY_QUERY,
+  type DeliveryParams,
+  type DeliveryQuery,
   errorResponses,
   ID_PARAMS,
+  type IdParams,
   PATCH_BODY,
   ROTATED_SECRET,
   SUBSCRIPTION,
   SUBSCRIPTION_LIST,
+  type SubscriptionInput,
+  type SubscriptionPatch,
   TAGS,
 } from '../../schemas.js';
 import type { AttemptDocument, DeliveryDocument, SubscriptionDocument } from '../../store.js';
-import type {
-  DeliveryQuery,
-  SubscriptionCatalog,
-  SubscriptionInput,
-  SubscriptionPatch,
-} from '../../subscriptions.js';
+import type { SubscriptionCatalog } from '../../subscriptions.js';
 
 export interface SubscriptionRoutesOptions {
   catalog: SubscriptionCatalog;
   now: () => Date;
 }
-
-type IdParams = { Params: { id: string } };
-type DeliveryParams = { Params: { id: string; deliveryId: string } };
 
 /** A subscription as the API shows it: never a secret (those are shown once, when made). */
 function subscriptionView(subscription: SubscriptionDocument, now: Date) {
@@ -118,7 +115,7 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
     },
   );
 
-  app.get<IdParams>(
+  app.get<{ Params: IdParams }>(
     '/api/webhook-subscriptions/:id',
     {
       preHandler: read,
@@ -132,7 +129,7 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
     async (request) => subscriptionView(await catalog.require(request.params.id), now()),
   );
 
-  app.patch<IdParams & { Body: SubscriptionPatch }>(
+  app.patch<{ Params: IdParams; Body: SubscriptionPatch }>(
     '/api/webhook-subscriptions/:id',
     {
       preHandler: write,
@@ -147,7 +144,7 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
     async (request) => subscriptionView(await catalog.update(request.params.id, request.body), now()),
   );
 
-  app.delete<IdParams>(
+  app.delete<{ Params: IdParams }>(
     '/api/webhook-subscriptions/:id',
     {
       preHandler: write,
@@ -164,7 +161,7 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
     },
   );
 
-  app.post<IdParams>(
+  app.post<{ Params: IdParams }>(
     '/api/webhook-subscriptions/:id/rotate-secret',
     {
       preHandler: write,
@@ -178,7 +175,7 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
     async (request) => catalog.rotateSecret(request.params.id),
   );
 
-  app.post<IdParams>(
+  app.post<{ Params: IdParams }>(
     '/api/webhook-subscriptions/:id/test',
     {
       preHandler: write,
@@ -192,7 +189,7 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
     async (request) => deliveryView(await catalog.sendTest(request.params.id)),
   );
 
-  app.get<IdParams & { Querystring: DeliveryQuery }>(
+  app.get<{ Params: IdParams; Querystring: DeliveryQuery }>(
     '/api/webhook-subscriptions/:id/deliveries',
     {
       preHandler: read,
@@ -211,7 +208,7 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
     },
   );
 
-  app.post<DeliveryParams>(
+  app.post<{ Params: DeliveryParams }>(
     '/api/webhook-subscriptions/:id/deliveries/:deliveryId/redeliver',
     {
       preHandler: write,

@@ -1,48 +1,44 @@
-import { MAPPING_TARGETS, SOURCE_FORMATS } from '@lead-capture/contracts';
+import { MAPPING_TARGETS, type SchemaType, SOURCE_FORMATS } from '@lead-capture/contracts';
 import { isDuplicateKeyError } from '@lead-capture/docstore';
-import { badRequest, conflict, ERROR_RESPONSE_SCHEMA, forbidden } from '@lead-capture/kit';
+import { badRequest, conflict, errorResponses, forbidden } from '@lead-capture/kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { SourceChange, SourceDirectory } from '../../../sources/directory.js';
+import type { SourceDirectory } from '../../../sources/directory.js';
 
 const revision = { type: 'integer', minimum: 1 } as const;
 const responses = {
   204: { type: 'null', description: 'Applied, or ignored as older than the state held' },
-  400: ERROR_RESPONSE_SCHEMA,
-  401: ERROR_RESPONSE_SCHEMA,
-  403: ERROR_RESPONSE_SCHEMA,
-  409: ERROR_RESPONSE_SCHEMA,
+  ...errorResponses(400, 401, 403, 409),
 } as const;
-const params = {
+
+const PARAMS = {
   type: 'object',
   required: ['sourceId'],
   properties: { sourceId: { type: 'string', format: 'uuid' } },
 } as const;
+type SourceParams = SchemaType<typeof PARAMS>;
 
-const putSchema = {
-  params,
-  body: {
-    type: 'object',
-    required: ['sourceId', 'name', 'webhookToken', 'fieldMappings', 'revision'],
-    properties: {
-      sourceId: { type: 'string', format: 'uuid' },
-      name: { type: 'string', minLength: 1, maxLength: 255 },
-      webhookToken: { type: 'string', minLength: 1, maxLength: 256 },
-      fieldMappings: { type: 'object', additionalProperties: { type: 'string', enum: MAPPING_TARGETS } },
-      format: { type: 'string', enum: SOURCE_FORMATS },
-      verifyToken: { type: ['string', 'null'] },
-      signingSecret: { type: ['string', 'null'] },
-      graphAccessToken: { type: ['string', 'null'] },
-      revision,
-    },
+const PUT_BODY = {
+  type: 'object',
+  required: ['sourceId', 'name', 'webhookToken', 'fieldMappings', 'revision'],
+  properties: {
+    sourceId: { type: 'string', format: 'uuid' },
+    name: { type: 'string', minLength: 1, maxLength: 255 },
+    webhookToken: { type: 'string', minLength: 1, maxLength: 256 },
+    fieldMappings: { type: 'object', additionalProperties: { type: 'string', enum: MAPPING_TARGETS } },
+    format: { type: 'string', enum: SOURCE_FORMATS },
+    verifyToken: { type: ['string', 'null'] },
+    signingSecret: { type: ['string', 'null'] },
+    graphAccessToken: { type: ['string', 'null'] },
+    revision,
   },
-  response: responses,
 } as const;
+type PutBody = SchemaType<typeof PUT_BODY>;
 
-const deleteSchema = {
-  params,
-  body: { type: 'object', required: ['revision'], properties: { revision } },
-  response: responses,
-} as const;
+const DELETE_BODY = { type: 'object', required: ['revision'], properties: { revision } } as const;
+type DeleteBody = SchemaType<typeof DELETE_BODY>;
+
+const putSchema = { params: PARAMS, body: PUT_BODY, response: responses } as const;
+const deleteSchema = { params: PARAMS, body: DELETE_BODY, response: responses } as const;
 
 /** Only another service (its signed identity) may change the read model; the gateway never routes /internal. */
 async function requireService(request: FastifyRequest): Promise<void> {
@@ -61,12 +57,12 @@ export async function internalSourceRoutes(
 ): Promise<void> {
   const { sources } = options;
 
-  app.put(
+  app.put<{ Params: SourceParams; Body: PutBody }>(
     '/internal/intake/sources/:sourceId',
     { schema: putSchema, preHandler: requireService },
     async (request, reply) => {
-      const { sourceId } = request.params as { sourceId: string };
-      const body = request.body as Required<Omit<SourceChange, 'deleted'>>;
+      const { sourceId } = request.params;
+      const { body } = request;
       if (body.sourceId !== sourceId) throw badRequest('sourceId in the body does not match the URL');
       try {
         await sources.apply(body);
@@ -78,12 +74,12 @@ export async function internalSourceRoutes(
     },
   );
 
-  app.delete(
+  app.delete<{ Params: SourceParams; Body: DeleteBody }>(
     '/internal/intake/sources/:sourceId',
     { schema: deleteSchema, preHandler: requireService },
     async (request, reply) => {
-      const { sourceId } = request.params as { sourceId: string };
-      const { revision: deletedAt } = request.body as { revision: number };
+      const { sourceId } = request.params;
+      const { revision: deletedAt } = request.body;
       await sources.apply({ sourceId, revision: deletedAt, deleted: true });
       return reply.code(204).send();
     },

@@ -1,12 +1,13 @@
+import type { SchemaType } from '@lead-capture/contracts';
 import {
-  ERROR_RESPONSE_SCHEMA,
+  errorResponses,
   LIMIT_QUERY_SCHEMA,
   PAGE_QUERY_SCHEMA,
   pagedListSchema,
   requireScope,
 } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
-import { SUBMISSION_OUTCOMES, type SubmissionOutcome } from '../../../collections.js';
+import { SUBMISSION_OUTCOMES } from '../../../collections.js';
 import type { SubmissionIntake } from '../../../submissions/intake.js';
 
 const submissionSchema = {
@@ -56,6 +57,27 @@ const submissionSchema = {
   },
 } as const;
 
+const LIST_PARAMS = {
+  type: 'object',
+  required: ['sourceId'],
+  properties: { sourceId: { type: 'string' } },
+} as const;
+
+const LIST_QUERY = {
+  type: 'object',
+  properties: {
+    page: PAGE_QUERY_SCHEMA,
+    limit: LIMIT_QUERY_SCHEMA,
+    outcome: { type: 'string', enum: SUBMISSION_OUTCOMES },
+  },
+} as const;
+
+const REPLAY_PARAMS = {
+  type: 'object',
+  required: ['sourceId', 'submissionId'],
+  properties: { sourceId: { type: 'string' }, submissionId: { type: 'string' } },
+} as const;
+
 const listSchema = {
   summary: "A source's webhook submissions, newest first",
   description:
@@ -64,24 +86,9 @@ const listSchema = {
     'the reason), duplicate_delivery (a retried delivery; no second lead), fetching / fetch_failed (a Meta ' +
     'leadgen lead being fetched from the Graph API, or given up; see leadgen).',
   tags: ['sources'],
-  params: {
-    type: 'object',
-    required: ['sourceId'],
-    properties: { sourceId: { type: 'string' } },
-  },
-  querystring: {
-    type: 'object',
-    properties: {
-      page: PAGE_QUERY_SCHEMA,
-      limit: LIMIT_QUERY_SCHEMA,
-      outcome: { type: 'string', enum: SUBMISSION_OUTCOMES },
-    },
-  },
-  response: {
-    200: pagedListSchema(submissionSchema),
-    401: ERROR_RESPONSE_SCHEMA,
-    404: ERROR_RESPONSE_SCHEMA,
-  },
+  params: LIST_PARAMS,
+  querystring: LIST_QUERY,
+  response: { 200: pagedListSchema(submissionSchema), ...errorResponses(401, 404) },
 } as const;
 
 const replaySchema = {
@@ -90,11 +97,7 @@ const replaySchema = {
     'Publishes the stored payload again as the same submission: the lead it created is updated, or a ' +
     'lead is created if it made none. 400 when the payload still fails mapping (recorded on the submission).',
   tags: ['sources'],
-  params: {
-    type: 'object',
-    required: ['sourceId', 'submissionId'],
-    properties: { sourceId: { type: 'string' }, submissionId: { type: 'string' } },
-  },
+  params: REPLAY_PARAMS,
   response: {
     202: {
       type: 'object',
@@ -105,12 +108,7 @@ const replaySchema = {
         outcome: { type: 'string', enum: SUBMISSION_OUTCOMES },
       },
     },
-    400: ERROR_RESPONSE_SCHEMA,
-    401: ERROR_RESPONSE_SCHEMA,
-    403: ERROR_RESPONSE_SCHEMA,
-    404: ERROR_RESPONSE_SCHEMA,
-    409: ERROR_RESPONSE_SCHEMA,
-    503: ERROR_RESPONSE_SCHEMA,
+    ...errorResponses(400, 401, 403, 404, 409, 503),
   },
 } as const;
 
@@ -121,21 +119,17 @@ export async function submissionRoutes(
 ): Promise<void> {
   const { intake } = options;
 
-  app.get(
+  app.get<{ Params: SchemaType<typeof LIST_PARAMS>; Querystring: SchemaType<typeof LIST_QUERY> }>(
     '/api/sources/:sourceId/submissions',
     { schema: listSchema, preHandler: requireScope('read') },
-    async (request) => {
-      const { sourceId } = request.params as { sourceId: string };
-      const query = request.query as { page: number; limit: number; outcome?: SubmissionOutcome };
-      return intake.list(sourceId, query);
-    },
+    async (request) => intake.list(request.params.sourceId, request.query),
   );
 
-  app.post(
+  app.post<{ Params: SchemaType<typeof REPLAY_PARAMS> }>(
     '/api/sources/:sourceId/submissions/:submissionId/replay',
     { schema: replaySchema, preHandler: requireScope('full') },
     async (request, reply) => {
-      const { sourceId, submissionId } = request.params as { sourceId: string; submissionId: string };
+      const { sourceId, submissionId } = request.params;
       return reply.code(202).send(await intake.replay(sourceId, submissionId));
     },
   );

@@ -1,19 +1,14 @@
 import { conflict, requireService } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { detailOf, type LeadRouteDeps } from '../../deps.js';
-import { errorResponses, LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA } from '../../schemas.js';
-
-const querySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    /**
-     * The `occurredAt` of a lead.scored the caller holds: 409 until the lead shows that score or a
-     * later one (the lead service applies the scoring worker's events asynchronously).
-     */
-    scoredSince: { type: 'string', format: 'date-time' },
-  },
-} as const;
+import {
+  errorResponses,
+  INTERNAL_LEAD_QUERY_SCHEMA,
+  type InternalLeadQuery,
+  LEAD_DETAIL_SCHEMA,
+  LEAD_ID_PARAMS_SCHEMA,
+  type LeadIdParams,
+} from '../../schemas.js';
 
 /**
  * GET /internal/lead/leads/<id>: the lead exactly as `GET /api/leads/<id>` shows it (the same
@@ -23,13 +18,13 @@ const querySchema = {
 export async function internalLeadRoutes(app: FastifyInstance, deps: LeadRouteDeps): Promise<void> {
   const { context, actions } = deps;
 
-  app.get<{ Params: { id: string }; Querystring: { scoredSince?: string } }>(
+  app.get<{ Params: LeadIdParams; Querystring: InternalLeadQuery }>(
     '/internal/lead/leads/:id',
     {
       preHandler: requireService(),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,
-        querystring: querySchema,
+        querystring: INTERNAL_LEAD_QUERY_SCHEMA,
         response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(400, 401, 403, 404, 409) },
       },
     },

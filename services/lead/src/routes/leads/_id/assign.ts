@@ -1,22 +1,24 @@
 import { requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
-import { errorResponses, LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA } from '../../schemas.js';
+import {
+  ASSIGN_BODY_SCHEMA,
+  type AssignBody,
+  errorResponses,
+  LEAD_DETAIL_SCHEMA,
+  LEAD_ID_PARAMS_SCHEMA,
+  type LeadIdParams,
+} from '../../schemas.js';
 
 /** PUT /api/leads/<id>/assign {userId}: an active user's id, or null to unassign. 200 with the lead. */
 export function registerAssignRoute(app: FastifyInstance, { context, actions }: LeadRouteDeps): void {
-  app.put<{ Params: { id: string }; Body: { userId: string | null } }>(
+  app.put<{ Params: LeadIdParams; Body: AssignBody }>(
     '/api/leads/:id/assign',
     {
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,
-        body: {
-          type: 'object',
-          required: ['userId'],
-          additionalProperties: false,
-          properties: { userId: { type: ['string', 'null'], maxLength: 100 } },
-        },
+        body: ASSIGN_BODY_SCHEMA,
         response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },

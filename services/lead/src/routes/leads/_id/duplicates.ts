@@ -1,12 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import { loadViewContext, toListItem } from '../../../views.js';
 import type { LeadRouteDeps } from '../../deps.js';
-import { DUPLICATES_RESPONSE_SCHEMA, errorResponses, LEAD_ID_PARAMS_SCHEMA } from '../../schemas.js';
+import {
+  DUPLICATES_RESPONSE_SCHEMA,
+  errorResponses,
+  LEAD_ID_PARAMS_SCHEMA,
+  type LeadIdParams,
+} from '../../schemas.js';
 
 /** GET /api/leads/<id>/duplicates: the leads flagged as duplicates of this one, oldest first, as `{ data }`. */
 export function registerDuplicatesRoute(app: FastifyInstance, { context, actions }: LeadRouteDeps): void {
   const { leads } = context.collections;
-  app.get<{ Params: { id: string } }>(
+  app.get<{ Params: LeadIdParams }>(
     '/api/leads/:id/duplicates',
     {
       schema: {

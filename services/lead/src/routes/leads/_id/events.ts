@@ -1,12 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import { toTimelineView } from '../../../views.js';
 import type { LeadRouteDeps } from '../../deps.js';
-import { errorResponses, LEAD_ID_PARAMS_SCHEMA, TIMELINE_RESPONSE_SCHEMA } from '../../schemas.js';
+import {
+  errorResponses,
+  LEAD_ID_PARAMS_SCHEMA,
+  type LeadIdParams,
+  TIMELINE_RESPONSE_SCHEMA,
+} from '../../schemas.js';
 
 /** GET /api/leads/<id>/events: the lead's timeline, newest first, as `{ data: [...] }`. */
 export function registerEventsRoute(app: FastifyInstance, { context, actions }: LeadRouteDeps): void {
   const { timeline } = context.collections;
-  app.get<{ Params: { id: string } }>(
+  app.get<{ Params: LeadIdParams }>(
     '/api/leads/:id/events',
     {
       schema: {

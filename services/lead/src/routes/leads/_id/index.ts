@@ -1,7 +1,12 @@
 import { requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
-import { errorResponses, LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA } from '../../schemas.js';
+import {
+  errorResponses,
+  LEAD_DETAIL_SCHEMA,
+  LEAD_ID_PARAMS_SCHEMA,
+  type LeadIdParams,
+} from '../../schemas.js';
 import { registerAssignRoute } from './assign.js';
 import { registerDuplicatesRoute } from './duplicates.js';
 import { registerEventsRoute } from './events.js';
@@ -15,7 +20,7 @@ import { registerTagRoutes } from './tags.js';
 export function registerLeadRoutes(app: FastifyInstance, deps: LeadRouteDeps): void {
   const { context, actions } = deps;
 
-  app.get<{ Params: { id: string } }>(
+  app.get<{ Params: LeadIdParams }>(
     '/api/leads/:id',
     {
       schema: {
@@ -26,7 +31,7 @@ export function registerLeadRoutes(app: FastifyInstance, deps: LeadRouteDeps): v
     async (request) => detailOf(context, await actions.requireLead(request.params.id)),
   );
 
-  app.delete<{ Params: { id: string } }>(
+  app.delete<{ Params: LeadIdParams }>(
     '/api/leads/:id',
     {
       preHandler: requireScope('full'),

@@ -1,25 +1,27 @@
 import { requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
-import { errorResponses, LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA } from '../../schemas.js';
+import {
+  errorResponses,
+  LEAD_DETAIL_SCHEMA,
+  LEAD_ID_PARAMS_SCHEMA,
+  type LeadIdParams,
+  MERGE_BODY_SCHEMA,
+  type MergeBody,
+} from '../../schemas.js';
 
 /**
  * POST /api/leads/<id>/merge {duplicateId}: folds any other lead into this one (it need not be
  * flagged as its duplicate). 200 with the merged lead.
  */
 export function registerMergeRoute(app: FastifyInstance, { context, actions }: LeadRouteDeps): void {
-  app.post<{ Params: { id: string }; Body: { duplicateId: string } }>(
+  app.post<{ Params: LeadIdParams; Body: MergeBody }>(
     '/api/leads/:id/merge',
     {
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,
-        body: {
-          type: 'object',
-          required: ['duplicateId'],
-          additionalProperties: false,
-          properties: { duplicateId: { type: 'string', maxLength: 100 } },
-        },
+        body: MERGE_BODY_SCHEMA,
         response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },

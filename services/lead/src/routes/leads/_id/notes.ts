@@ -1,24 +1,24 @@
 import { requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
-import { errorResponses, LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA } from '../../schemas.js';
-
-const NOTES_MAX_LENGTH = 10_000;
+import {
+  errorResponses,
+  LEAD_DETAIL_SCHEMA,
+  LEAD_ID_PARAMS_SCHEMA,
+  type LeadIdParams,
+  NOTES_BODY_SCHEMA,
+  type NotesBody,
+} from '../../schemas.js';
 
 /** PUT /api/leads/<id>/notes {notes}: sets or replaces the notes; "" clears them. 200 with the lead. */
 export function registerNotesRoute(app: FastifyInstance, { context, actions }: LeadRouteDeps): void {
-  app.put<{ Params: { id: string }; Body: { notes: string } }>(
+  app.put<{ Params: LeadIdParams; Body: NotesBody }>(
     '/api/leads/:id/notes',
     {
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,
-        body: {
-          type: 'object',
-          required: ['notes'],
-          additionalProperties: false,
-          properties: { notes: { type: 'string', maxLength: NOTES_MAX_LENGTH } },
-        },
+        body: NOTES_BODY_SCHEMA,
         response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },

@@ -1,22 +1,24 @@
 import { requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
-import { errorResponses, LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA } from '../../schemas.js';
+import {
+  errorResponses,
+  LEAD_DETAIL_SCHEMA,
+  LEAD_ID_PARAMS_SCHEMA,
+  type LeadIdParams,
+  STAGE_BODY_SCHEMA,
+  type StageBody,
+} from '../../schemas.js';
 
 /** PUT /api/leads/<id>/stage {stageId}: a stage of any known pipeline. 200 with the lead. */
 export function registerStageRoute(app: FastifyInstance, { context, actions }: LeadRouteDeps): void {
-  app.put<{ Params: { id: string }; Body: { stageId: string } }>(
+  app.put<{ Params: LeadIdParams; Body: StageBody }>(
     '/api/leads/:id/stage',
     {
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,
-        body: {
-          type: 'object',
-          required: ['stageId'],
-          additionalProperties: false,
-          properties: { stageId: { type: 'string', format: 'uuid' } },
-        },
+        body: STAGE_BODY_SCHEMA,
         response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(400, 401, 403, 404) },
       },
     },

@@ -1,23 +1,24 @@
-import { LEAD_STATUSES, type LeadStatus } from '@lead-capture/contracts';
 import { requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
-import { errorResponses, LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA } from '../../schemas.js';
+import {
+  errorResponses,
+  LEAD_DETAIL_SCHEMA,
+  LEAD_ID_PARAMS_SCHEMA,
+  type LeadIdParams,
+  STATUS_BODY_SCHEMA,
+  type StatusBody,
+} from '../../schemas.js';
 
 /** PUT /api/leads/<id>/status {status}: any status may follow any; 200 with the updated lead. */
 export function registerStatusRoute(app: FastifyInstance, { context, actions }: LeadRouteDeps): void {
-  app.put<{ Params: { id: string }; Body: { status: LeadStatus } }>(
+  app.put<{ Params: LeadIdParams; Body: StatusBody }>(
     '/api/leads/:id/status',
     {
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,
-        body: {
-          type: 'object',
-          required: ['status'],
-          additionalProperties: false,
-          properties: { status: { type: 'string', enum: LEAD_STATUSES } },
-        },
+        body: STATUS_BODY_SCHEMA,
         response: { 200: LEAD_DETAIL_SCHEMA, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },

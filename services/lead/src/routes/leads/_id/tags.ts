@@ -1,26 +1,29 @@
 import { requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { type LeadRouteDeps, requesterOf } from '../../deps.js';
-import { errorResponses, LEAD_ID_PARAMS_SCHEMA, TAG_SCHEMA } from '../../schemas.js';
+import {
+  errorResponses,
+  LEAD_ID_PARAMS_SCHEMA,
+  LEAD_TAG_PARAMS_SCHEMA,
+  type LeadIdParams,
+  type LeadTagParams,
+  TAG_BODY_SCHEMA,
+  TAG_SCHEMA,
+  type TagBody,
+} from '../../schemas.js';
 
 /**
  * POST /api/leads/<id>/tags {name}: 201 with the tag {id, name} when added, 200 with it when the
  * lead already had it. DELETE /api/leads/<id>/tags/<tagId>: 204; 404 when the lead does not have it.
  */
 export function registerTagRoutes(app: FastifyInstance, { actions }: LeadRouteDeps): void {
-  app.post<{ Params: { id: string }; Body: { name: string } }>(
+  app.post<{ Params: LeadIdParams; Body: TagBody }>(
     '/api/leads/:id/tags',
     {
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,
-        body: {
-          type: 'object',
-          required: ['name'],
-          additionalProperties: false,
-          // Checked again after trimming (1 to 50 characters).
-          properties: { name: { type: 'string', minLength: 1, maxLength: 200 } },
-        },
+        body: TAG_BODY_SCHEMA,
         response: { 200: TAG_SCHEMA, 201: TAG_SCHEMA, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
@@ -30,16 +33,12 @@ export function registerTagRoutes(app: FastifyInstance, { actions }: LeadRouteDe
     },
   );
 
-  app.delete<{ Params: { id: string; tagId: string } }>(
+  app.delete<{ Params: LeadTagParams }>(
     '/api/leads/:id/tags/:tagId',
     {
       preHandler: requireScope('full'),
       schema: {
-        params: {
-          type: 'object',
-          required: ['id', 'tagId'],
-          properties: { id: { type: 'string' }, tagId: { type: 'string' } },
-        },
+        params: LEAD_TAG_PARAMS_SCHEMA,
         response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404, 429) },
       },
     },
