@@ -2,15 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { MessageBus, PublishOptions } from '@lead-capture/bus';
+import type { MessageBus } from '@lead-capture/bus';
 import type { EventEnvelope } from '@lead-capture/contracts';
 import { type DocStore, openStore } from '@lead-capture/docstore';
+import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Outbox } from './outbox.js';
 import { derivedEventId, StageResults } from './stage-results.js';
 
 const NAMESPACE = '6f1c2b3a-9d8e-4f70-8a6b-5c4d3e2f1a0b';
+const TAKE_OVER_MS = 5000;
 
-type Trigger = EventEnvelope & { data: { value: number } };
+type Trigger = EventEnvelope & { data: { leadId: string; value: number } };
 
 function trigger(value: number): Trigger {
   const id = randomUUID();
@@ -19,16 +22,21 @@ function trigger(value: number): Trigger {
     type: 'test.triggered',
     occurredAt: new Date().toISOString(),
     correlationId: `corr-${id}`,
-    data: { value },
+    data: { leadId: randomUUID(), value },
   } as Trigger;
+}
+
+function computedId(value: number, computation: number): string {
+  return derivedEventId(`${value}-${computation}`, NAMESPACE);
 }
 
 describe('StageResults', () => {
   let dataDir: string;
   let store: DocStore;
-  let published: Array<{ type: string; data: unknown; options?: PublishOptions }>;
+  let published: EventEnvelope[];
   let failPublish: boolean;
   let computations: number;
+  let clock: number;
 
   beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'stage-results-test-'));
@@ -36,6 +44,7 @@ describe('StageResults', () => {
     published = [];
     failPublish = false;
     computations = 0;
+    clock = Date.parse('2026-01-01T00:00:00Z');
   });
 
   afterEach(async () => {
@@ -45,75 +54,120 @@ describe('StageResults', () => {
 
   function stage() {
     const bus = {
-      async publish(type: string, data: unknown, options?: PublishOptions) {
+      async publishEnvelope(envelope: EventEnvelope) {
         if (failPublish) throw new Error('broker down');
-        published.push({ type, data, options });
+        published.push(envelope);
       },
     } as unknown as MessageBus;
-    return new StageResults<Trigger, { doubled: number }, { doubled: number; value: number }>(
-      { store, bus },
+    const outbox = new Outbox({
+      store,
+      bus,
+      logger: pino({ level: 'silent' }),
+      collection: 'test_outbox',
+      takeOverAfterMs: TAKE_OVER_MS,
+      now: () => clock,
+    });
+    // The result in `lead.deleted`'s only field, so the event carries what was computed.
+    const results = new StageResults<Trigger, { computed: string }, 'lead.deleted'>(
+      { store, outbox },
       {
         collection: 'test_results',
         retentionDays: 1,
-        nextType: 'test.computed',
-        namespace: NAMESPACE,
+        nextType: 'lead.deleted',
+        eventId: (triggerId) => derivedEventId(triggerId, NAMESPACE),
+        stream: (event) => event.data.leadId,
         compute: async (event) => {
           computations++;
-          return { doubled: event.data.value * 2 + computations * 1000 };
+          // A UUID (what lead.deleted carries) derived from the trigger and which computation this is.
+          return { computed: derivedEventId(`${event.data.value}-${computations}`, NAMESPACE) };
         },
-        next: (event, result) => ({ doubled: result.doubled, value: event.data.value }),
+        next: (_event, result) => ({ leadId: result.computed }),
       },
     );
+    return { results, outbox };
   }
 
-  it('computes once, stores the result under the trigger id and publishes it under the derived id', async () => {
-    const s = stage();
-    await s.createIndexes();
+  it('computes once, stores the result with its event under the derived id, and emits nothing on a redelivery', async () => {
+    const { results, outbox } = stage();
+    await results.createIndexes();
+    await outbox.createIndexes();
     const event = trigger(21);
-    await s.handle(event);
-    expect(published).toEqual([
-      {
-        type: 'test.computed',
-        data: { doubled: 1042, value: 21 },
-        options: {
-          id: derivedEventId(event.id, NAMESPACE),
-          correlationId: event.correlationId,
-          causationId: event.id,
-        },
-      },
-    ]);
-    expect(s.nextEventId(event.id)).toBe(derivedEventId(event.id, NAMESPACE));
+    await results.handle(event);
+    expect(published).toHaveLength(1);
+    expect(published[0]).toMatchObject({
+      id: derivedEventId(event.id, NAMESPACE),
+      type: 'lead.deleted',
+      correlationId: event.correlationId,
+      causationId: event.id,
+      data: { leadId: computedId(21, 1) },
+    });
+    expect(results.nextEventId(event.id)).toBe(derivedEventId(event.id, NAMESPACE));
     const stored = await store.collection('test_results').findOne({ _id: event.id });
-    expect(stored).toMatchObject({ _id: event.id, doubled: 1042, published: true });
+    expect(stored).toMatchObject({ _id: event.id, computed: computedId(21, 1) });
+    expect(stored).not.toHaveProperty('published');
+    expect(await outbox.pending()).toBe(0);
 
-    // A redelivery of a published trigger publishes nothing and computes nothing.
-    await s.handle(event);
+    await results.handle(event);
     expect(published).toHaveLength(1);
     expect(computations).toBe(1);
   });
 
-  it('republishes the stored result, not a new one, when the first publish failed', async () => {
-    const s = stage();
+  it('keeps the event the bus refused with its result, for the relay; a redelivery computes and emits nothing', async () => {
+    const { results, outbox } = stage();
     const event = trigger(5);
     failPublish = true;
-    await expect(s.handle(event)).rejects.toThrow('broker down');
+    await results.handle(event);
+    expect(published).toEqual([]);
+    expect(await outbox.pending()).toBe(1);
     failPublish = false;
-    await s.handle(event);
+
+    await results.handle(event);
     expect(computations).toBe(1);
+    expect(published).toEqual([]);
+
+    clock += TAKE_OVER_MS;
+    expect(await outbox.relay()).toBe(1);
     expect(published).toHaveLength(1);
-    expect(published[0]!.data).toEqual({ doubled: 1010, value: 5 });
-    expect(published[0]!.options?.id).toBe(derivedEventId(event.id, NAMESPACE));
+    expect(published[0]).toMatchObject({
+      id: derivedEventId(event.id, NAMESPACE),
+      data: { leadId: computedId(5, 1) },
+    });
+    expect(await outbox.pending()).toBe(0);
   });
 
-  it('publishes the result stored first when two deliveries race', async () => {
+  it('commits one result when two deliveries race, and every event they emit carries its id', async () => {
     const a = stage();
     const b = stage();
     const event = trigger(1);
-    await Promise.all([a.handle(event), b.handle(event)]);
-    const doubled = new Set(published.map(({ data }) => (data as { doubled: number }).doubled));
-    expect(doubled.size).toBe(1);
-    expect(new Set(published.map(({ options }) => options?.id))).toEqual(
-      new Set([derivedEventId(event.id, NAMESPACE)]),
-    );
+    await Promise.all([a.results.handle(event), b.results.handle(event)]);
+    expect(await store.collection('test_results').countDocuments({ _id: event.id })).toBe(1);
+    const stored = await store
+      .collection<{ _id: string; computed: string }>('test_results')
+      .findOne({ _id: event.id });
+    expect(published.length).toBeGreaterThan(0);
+    for (const envelope of published) {
+      expect(envelope).toMatchObject({
+        id: derivedEventId(event.id, NAMESPACE),
+        data: { leadId: stored!.computed },
+      });
+    }
+  });
+
+  it('publishes a result an earlier version stored but never published, once, without computing again', async () => {
+    const { results } = stage();
+    const event = trigger(3);
+    const storedBefore = randomUUID();
+    await store
+      .collection('test_results')
+      .insertOne({ _id: event.id, computed: storedBefore, published: false, createdAt: new Date() });
+    await results.handle(event);
+    await results.handle(event);
+    expect(computations).toBe(0);
+    expect(published).toHaveLength(1);
+    expect(published[0]).toMatchObject({
+      id: derivedEventId(event.id, NAMESPACE),
+      data: { leadId: storedBefore },
+    });
+    expect(await store.collection('test_results').findOne({ _id: event.id })).not.toHaveProperty('published');
   });
 });

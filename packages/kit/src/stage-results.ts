@@ -1,7 +1,7 @@
-import type { MessageBus } from '@lead-capture/bus';
-import type { EventEnvelope } from '@lead-capture/contracts';
+import type { EventDataMap, EventEnvelope, EventType } from '@lead-capture/contracts';
 import { type Collection, type DocStore, isDuplicateKeyError } from '@lead-capture/docstore';
 import { v5 as uuidV5 } from 'uuid';
+import type { Outbox, OutboxChange } from './outbox.js';
 
 /** The id of the event a stage publishes for a trigger: UUID v5 of the trigger's id, the same on every delivery and replica. */
 export function derivedEventId(triggerEventId: string, namespace: string): string {
@@ -12,36 +12,50 @@ export function derivedEventId(triggerEventId: string, namespace: string): strin
 export type StageResultDoc<TResult extends object> = TResult & {
   /** The triggering event's id. */
   _id: string;
-  published: boolean;
+  /**
+   * Only on results stored by an earlier version, which published after storing: `false` means
+   * that publish may never have happened, so the stored result is published once more.
+   */
+  published?: boolean;
   createdAt: Date;
 };
 
-export interface StageResultsOptions<TEvent extends EventEnvelope, TResult extends object, TNext> {
+export interface StageResultsOptions<
+  TEvent extends EventEnvelope,
+  TResult extends object,
+  TNext extends EventType,
+> {
   /** Where the results are kept. */
   collection: string;
   /** A redelivery later than this computes again (still under the same derived event id). */
   retentionDays: number;
   /** The type of the event the stage publishes. */
-  nextType: string;
-  /** UUID v5 namespace of the published events' ids. */
-  namespace: string;
+  nextType: TNext;
+  /** The id of the published event, derived from the trigger's (e.g. with `derivedEventId`): the same on every delivery. */
+  eventId(triggerEventId: string): string;
+  /** The outbox stream of the published event (the lead's id): a stream's events go out in order. */
+  stream(event: TEvent): string;
   /** The stage's own work, done once per triggering event (per retention period). */
   compute(event: TEvent): Promise<TResult>;
-  /** The payload of the published event, from the trigger and its stored result. */
-  next(event: TEvent, result: StageResultDoc<TResult>): TNext;
+  /** The payload of the published event, from the trigger and its result. */
+  next(event: TEvent, result: TResult): EventDataMap[TNext];
+  /** Other writes of the stage that must commit with its event (made after the emit, before the result is stored). */
+  commit?(change: OutboxChange, event: TEvent, result: TResult): Promise<void>;
 }
 
 /**
  * One stage of the event chain, idempotent: the first delivery of a triggering event computes its
- * result and stores it under the trigger's id before publishing the next event, whose id is derived
- * from the trigger's; a redelivery (or a second replica racing it) publishes the stored result under
- * the same id, and nothing once it is marked published.
+ * result, then stores it under the trigger's id and records the next event (its id derived from the
+ * trigger's) in one outbox change, so the result and its event are committed together. A redelivery
+ * (or a second replica racing it) finds the result stored and emits nothing: the event was
+ * committed with it, and the outbox publishes it. Racing deliveries collide on the result's id and
+ * only the first commits.
  */
-export class StageResults<TEvent extends EventEnvelope, TResult extends object, TNext> {
+export class StageResults<TEvent extends EventEnvelope, TResult extends object, TNext extends EventType> {
   private readonly results: Collection<StageResultDoc<TResult>>;
 
   constructor(
-    private readonly deps: { store: DocStore; bus: MessageBus },
+    private readonly deps: { store: DocStore; outbox: Outbox },
     private readonly options: StageResultsOptions<TEvent, TResult, TNext>,
   ) {
     this.results = deps.store.collection<StageResultDoc<TResult>>(options.collection);
@@ -57,36 +71,49 @@ export class StageResults<TEvent extends EventEnvelope, TResult extends object, 
 
   /** The id the next event gets for this trigger. */
   nextEventId(triggerEventId: string): string {
-    return derivedEventId(triggerEventId, this.options.namespace);
+    return this.options.eventId(triggerEventId);
   }
 
   async handle(event: TEvent): Promise<void> {
-    const result = (await this.results.findOne({ _id: event.id })) ?? (await this.compute(event));
-    if (result.published) return;
-    await this.deps.bus.publish(this.options.nextType, this.options.next(event, result), {
-      id: this.nextEventId(event.id),
-      correlationId: event.correlationId,
-      causationId: event.id,
-    });
-    await this.results.updateOne({ _id: event.id }, { $set: { published: true } });
-  }
-
-  private async compute(event: TEvent): Promise<StageResultDoc<TResult>> {
-    const result = {
-      _id: event.id,
-      ...(await this.options.compute(event)),
-      published: false,
-      createdAt: new Date(),
-    } as StageResultDoc<TResult>;
+    const stored = await this.results.findOne({ _id: event.id });
+    if (stored && stored.published !== false) return;
+    // Computed outside the transaction: the work may wait on the network (DNS) or on settings.
+    const result = stored ?? (await this.options.compute(event));
     try {
-      await this.results.insertOne(result);
-      return result;
+      await this.deps.outbox.change(async (change) => {
+        const results = change.collection<StageResultDoc<TResult>>(this.options.collection);
+        // A racing delivery committed first (transactions see each other's commits in order).
+        if (!stored && (await results.findOne({ _id: event.id }, { projection: { _id: 1 } }))) return;
+        // The event first: where the store has no transactions, it is then never lost to a crash
+        // between the two writes (a redelivery records it again, under the same id).
+        await change.emit(
+          this.options.stream(event),
+          this.options.nextType,
+          this.options.next(event, result),
+          {
+            id: this.nextEventId(event.id),
+            correlationId: event.correlationId,
+            causationId: event.id,
+          },
+        );
+        await this.options.commit?.(change, event, result);
+        // The result last: once stored, a redelivery does nothing, so everything above must be done.
+        if (stored) {
+          await results.updateOne({ _id: event.id }, { $unset: { published: '' } });
+        } else {
+          await results.insertOne({
+            _id: event.id,
+            ...result,
+            createdAt: new Date(),
+          } as StageResultDoc<TResult>);
+        }
+      });
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
-      // Another delivery of the same event stored its result first: that one is published.
-      const stored = await this.results.findOne({ _id: event.id });
-      if (!stored) throw error;
-      return stored;
+      // Another delivery of the same event committed its result (and its event) first. Without a
+      // stored result the collision was this event's outbox entry, still waiting after a crash on a
+      // store without transactions: the bus retries once the relay has published it.
+      if (!(await this.results.findOne({ _id: event.id }, { projection: { _id: 1 } }))) throw error;
     }
   }
 }

@@ -1,18 +1,20 @@
 import type { Subscription } from '@lead-capture/bus';
-import type { ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import { Outbox, type ServiceDeps, type ServiceModule } from '@lead-capture/kit';
 import { type EnrichmentConfig, loadEnrichmentConfig } from './config.js';
 import { createDnsResolver, createMailHostLookup, type MailDnsResolver } from './email/mail-dns.js';
-import { EnrichmentWorker } from './worker.js';
+import { ENRICHMENT_OUTBOX, EnrichmentWorker } from './worker.js';
 
 export interface EnrichmentServiceOptions {
   /** DNS for the MX lookups; the system resolver by default. */
   dnsResolver?: MailDnsResolver;
+  /** How often the outbox relay looks for events the bus did not take, and how old they must be. Default 5 s. */
+  relayIntervalMs?: number;
 }
 
 /**
  * The enrichment worker: consumes `lead.captured` (group `enrichment.lead.enrich`), verifies the
- * e-mail address, locates the lead, infers its company, publishes `lead.enriched`. Owns
- * `enrichment_results`. No HTTP routes of its own (its process serves /healthz and /readyz).
+ * e-mail address, locates the lead, infers its company, publishes `lead.enriched` (through its
+ * outbox, `enrichment_outbox`). Owns `enrichment_results`. No HTTP routes of its own (its process serves /healthz and /readyz).
  */
 export function createEnrichmentService(
   deps: ServiceDeps,
@@ -28,7 +30,16 @@ export function createEnrichmentService(
         cacheSize: config.ENRICHMENT_DNS_CACHE_SIZE,
       })
     : null;
-  const worker = new EnrichmentWorker(deps, mailHosts);
+  const relayIntervalMs = options.relayIntervalMs ?? 5000;
+  const outbox = new Outbox({
+    store: deps.store,
+    bus: deps.bus,
+    logger: deps.logger,
+    collection: ENRICHMENT_OUTBOX,
+    takeOverAfterMs: relayIntervalMs,
+    relayIntervalMs,
+  });
+  const worker = new EnrichmentWorker({ ...deps, outbox }, mailHosts);
   let subscription: Subscription | undefined;
 
   return {
@@ -36,9 +47,12 @@ export function createEnrichmentService(
     routePrefixes: [],
     async start() {
       await worker.createIndexes();
+      await outbox.createIndexes();
+      outbox.start();
       subscription = await worker.subscribe();
     },
     async stop() {
+      await outbox.stop();
       await subscription?.cancel();
     },
   };

@@ -86,13 +86,16 @@ export async function startEnrichmentHarness(
     ...options.env,
   });
   const { bus, handled } = trackHandlers(options.bus ?? inProcessBus());
-  const h = await startServiceHarness((deps) => createEnrichmentService(deps, config, { dnsResolver: dns }), {
-    label: 'enrichment',
-    logger,
-    bus,
-    closeBus: true,
-    observe: { group: OBSERVER_GROUP, types: ['lead.enriched'], maxAttempts: 1 },
-  });
+  const h = await startServiceHarness(
+    (deps) => createEnrichmentService(deps, config, { dnsResolver: dns, relayIntervalMs: 100 }),
+    {
+      label: 'enrichment',
+      logger,
+      bus,
+      closeBus: true,
+      observe: { group: OBSERVER_GROUP, types: ['lead.enriched'], maxAttempts: 1 },
+    },
+  );
   return {
     bus: h.bus,
     store: h.store,

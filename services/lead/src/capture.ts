@@ -2,12 +2,19 @@ import { randomUUID } from 'node:crypto';
 import type { DeliveryContext } from '@lead-capture/bus';
 import type { EventOf, LeadReceived } from '@lead-capture/contracts';
 import { isDuplicateKeyError } from '@lead-capture/docstore';
+import type { Outbox } from '@lead-capture/kit';
 import type { LeadContext } from './context.js';
 import { claimIdentity, handOverOriginal, releaseKeys } from './duplicates.js';
 import type { ImportTracker } from './imports.js';
 import { derivedFields, type NormalizedFields, normalizeFields } from './normalize.js';
 import { defaultPlacement } from './placement.js';
-import type { CaptureState, LeadDoc, TimelineActor } from './store.js';
+import {
+  type CaptureState,
+  type LeadCollections,
+  type LeadDoc,
+  leadCollections,
+  type TimelineActor,
+} from './store.js';
 import { recordTimeline } from './timeline.js';
 import { toSnapshot } from './views.js';
 
@@ -19,10 +26,10 @@ export const CAPTURE_MAX_ATTEMPTS = 5;
 /**
  * lead.received -> the lead, de-duplicated -> lead.captured. At most one lead per submission:
  * a redelivery (or a second event for the same submission) finishes what an earlier attempt left
- * undone and publishes lead.captured only if it never was; a replay re-maps the existing lead.
+ * undone, and emits lead.captured only if it was never committed; a replay re-maps the existing lead.
  */
-export function createCaptureHandler(context: LeadContext, imports: ImportTracker) {
-  const { collections, bus, config } = context;
+export function createCaptureHandler(context: LeadContext, imports: ImportTracker, outbox: Outbox) {
+  const { collections, config } = context;
   const { leads, timeline } = collections;
 
   async function createLead(
@@ -113,39 +120,87 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
     return importRecord?.actor ?? null;
   }
 
-  /** The idempotent rest of a capture: duplicate detection, timeline, lead.captured. */
+  /**
+   * The idempotent rest of a capture: duplicate detection, then the verdict, the timeline and
+   * lead.captured in one outbox change. `capture.deduplicated` is set by that change, so a lead that
+   * has it was announced: a redelivery then only counts its import row (once).
+   */
   async function completeCapture(lead: LeadDoc, event: EventOf<'lead.received'>): Promise<void> {
-    let current: LeadDoc | null = lead;
-    const duplicateBefore = lead.duplicateOf;
-    if (!current.capture.deduplicated) {
-      const verdict = await claimIdentity(collections, current);
-      if (verdict.duplicateOf && !current.isDuplicate) {
-        // A re-mapped original that now matches an older one: its own duplicates follow it.
-        await handOverOriginal(collections, current._id, {
-          _id: verdict.duplicateOf,
-          createdAt: verdict.rootCreatedAt,
-        });
-      }
-      current = await leads.findOneAndUpdate(
-        { _id: current._id },
+    // `published: false`: captured by an earlier version that had not published lead.captured yet.
+    if (lead.capture.deduplicated && lead.capture.published !== false) {
+      await countImportRow(lead);
+      return;
+    }
+    const verdict = await claimIdentity(collections, lead);
+    if (verdict.duplicateOf && !lead.isDuplicate) {
+      // A re-mapped original that now matches an older one: its own duplicates follow it.
+      await handOverOriginal(collections, lead._id, {
+        _id: verdict.duplicateOf,
+        createdAt: verdict.rootCreatedAt,
+      });
+    }
+    const actor = lead.capture.kind === 'created' ? await actorOf(lead) : null;
+    const announced = await outbox.change(async (change) => {
+      const tx = leadCollections(change);
+      const stored = await tx.leads.findOne({ _id: lead._id });
+      // Deleted while it was being captured: nothing left to announce.
+      if (!stored) return null;
+      const { capture } = stored;
+      // Announced by a racing delivery, or re-captured since (a replay): that capture announces.
+      if (capture.capturedEventId !== lead.capture.capturedEventId) return stored;
+      if (capture.deduplicated && capture.published !== false) return stored;
+      const tagNames =
+        stored.tagIds.length === 0
+          ? []
+          : (await tx.tags.find({ _id: { $in: stored.tagIds } })).map((tag) => tag.name);
+      const current: LeadDoc = {
+        ...stored,
+        isDuplicate: verdict.isDuplicate,
+        duplicateOf: verdict.duplicateOf,
+        capture: { ...omitPublished(capture), deduplicated: true },
+      };
+      // The event before the change it reports (the order that counts where there are no transactions).
+      await change.emit(
+        current._id,
+        'lead.captured',
+        {
+          leadId: current._id,
+          submissionId: current.submissionId,
+          sourceId: current.sourceId,
+          isDuplicate: current.isDuplicate,
+          duplicateOf: current.duplicateOf,
+          lead: toSnapshot(current, tagNames),
+        },
+        { id: capture.capturedEventId, correlationId: event.correlationId, causationId: event.id },
+      );
+      await tx.leads.updateOne(
+        { _id: current._id, 'capture.capturedEventId': capture.capturedEventId },
         {
           $set: {
-            isDuplicate: verdict.isDuplicate,
-            duplicateOf: verdict.duplicateOf,
+            isDuplicate: current.isDuplicate,
+            duplicateOf: current.duplicateOf,
             'capture.deduplicated': true,
           },
+          $unset: { 'capture.published': '' },
         },
       );
-      // Deleted while it was being captured: nothing left to announce, but its import row was processed.
-      if (!current) {
-        await countImportRow({ ...lead, isDuplicate: verdict.isDuplicate });
-        return;
-      }
-    }
+      await recordCaptureTimeline(tx, current, stored.duplicateOf, actor);
+      return current;
+    });
+    // A deleted lead's import row was processed all the same.
+    await countImportRow(announced ?? { ...lead, isDuplicate: verdict.isDuplicate });
+  }
+
+  /** What the capture shows on the lead's timeline: created (and imported), or a new duplicate verdict. */
+  async function recordCaptureTimeline(
+    tx: Pick<LeadCollections, 'timeline'>,
+    current: LeadDoc,
+    duplicateBefore: string | null,
+    actor: TimelineActor | null,
+  ): Promise<void> {
     const { capture } = current;
     if (capture.kind === 'created') {
-      const actor = await actorOf(current);
-      await recordTimeline(timeline, {
+      await recordTimeline(tx.timeline, {
         leadId: current._id,
         type: 'created',
         causeId: capture.receivedEventId,
@@ -158,7 +213,7 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
         },
       });
       if (capture.importId && capture.importRow !== null) {
-        await recordTimeline(timeline, {
+        await recordTimeline(tx.timeline, {
           leadId: current._id,
           type: 'imported',
           causeId: capture.receivedEventId,
@@ -169,7 +224,7 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
       }
     }
     if (current.duplicateOf && (capture.kind === 'created' || current.duplicateOf !== duplicateBefore)) {
-      await recordTimeline(timeline, {
+      await recordTimeline(tx.timeline, {
         leadId: current._id,
         type: 'duplicate_detected',
         causeId: capture.receivedEventId,
@@ -177,26 +232,6 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
         data: { duplicateOf: current.duplicateOf },
       });
     }
-    if (!capture.published) {
-      const tagNames = (await collections.tags.find({ _id: { $in: current.tagIds } })).map((tag) => tag.name);
-      await bus.publish(
-        'lead.captured',
-        {
-          leadId: current._id,
-          submissionId: current.submissionId,
-          sourceId: current.sourceId,
-          isDuplicate: current.isDuplicate,
-          duplicateOf: current.duplicateOf,
-          lead: toSnapshot(current, tagNames),
-        },
-        { id: capture.capturedEventId, correlationId: event.correlationId, causationId: event.id },
-      );
-      await leads.updateOne(
-        { _id: current._id, 'capture.capturedEventId': capture.capturedEventId },
-        { $set: { 'capture.published': true } },
-      );
-    }
-    await countImportRow(current);
   }
 
   /** An import row's lead is captured (and announced): its import counts it, once. */
@@ -252,6 +287,10 @@ function captureState(received: LeadReceived, eventId: string, kind: CaptureStat
     importRow: received.importRow ?? null,
     deduplicated: false,
     capturedEventId: randomUUID(),
-    published: false,
   };
+}
+
+/** The capture state without the flag of earlier versions (see CaptureState.published). */
+function omitPublished({ published: _published, ...capture }: CaptureState): CaptureState {
+  return capture;
 }

@@ -1,9 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { UnroutableError } from '@lead-capture/bus';
-import type { ImportStatus, LeadImportProgress } from '@lead-capture/contracts';
+import type { ImportStatus, LeadImportProgress, LeadReceived } from '@lead-capture/contracts';
 import { isDuplicateKeyError } from '@lead-capture/docstore';
+import type { Outbox } from '@lead-capture/kit';
 import type { LeadContext } from './context.js';
-import type { ImportDoc, ImportRowDoc, ImportRowError, ImportTally, TimelineActor } from './store.js';
+import {
+  type ImportDoc,
+  type ImportRowDoc,
+  type ImportRowError,
+  type ImportTally,
+  leadCollections,
+  type SkippedImportRow,
+  type TimelineActor,
+} from './store.js';
 
 /** Row errors listed by an import's status; `failed` counts them all. */
 export const MAX_LISTED_ERRORS = 1000;
@@ -13,15 +22,18 @@ const PROGRESS_INTERVAL_MS = 1000;
 
 const OUTCOME_KEY = { created: 'created', duplicate: 'duplicates', failed: 'failed' } as const;
 
-/** An import as GET /api/leads/imports/<id> answers it: its progress, the row errors, when. */
+/** An import as GET /api/leads/imports/<id> answers it: its progress, the row errors and skipped rows, when. */
 export interface ImportStatusView extends LeadImportProgress {
   errors: ImportRowError[];
+  /** Blank rows and report lines the upload skipped (0 until the upload is over). */
+  skipped: number;
+  skippedRows: SkippedImportRow[];
   createdAt: string;
   finishedAt: string | null;
 }
 
 /** An import in the list of imports. */
-export type ImportSummary = Omit<ImportStatusView, 'errors'>;
+export type ImportSummary = Omit<ImportStatusView, 'errors' | 'skipped' | 'skippedRows'>;
 
 /** An import stored before imports had a status: its counts as the upload made them. */
 type LegacyImportDoc = {
@@ -42,7 +54,7 @@ export type ImportTracker = ReturnType<typeof createImportTracker>;
  * import is done when every accepted row has its outcome. `settle` recounts from those rows, so a
  * crash between a row's outcome and the import's running tally costs nothing but a late finish.
  */
-export function createImportTracker({ collections, bus }: LeadContext) {
+export function createImportTracker({ collections, bus }: LeadContext, outbox: Outbox) {
   const { imports, importRows } = collections;
   const lastProgressAt = new Map<string, number>();
 
@@ -63,7 +75,10 @@ export function createImportTracker({ collections, bus }: LeadContext) {
     return failed.map(({ row, error }) => ({ row, error: error ?? 'Capture failed' }));
   }
 
-  /** Only live views receive it (broadcast); with none listening nobody is owed a copy. */
+  /**
+   * Only live views receive it (broadcast); with none listening nobody is owed a copy. A notification
+   * with no state of its own to commit with, so a direct publish rather than an outbox change.
+   */
   async function announce(doc: ImportDoc, tally: ImportTally, status: ImportStatus, id?: string) {
     const progress: LeadImportProgress = {
       importId: doc._id,
@@ -121,15 +136,38 @@ export function createImportTracker({ collections, bus }: LeadContext) {
       });
     },
 
-    /** Rows handed over so far, while the upload goes on. */
-    async accepted(importId: string, accepted: number): Promise<void> {
-      await imports.updateOne({ _id: importId }, { $set: { accepted } });
+    /**
+     * Hands rows to the capture chain: their lead.received events and the import's count of rows
+     * handed over (`accepted`, the total so far) in one outbox change, so the count never misses an
+     * event or counts one that was not recorded. Each row's submission is its own stream.
+     */
+    async handOver(
+      importId: string,
+      rows: readonly LeadReceived[],
+      accepted: number,
+      causationId: string | undefined,
+    ): Promise<void> {
+      await outbox.change(async (change) => {
+        for (const received of rows) {
+          await change.emit(received.submissionId, 'lead.received', received, {
+            correlationId: received.submissionId,
+            causationId,
+          });
+        }
+        await leadCollections(change).imports.updateOne({ _id: importId }, { $set: { accepted } });
+      });
     },
 
     /** Every row is handed over or refused; done at once if the capture already processed them all. */
     async uploaded(
       importId: string,
-      result: { accepted: number; rejected: number; errors: ImportRowError[] },
+      result: {
+        accepted: number;
+        rejected: number;
+        errors: ImportRowError[];
+        skipped: number;
+        skippedRows: SkippedImportRow[];
+      },
     ): Promise<ImportStatus> {
       await imports.updateOne({ _id: importId }, { $set: { ...result, uploaded: true } });
       return (await settle(importId))?.status ?? 'in_progress';
@@ -206,7 +244,12 @@ export function createImportTracker({ collections, bus }: LeadContext) {
         imports.countDocuments({}),
       ]);
       const views = await Promise.all(found.map((doc) => viewOf(doc, false)));
-      return { data: views.map(({ errors: _errors, ...summary }) => summary), total };
+      return {
+        data: views.map(
+          ({ errors: _errors, skipped: _skipped, skippedRows: _skippedRows, ...summary }) => summary,
+        ),
+        total,
+      };
     },
   };
 
@@ -229,6 +272,8 @@ export function createImportTracker({ collections, bus }: LeadContext) {
       duplicates: tally.duplicates,
       failed: stored.rejected + tally.failed,
       errors: withErrors ? errors : [],
+      skipped: stored.skipped ?? 0,
+      skippedRows: stored.skippedRows ?? [],
       createdAt: stored.createdAt,
       finishedAt: stored.finishedAt,
     };
@@ -245,6 +290,8 @@ function legacyView(doc: LegacyImportDoc): ImportStatusView {
     duplicates: doc.duplicates,
     failed: doc.failed,
     errors: [],
+    skipped: 0,
+    skippedRows: [],
     createdAt: doc.createdAt,
     finishedAt: null,
   };

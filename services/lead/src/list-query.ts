@@ -1,4 +1,4 @@
-import { LEAD_STATUSES, type LeadStatus, QUALIFICATIONS, type Qualification } from '@lead-capture/contracts';
+import { LEAD_STATUSES, QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
 import type { Collection, Filter, SortSpec } from '@lead-capture/docstore';
 import { badRequest, LIMIT_QUERY_SCHEMA, PAGE_QUERY_SCHEMA } from '@lead-capture/kit';
 import { digitsOf, foldForSearch } from './normalize.js';
@@ -6,27 +6,6 @@ import type { TagDoc } from './store.js';
 
 export const LEAD_SORTS = ['createdAt', '-createdAt', 'score', '-score'] as const;
 export type LeadSort = (typeof LEAD_SORTS)[number];
-
-/** The filters the list and the export share (both validate with LEAD_LIST_QUERY_SCHEMA). */
-export interface LeadFilterQuery {
-  status?: LeadStatus;
-  sourceId?: string;
-  search?: string;
-  startDate?: string;
-  endDate?: string;
-  assignedTo?: string;
-  duplicates?: 'only' | 'exclude';
-  /** Extension of the contract: the score's qualification. */
-  qualification?: Qualification;
-  /** Extension of the contract: a tag id, or a tag name (case-insensitive). */
-  tag?: string;
-  sort?: LeadSort;
-}
-
-export interface LeadListQuery extends LeadFilterQuery {
-  page: number;
-  limit: number;
-}
 
 const FILTER_PROPERTIES = {
   status: { type: 'string', enum: LEAD_STATUSES },
@@ -60,6 +39,12 @@ export const LEAD_LIST_QUERY_SCHEMA = {
     ...FILTER_PROPERTIES,
   },
 } as const;
+
+/** The query of the list and the export, as ajv leaves it (page, limit and sort defaulted). */
+export type LeadListQuery = SchemaType<typeof LEAD_LIST_QUERY_SCHEMA>;
+
+/** The filters the list and the export share: the query without its paging. */
+export type LeadFilterQuery = Partial<Omit<LeadListQuery, 'page' | 'limit'>>;
 
 /** The shape ajv's `uuid` format accepts, so a path id and a body id are judged alike. */
 const UUID = /^[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;

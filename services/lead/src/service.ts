@@ -52,8 +52,8 @@ export function createLeadService(
     relayIntervalMs,
   });
   const actions = createLeadActions(context, outbox);
-  const imports = createImportTracker(context);
-  const captureLead = createCaptureHandler(context, imports);
+  const imports = createImportTracker(context, outbox);
+  const captureLead = createCaptureHandler(context, imports, outbox);
   const recordProgress = createProgressHandler(context);
   const syncDirectory = createDirectoryHandler(context);
   const subscriptions: Subscription[] = [];

@@ -72,11 +72,18 @@ export type CaptureState = {
   kind: 'created' | 'remapped';
   importId: string | null;
   importRow: number | null;
-  /** Duplicate detection ran for the current identity keys. */
+  /**
+   * Duplicate detection ran for the current identity keys, and its verdict was committed with
+   * lead.captured (one outbox change): the capture is announced.
+   */
   deduplicated: boolean;
-  /** Id of the lead.captured event; kept so a re-publish carries the same id. */
+  /** Id of the lead.captured event, fixed when the capture starts so a redelivery emits the same id. */
   capturedEventId: string;
-  published: boolean;
+  /**
+   * Only on leads captured by an earlier version, which published after deduplicating: `false`
+   * means lead.captured may never have gone out, so the capture announces it once more.
+   */
+  published?: boolean;
 };
 
 export type TimelineType =
@@ -159,6 +166,9 @@ export type UserDoc = {
   eventAt: string;
 };
 
+/** A row of an import that is neither a lead nor an error: a blank separator or a report's footer line. */
+export type SkippedImportRow = { row: number; reason: string };
+
 /** A row of an import that did not become a lead, numbered as a spreadsheet does (header = 1). */
 export type ImportRowError = { row: number; error: string };
 
@@ -180,6 +190,10 @@ export type ImportDoc = {
   errors: ImportRowError[];
   /** Every row is either accepted or rejected: `accepted` is final. */
   uploaded: boolean;
+  /** Blank rows and report lines the upload skipped (set with `uploaded`; absent on older imports). */
+  skipped?: number;
+  /** The first of them, by spreadsheet row (header = 1), with why. */
+  skippedRows?: SkippedImportRow[];
   status: 'in_progress' | 'done';
   /**
    * Accepted rows the capture processed, by outcome. A running tally while in progress (one row may

@@ -138,24 +138,31 @@ describe('capture', () => {
     expect(await timelineTypes(stored[0]!._id)).toEqual(['created']);
   });
 
-  it('publishes lead.captured (same event id) on a redelivery when the first attempt never did', async () => {
-    const data = submission({ email: 'unpublished@example.com' });
+  it.each([
+    ['the process died between storing the lead and its capture change', { 'capture.deduplicated': false }],
+    ['an earlier version stored the lead and never published lead.captured', { 'capture.published': false }],
+  ])('announces the lead (same event id) on a redelivery when %s', async (_case, unannounced) => {
+    const data = submission({ email: `unannounced-${randomUUID()}@example.com` });
     await publish(harness.bus, 'lead.received', data);
     const [first] = await waitFor(
       'capture',
       () => capturedFor(data.submissionId).length === 1 && capturedFor(data.submissionId),
     );
-    // As if the process died between storing the lead and confirming lead.captured.
     await harness.store
       .collection('lead_leads')
-      .updateOne({ submissionId: data.submissionId }, { $set: { 'capture.published': false } });
-    await publish(harness.bus, 'lead.received', data);
+      .updateOne({ submissionId: data.submissionId }, { $set: unannounced });
+    const redelivered = await publish(harness.bus, 'lead.received', data);
     const again = await waitFor(
-      're-publish',
+      're-announced',
       () => capturedFor(data.submissionId).length === 2 && capturedFor(data.submissionId),
     );
+    await settle(redelivered);
     expect(again[1]!.id).toBe(first!.id);
-    expect(await leadsWith({ submissionId: data.submissionId })).toHaveLength(1);
+    const stored = await leadsWith({ submissionId: data.submissionId });
+    expect(stored).toHaveLength(1);
+    expect(stored[0]!.capture).toMatchObject({ deduplicated: true });
+    expect(stored[0]!.capture).not.toHaveProperty('published');
+    expect(await timelineTypes(stored[0]!._id)).toEqual(['created']);
   });
 
   it('re-maps the lead on a replay of its submission, and publishes lead.captured again', async () => {

@@ -63,7 +63,7 @@ async function leadsOf(body: { importId: string; accepted: number }): Promise<Ap
     const found = await harness.store
       .collection('lead_leads')
       .find(
-        { 'capture.importId': body.importId, 'capture.published': true },
+        { 'capture.importId': body.importId, 'capture.deduplicated': true },
         { sort: { 'capture.importRow': 1 } },
       );
     return found.length === body.accepted && found;

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { CSV_IMPORT_SOURCE, createEnvelope, type EventEnvelope } from '@lead-capture/contracts';
+import { Outbox } from '@lead-capture/kit';
+import { testLogger } from '@lead-capture/kit/testing';
 import { parseString } from 'fast-csv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAPTURE_MAX_ATTEMPTS, createCaptureHandler } from '../src/capture.js';
 import { loadLeadConfig } from '../src/config.js';
 import { createImportTracker } from '../src/imports.js';
-import { leadCollections } from '../src/store.js';
+import { LEAD_OUTBOX, leadCollections } from '../src/store.js';
 import {
   ADMIN_ID,
   type ApiLead,
@@ -60,6 +62,8 @@ interface ImportStatus {
   duplicates: number;
   failed: number;
   errors: { row: number; error: string }[];
+  skipped: number;
+  skippedRows: { row: number; reason: string }[];
   createdAt: string;
   finishedAt: string | null;
 }
@@ -79,10 +83,13 @@ async function importCsv(target: Harness, csv: string, as: 'multipart' | 'raw' =
 }
 
 async function importedLeads(target: Harness, importId: string): Promise<ApiLead[]> {
-  // Captured all the way (lead.captured published), not just stored.
+  // Captured all the way (committed with its lead.captured), not just stored.
   const stored = await target.store
     .collection('lead_leads')
-    .find({ 'capture.importId': importId, 'capture.published': true }, { sort: { 'capture.importRow': 1 } });
+    .find(
+      { 'capture.importId': importId, 'capture.deduplicated': true },
+      { sort: { 'capture.importRow': 1 } },
+    );
   return Promise.all(stored.map((lead) => getLead(target, lead._id)));
 }
 
@@ -322,6 +329,41 @@ async function importDone(target: Harness, statusUrl: string): Promise<ImportSta
 }
 
 describe('import status', () => {
+  it('shows the blank rows and report lines the upload skipped, as the upload answered them', async () => {
+    const csv = [
+      'email,firstName',
+      'first@skipped.test,First',
+      ',',
+      'second@skipped.test,Second',
+      '',
+      'Grand Totals (2 records),',
+      'Confidential Information - Do Not Distribute',
+    ].join('\n');
+    const { status, body } = await importCsv(harness, csv);
+    expect(status).toBe(200);
+    const skippedRows = [
+      { row: 3, reason: 'blank row' },
+      { row: 5, reason: 'blank row' },
+      { row: 6, reason: 'report line: Grand Totals (2 records)' },
+      { row: 7, reason: 'report line: Confidential Information - Do Not Distribute' },
+    ];
+    expect(body).toMatchObject({ rows: 2, accepted: 2, skipped: 4, skippedRows });
+
+    expect(await importDone(harness, body.statusUrl)).toMatchObject({
+      importId: body.importId,
+      status: 'done',
+      rows: 2,
+      created: 2,
+      skipped: 4,
+      skippedRows,
+    });
+    // The list stays a summary: the skipped rows, like the errors, are in the import's own status.
+    const list = (await api.get('/api/leads/imports?limit=100')).body as { data: Record<string, unknown>[] };
+    const summary = list.data.find((entry) => entry.importId === body.importId);
+    expect(summary).toMatchObject({ importId: body.importId, status: 'done' });
+    expect(summary).not.toHaveProperty('skippedRows');
+  });
+
   it('follows an import of a few hundred rows to done, counting created, duplicates and failed rows', async () => {
     const existing = await captureLead(harness, { email: 'known@status.test' });
     const rows = ['email,firstName,plan'];
@@ -343,14 +385,16 @@ describe('import status', () => {
       duplicates: 15,
       failed: 5,
       errors: [297, 298, 299, 300, 301].map((row, i) => ({ row, error: `Invalid email: broken-${i + 1}` })),
+      skipped: 0,
+      skippedRows: [],
       createdAt: expect.any(String),
       finishedAt: expect.any(String),
     });
     // Done means the leads exist, each announced (lead.captured) and flagged as the status says.
     const leads = harness.store.collection('lead_leads');
-    expect(await leads.countDocuments({ 'capture.importId': body.importId, 'capture.published': true })).toBe(
-      295,
-    );
+    expect(
+      await leads.countDocuments({ 'capture.importId': body.importId, 'capture.deduplicated': true }),
+    ).toBe(295);
     expect(await leads.countDocuments({ 'capture.importId': body.importId, isDuplicate: true })).toBe(15);
     expect(await leads.countDocuments({ 'capture.importId': body.importId, duplicateOf: existing.id })).toBe(
       5,
@@ -390,8 +434,14 @@ describe('import counting in the capture', () => {
   /** The service's capture handler and import tracker over the harness's store, called directly. */
   function direct(target: Harness, collections = leadCollections(target.store)) {
     const context = { collections, bus: target.bus, config: loadLeadConfig({}) };
-    const imports = createImportTracker(context);
-    return { imports, capture: createCaptureHandler(context, imports) };
+    const outbox = new Outbox({
+      store: target.store,
+      bus: target.bus,
+      logger: testLogger('lead-import-counting'),
+      collection: LEAD_OUTBOX,
+    });
+    const imports = createImportTracker(context, outbox);
+    return { imports, capture: createCaptureHandler(context, imports, outbox) };
   }
 
   function rowEvent(importId: string, importRow: number, email: string) {
@@ -425,7 +475,9 @@ describe('import counting in the capture', () => {
     await capture(first);
     await capture(first); // the same delivery again
     await capture({ ...first, id: randomUUID() }); // the same submission under another event id
-    expect(await imports.uploaded(importId, { accepted: 2, rejected: 0, errors: [] })).toBe('in_progress');
+    expect(
+      await imports.uploaded(importId, { accepted: 2, rejected: 0, errors: [], skipped: 0, skippedRows: [] }),
+    ).toBe('in_progress');
     expect(await statusOf(importId)).toMatchObject({
       status: 'in_progress',
       accepted: 2,
@@ -460,7 +512,7 @@ describe('import counting in the capture', () => {
     const importId = randomUUID();
     const event = rowEvent(importId, 4, `${importId}@failing.test`);
     await imports.begin(importId, 1, null);
-    await imports.uploaded(importId, { accepted: 1, rejected: 0, errors: [] });
+    await imports.uploaded(importId, { accepted: 1, rejected: 0, errors: [], skipped: 0, skippedRows: [] });
 
     const group = 'lead.lead.capture';
     await expect(capture(event, { attempt: 1, group })).rejects.toThrow('store unavailable');

@@ -1,6 +1,6 @@
-import type { MessageBus } from '@lead-capture/bus';
-import type { EventEnvelope, LeadNotified, LeadScored, SentNotification } from '@lead-capture/contracts';
-import type { Logger } from '@lead-capture/kit';
+import type { EventEnvelope, EventOf, LeadScored, SentNotification } from '@lead-capture/contracts';
+import type { DocStore } from '@lead-capture/docstore';
+import { type Logger, type Outbox, StageResults } from '@lead-capture/kit';
 import {
   MailDeliveryError,
   type Mailer,
@@ -22,11 +22,19 @@ export function notifiedEventId(scoredEventId: string): string {
   return uuidv5(`lead.notified:${scoredEventId}`, NOTIFIED_EVENT_NAMESPACE);
 }
 
+/** The notifications made for each lead.scored, stored with its lead.notified (kit's StageResults). */
+export const NOTIFIED_RESULTS_COLLECTION = 'notification_results';
+/** The notification service's outbox (kit's Outbox). */
+export const NOTIFICATION_OUTBOX = 'notification_outbox';
+/** A redelivery later than this goes through the mails again (none is sent twice) and re-emits the same event. */
+const RESULT_RETENTION_DAYS = 30;
+
 export interface NotifierDeps {
   settings: SettingsStore;
   mails: NotificationMails;
   mailer: Mailer;
-  bus: MessageBus;
+  store: DocStore;
+  outbox: Outbox;
   logger: Logger;
   publicBaseUrl: string | undefined;
   now: () => Date;
@@ -37,11 +45,13 @@ export interface NotifierDeps {
  * is sent and recorded after, then lead.notified (also with an empty list: sequences come next
  * either way). Every recipient is tried before a failure is rethrown, so one refused mail does not
  * hold the others back; the bus retries the event, and the mails already sent are not sent again.
+ * The list of notifications is stored with lead.notified in one outbox change (kit's StageResults),
+ * so a redelivery after that emits nothing again.
  */
 export function createScoredHandler(deps: NotifierDeps) {
-  const { settings, mails, mailer, bus, logger, publicBaseUrl, now } = deps;
+  const { settings, mails, mailer, logger, publicBaseUrl, now } = deps;
 
-  return async function handleScored(event: EventEnvelope): Promise<void> {
+  async function notify(event: EventEnvelope): Promise<{ notifications: SentNotification[] }> {
     const scored = event.data as LeadScored;
     const recipients = recipientsFor(await settings.get(), {
       qualification: scored.qualification,
@@ -96,17 +106,31 @@ export function createScoredHandler(deps: NotifierDeps) {
     }
 
     if (retryable) throw retryable;
-    const notified: LeadNotified = {
+    return { notifications };
+  }
+
+  const stage = new StageResults<
+    EventOf<'lead.scored'>,
+    { notifications: SentNotification[] },
+    'lead.notified'
+  >(deps, {
+    collection: NOTIFIED_RESULTS_COLLECTION,
+    retentionDays: RESULT_RETENTION_DAYS,
+    nextType: 'lead.notified',
+    eventId: notifiedEventId,
+    stream: (event) => event.data.leadId,
+    compute: notify,
+    next: ({ data: scored }, { notifications }) => ({
       leadId: scored.leadId,
       lead: scored.lead,
       score: scored.score,
       qualification: scored.qualification,
       notifications,
-    };
-    await bus.publish('lead.notified', notified, {
-      id: notifiedEventId(event.id),
-      correlationId: event.correlationId,
-      causationId: event.id,
-    });
+    }),
+  });
+
+  return {
+    createIndexes: () => stage.createIndexes(),
+    handleScored: (event: EventEnvelope) => stage.handle(event as EventOf<'lead.scored'>),
   };
 }

@@ -1,9 +1,9 @@
 import type { Subscription } from '@lead-capture/bus';
-import { type ServiceDeps, type ServiceModule, subscribeGroup } from '@lead-capture/kit';
+import { Outbox, type ServiceDeps, type ServiceModule, subscribeGroup } from '@lead-capture/kit';
 import { createMailer, DEFAULT_MAIL_FROM } from '@lead-capture/mailer';
 import { loadNotificationConfig, type NotificationConfig } from './config.js';
 import { MAILS_COLLECTION, type MailDocument, NotificationMails } from './mails.js';
-import { createScoredHandler } from './notifier.js';
+import { createScoredHandler, NOTIFICATION_OUTBOX } from './notifier.js';
 import { mailRoutes } from './routes/notifications/index.js';
 import { settingsRoutes } from './routes/settings/notifications.js';
 import { SETTINGS_COLLECTION, type SettingsDocument, SettingsStore } from './settings.js';
@@ -13,11 +13,15 @@ export const NOTIFY_GROUP = 'notification.lead.notify';
 export interface NotificationServiceOptions {
   /** The clock of mail claims and records (tests move it past a lease). */
   now?: () => Date;
+  /** How often the outbox relay looks for events the bus did not take, and how old they must be. Default 5 s. */
+  relayIntervalMs?: number;
 }
 
 /**
  * Team notifications: the settings (`notification_settings`), every mail sent or not
- * (`notification_mails`), and the worker that turns lead.scored into mails and lead.notified.
+ * (`notification_mails`), and the worker that turns lead.scored into mails and lead.notified (the
+ * notifications of each lead.scored in `notification_results`, committed with the event through the
+ * outbox `notification_outbox`).
  * `config` comes from the environment unless given.
  */
 export function createNotificationService(
@@ -33,6 +37,25 @@ export function createNotificationService(
     config.NOTIFICATION_SEND_LEASE_MS,
   );
   const mailer = createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, logger });
+  const relayIntervalMs = options.relayIntervalMs ?? 5000;
+  const outbox = new Outbox({
+    store,
+    bus,
+    logger,
+    collection: NOTIFICATION_OUTBOX,
+    takeOverAfterMs: relayIntervalMs,
+    relayIntervalMs,
+  });
+  const notifier = createScoredHandler({
+    settings,
+    mails,
+    mailer,
+    store,
+    outbox,
+    logger,
+    publicBaseUrl: deps.publicBaseUrl,
+    now,
+  });
   let subscription: Subscription | undefined;
 
   return {
@@ -46,6 +69,9 @@ export function createNotificationService(
 
     async start() {
       await mails.createIndexes();
+      await notifier.createIndexes();
+      await outbox.createIndexes();
+      outbox.start();
       if (mailer.mode === 'outbox') {
         logger.warn('SMTP_URL is not set: team notifications are recorded as "outbox" and not sent');
       } else {
@@ -57,22 +83,11 @@ export function createNotificationService(
           logger.warn({ err: error }, 'The SMTP server cannot be reached yet; notifications will be retried');
         });
       }
-      subscription = await subscribeGroup(
-        bus,
-        NOTIFY_GROUP,
-        createScoredHandler({
-          settings,
-          mails,
-          mailer,
-          bus,
-          logger,
-          publicBaseUrl: deps.publicBaseUrl,
-          now,
-        }),
-      );
+      subscription = await subscribeGroup(bus, NOTIFY_GROUP, notifier.handleScored);
     },
 
     async stop() {
+      await outbox.stop();
       await subscription?.cancel();
       mailer.close();
     },

@@ -1,18 +1,21 @@
-import type { Subscription } from '@lead-capture/bus';
-import type { EventOf, LeadScored, Qualification, ScoreReason } from '@lead-capture/contracts';
-import { derivedEventId, type ServiceDeps, StageResults, subscribeGroup } from '@lead-capture/kit';
+import type { MessageBus, Subscription } from '@lead-capture/bus';
+import type { EventOf, Qualification, ScoreReason } from '@lead-capture/contracts';
+import type { DocStore } from '@lead-capture/docstore';
+import { derivedEventId, type Outbox, StageResults, subscribeGroup } from '@lead-capture/kit';
 import { scoreLead } from './score.js';
 import type { ScoringSettings } from './settings.js';
 
 export const RESULTS_COLLECTION = 'scoring_results';
 export const SCORE_GROUP = 'scoring.lead.score';
+/** The scoring service's outbox (kit's Outbox): each score commits with its lead.scored. */
+export const SCORING_OUTBOX = 'scoring_outbox';
 
 /** A redelivery later than this scores again, with the model then in force (same event id). */
 const RESULT_RETENTION_DAYS = 30;
 /** UUID v5 namespace of `lead.scored` event ids, each derived from its `lead.enriched` event id. */
 const SCORED_EVENT_NAMESPACE = 'aee7804c-3b49-4828-b395-ac903562e6a7';
 
-/** The score given for one `lead.enriched` event (stored under its id), so that a redelivery publishes the same score. */
+/** The score given for one `lead.enriched` event, stored under its id with its lead.scored: a redelivery finds it and emits nothing. */
 type ScoreResult = {
   leadId: string;
   scoredEventId: string;
@@ -28,22 +31,23 @@ export function scoredEventId(enrichedEventId: string): string {
 
 /**
  * lead.enriched -> lead.scored, with the model in force when the event is first handled.
- * Idempotent (kit's StageResults): the score is stored under the enriched event's id before it is
- * published; a redelivery publishes the stored score under the same derived event id (even if the
- * model changed meanwhile), and nothing once it is known to be out.
+ * Idempotent (kit's StageResults): the score is stored under the enriched event's id and lead.scored
+ * (its id derived from the enriched event's) recorded in one outbox change; a redelivery (or a second
+ * replica racing it) emits nothing again, even if the model changed meanwhile.
  */
 export class ScoringWorker {
-  private readonly stage: StageResults<EventOf<'lead.enriched'>, ScoreResult, LeadScored>;
+  private readonly stage: StageResults<EventOf<'lead.enriched'>, ScoreResult, 'lead.scored'>;
 
   constructor(
-    private readonly deps: Pick<ServiceDeps, 'store' | 'bus'>,
+    private readonly deps: { store: DocStore; bus: MessageBus; outbox: Outbox },
     settings: ScoringSettings,
   ) {
     this.stage = new StageResults(deps, {
       collection: RESULTS_COLLECTION,
       retentionDays: RESULT_RETENTION_DAYS,
       nextType: 'lead.scored',
-      namespace: SCORED_EVENT_NAMESPACE,
+      eventId: scoredEventId,
+      stream: (event) => event.data.leadId,
       compute: async (event) => {
         const { leadId, lead, enrichment } = event.data;
         return {

@@ -1,8 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { MessageBus } from '@lead-capture/bus';
-import type { Enrollment, EventEnvelope, LeadEnrolled, LeadNotified } from '@lead-capture/contracts';
+import type { Enrollment, EventEnvelope, EventOf, LeadNotified } from '@lead-capture/contracts';
+import type { DocStore } from '@lead-capture/docstore';
+import { type Outbox, StageResults } from '@lead-capture/kit';
 import { v5 as uuidv5 } from 'uuid';
-import type { EnrollmentDocument, Enrollments } from './enrollments.js';
+import {
+  ENROLLMENTS_COLLECTION,
+  type EnrollmentDocument,
+  type Enrollments,
+  markAnnounced,
+} from './enrollments.js';
 import type { LeadStates } from './lead-states.js';
 import { matchesSequence } from './matching.js';
 import { stepDueAt } from './schedule.js';
@@ -18,24 +24,33 @@ export function enrolledEventId(notifiedEventId: string): string {
   return uuidv5(`lead.enrolled:${notifiedEventId}`, ENROLLED_EVENT_NAMESPACE);
 }
 
+/** The enrolments made for each lead.notified, stored with its lead.enrolled (kit's StageResults). */
+export const ENROLLED_RESULTS_COLLECTION = 'sequence_enrol_results';
+/** A redelivery later than this finds the enrolments it made and re-emits the same event. */
+const RESULT_RETENTION_DAYS = 30;
+
 export interface EnrollerDeps {
   sequences: Sequences;
   enrollments: Enrollments;
   leadStates: LeadStates;
-  bus: MessageBus;
+  store: DocStore;
+  /** The sequence service's outbox: lead.enrolled shares the lead's stream with its step events. */
+  outbox: Outbox;
   now: () => Date;
 }
 
 /**
  * Handles lead.notified: enrols the lead in every active sequence it matches, once per sequence,
- * then publishes lead.enrolled (with an empty list when there was none: the lead's timeline shows
- * the stage passed). A redelivery finds the enrolments it made and publishes the same event again.
- * Steps go out only once the event is published, so the timeline shows the enrolment first.
+ * then records lead.enrolled (with an empty list when there was none: the lead's timeline shows
+ * the stage passed) in one outbox change with the list and the enrolments' `announcedAt` (kit's
+ * StageResults): a redelivery before that change finds the enrolments it made and reports the same
+ * ones; after it, it emits nothing. Steps go out only once announced, and their events follow
+ * lead.enrolled in the lead's outbox stream, so the timeline shows the enrolment first.
  */
 export function createNotifiedHandler(deps: EnrollerDeps) {
-  const { sequences, enrollments, leadStates, bus, now } = deps;
+  const { sequences, enrollments, leadStates, now } = deps;
 
-  return async function handleNotified(event: EventEnvelope): Promise<void> {
+  async function enrol(event: EventEnvelope): Promise<{ enrollments: Enrollment[] }> {
     const notified = event.data as LeadNotified;
     const { leadId, lead } = notified;
     const blocked = STOP_STATUSES.has(lead.status) || (await leadStates.stopReasonOf(leadId)) !== null;
@@ -85,15 +100,30 @@ export function createNotifiedHandler(deps: EnrollerDeps) {
       });
     }
 
-    const data: LeadEnrolled = { leadId, enrollments: enrolled };
-    await bus.publish('lead.enrolled', data, {
-      id: enrolledEventId(event.id),
-      correlationId: event.correlationId,
-      causationId: event.id,
-    });
-    await enrollments.markAnnounced(
-      enrolled.map(({ enrollmentId }) => enrollmentId),
-      now(),
-    );
+    return { enrollments: enrolled };
+  }
+
+  const stage = new StageResults<EventOf<'lead.notified'>, { enrollments: Enrollment[] }, 'lead.enrolled'>(
+    deps,
+    {
+      collection: ENROLLED_RESULTS_COLLECTION,
+      retentionDays: RESULT_RETENTION_DAYS,
+      nextType: 'lead.enrolled',
+      eventId: enrolledEventId,
+      stream: (event) => event.data.leadId,
+      compute: enrol,
+      next: (event, result) => ({ leadId: event.data.leadId, enrollments: result.enrollments }),
+      commit: (change, _event, result) =>
+        markAnnounced(
+          change.collection<EnrollmentDocument>(ENROLLMENTS_COLLECTION),
+          result.enrollments.map(({ enrollmentId }) => enrollmentId),
+          now(),
+        ),
+    },
+  );
+
+  return {
+    createIndexes: () => stage.createIndexes(),
+    handleNotified: (event: EventEnvelope) => stage.handle(event as EventOf<'lead.notified'>),
   };
 }

@@ -29,7 +29,7 @@ export type EnrollmentDocument = {
   paused: boolean;
   enrolledAt: string;
   updatedAt: string;
-  /** Set once lead.enrolled is published; no step is sent before. */
+  /** Set in the change that records lead.enrolled; no step is sent before. */
   announcedAt?: string;
   /** Failed attempts at the current step, reset when it is sent. */
   stepFailures: number;
@@ -61,6 +61,19 @@ export type MessageDocument = {
   /** The server refused the recipient for good. */
   rejected?: boolean;
 };
+
+/** Enrolments whose lead.enrolled is recorded: their steps may go out from now on. */
+export async function markAnnounced(
+  enrollments: Collection<EnrollmentDocument>,
+  ids: readonly string[],
+  now: Date,
+): Promise<void> {
+  if (ids.length === 0) return;
+  await enrollments.updateMany(
+    { _id: { $in: [...ids] }, announcedAt: { $exists: false } },
+    { $set: { announcedAt: now.toISOString() } },
+  );
+}
 
 const leaseFree = (now: string): Filter => ({
   $or: [{ leaseUntil: { $exists: false } }, { leaseUntil: { $lt: now } }],
@@ -95,14 +108,6 @@ export class Enrollments {
     });
     if (!existing) throw new Error(`Enrolment of lead ${enrollment.leadId} vanished`);
     return { enrollment: existing, created: false };
-  }
-
-  async markAnnounced(ids: readonly string[], now: Date): Promise<void> {
-    if (ids.length === 0) return;
-    await this.enrollments.updateMany(
-      { _id: { $in: [...ids] }, announcedAt: { $exists: false } },
-      { $set: { announcedAt: now.toISOString() } },
-    );
   }
 
   async list(

@@ -33,7 +33,8 @@ export interface SequenceServiceOptions {
 
 /**
  * Sequences (`sequence_sequences`), enrolments and their schedule (`sequence_enrollments`), every
- * step mail (`sequence_messages`) and why a lead may no longer be mailed (`sequence_lead_states`).
+ * step mail (`sequence_messages`), why a lead may no longer be mailed (`sequence_lead_states`) and
+ * the enrolments made for each lead.notified (`sequence_enrol_results`, with lead.enrolled).
  * Enrols on lead.notified, stops on lead changes, sends due steps from a scheduler in start().
  * `config` comes from the environment unless given.
  */
@@ -73,6 +74,7 @@ export function createSequenceService(
     leaseMs: config.SEQUENCE_STEP_LEASE_MS,
     onPass: options.onSchedulerPass,
   });
+  const enroller = createNotifiedHandler({ sequences, enrollments, leadStates, store, outbox, now });
   const subscriptions: Subscription[] = [];
 
   return {
@@ -87,6 +89,7 @@ export function createSequenceService(
       await sequences.createIndexes();
       await enrollments.createIndexes();
       await outbox.createIndexes();
+      await enroller.createIndexes();
       if (mailer.mode === 'outbox') {
         logger.warn('SMTP_URL is not set: sequence steps are recorded as "outbox" and not sent');
       } else {
@@ -98,7 +101,7 @@ export function createSequenceService(
         });
       }
       const handlers = [
-        [ENROL_GROUP, createNotifiedHandler({ sequences, enrollments, leadStates, bus, now })],
+        [ENROL_GROUP, enroller.handleNotified],
         [LEAD_CHANGES_GROUP, createLeadChangesHandler({ leadStates, events, now })],
       ] as const;
       for (const [name, handler] of handlers) {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { MessageBus } from '@lead-capture/bus';
-import type { EventEnvelope, LeadEnrolled, LeadNotified } from '@lead-capture/contracts';
+import type { EventEnvelope, LeadEnrolled, LeadNotified, LeadScored } from '@lead-capture/contracts';
 import {
   createHttpApp,
   INTERNAL_IDENTITY_HEADER,
@@ -101,7 +101,8 @@ async function startChain(bus: MessageBus, sink: SmtpSink): Promise<Chain> {
 
 /**
  * lead.scored -> team mail, lead.notified -> enrolment, lead.enrolled -> the first step at once,
- * the second after its delay -> the lead is contacted: stopped. A redelivery doubles nothing.
+ * the second after its delay -> the lead is contacted: stopped. A redelivery doubles nothing and
+ * emits nothing again.
  */
 async function runChain(chain: Chain, sink: SmtpSink): Promise<void> {
   const ofType = (type: string) => chain.events.filter((event) => event.type === type);
@@ -169,9 +170,17 @@ async function runChain(chain: Chain, sink: SmtpSink): Promise<void> {
     pagination: { total: 1 },
   });
 
+  // A redelivery emits nothing again: a cold lead scored after it goes through the chain alone.
   await chain.bus.publishEnvelope(scored);
-  await waitFor('the redelivered chain', () => ofType('lead.enrolled').length === 2, 10_000);
-  expect(ofType('lead.enrolled')[1]!.id).toBe(ofType('lead.enrolled')[0]!.id);
+  const marker = await chain.bus.publish('lead.scored', {
+    ...(scored.data as LeadScored),
+    leadId: randomUUID(),
+    score: 10,
+    qualification: 'cold',
+  });
+  await waitFor('the cold lead enrolled in nothing', () => ofType('lead.enrolled').length === 2, 10_000);
+  expect(ofType('lead.notified').map((event) => event.causationId)).toEqual([scored.id, marker.id]);
+  expect((ofType('lead.enrolled')[1]!.data as LeadEnrolled).enrollments).toEqual([]);
 
   await waitFor('step 1 recorded', async () => {
     const reply = await chain.call('GET', `/api/sequences/${sequenceId}/enrollments`);

@@ -1,11 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { CSV_IMPORT_SOURCE, type JsonObject, type LeadField } from '@lead-capture/contracts';
+import {
+  CSV_IMPORT_SOURCE,
+  type JsonObject,
+  type LeadField,
+  type LeadReceived,
+} from '@lead-capture/contracts';
 import { badRequest, payloadTooLarge } from '@lead-capture/kit';
 import type { LeadContext } from '../context.js';
 import { type ImportTracker, MAX_LISTED_ERRORS } from '../imports.js';
 import { type Requester, timelineActor } from '../lead-actions.js';
 import { identityKeysOf, normalizeFields } from '../normalize.js';
-import type { ImportRowError } from '../store.js';
+import type { ImportRowError, SkippedImportRow } from '../store.js';
 import {
   type Column,
   type ColumnMapping,
@@ -30,10 +35,7 @@ export interface ImportOptions {
 }
 
 /** A row that is neither a lead nor an error: a blank separator or a report's footer line. */
-export interface SkippedRow {
-  row: number;
-  reason: string;
-}
+export type SkippedRow = SkippedImportRow;
 
 /** What the reading of the file found, in both answers. */
 interface FileReport {
@@ -245,7 +247,7 @@ export async function importCsvFile(
   by: Requester,
   options: ImportOptions = {},
 ): Promise<ImportResult> {
-  const { bus, config } = context;
+  const { config } = context;
   const prepared = await prepare(path, options, config.IMPORT_MAX_ROWS);
   const rowCount = prepared.rows;
   const importId = randomUUID();
@@ -266,32 +268,25 @@ export async function importCsvFile(
     const batch = pending;
     const claimed = await finder.claimed(batch);
     const receivedAt = new Date().toISOString();
-    await Promise.all(
-      batch.map(async (pendingRow) => {
-        const submissionId = randomUUID();
-        await bus.publish(
-          'lead.received',
-          {
-            submissionId,
-            sourceId: CSV_IMPORT_SOURCE.id,
-            sourceName: CSV_IMPORT_SOURCE.name,
-            receivedAt,
-            origin: 'import',
-            fields: pendingRow.fields,
-            custom: pendingRow.custom,
-            attribution: {},
-            client: {},
-            importId,
-            importRow: pendingRow.row - 1,
-          },
-          { correlationId: submissionId, causationId: by.requestId },
-        );
-        accepted++;
-        if (isDuplicate(pendingRow, claimed)) duplicates++;
+    const received = batch.map(
+      (pendingRow): LeadReceived => ({
+        submissionId: randomUUID(),
+        sourceId: CSV_IMPORT_SOURCE.id,
+        sourceName: CSV_IMPORT_SOURCE.name,
+        receivedAt,
+        origin: 'import',
+        fields: pendingRow.fields,
+        custom: pendingRow.custom,
+        attribution: {},
+        client: {},
+        importId,
+        importRow: pendingRow.row - 1,
       }),
     );
+    await imports.handOver(importId, received, accepted + batch.length, by.requestId);
+    accepted += batch.length;
+    duplicates += batch.filter((pendingRow) => isDuplicate(pendingRow, claimed)).length;
     pending = [];
-    await imports.accepted(importId, accepted);
   };
 
   await imports.begin(importId, rowCount, timelineActor(by));
@@ -313,8 +308,8 @@ export async function importCsvFile(
     }
     if (pending.length > 0) await flush();
   } catch (error) {
-    // The bus or the store failed mid-way: what was handed over is still captured and counted; the
-    // rest is recorded as not imported, so the import can finish.
+    // The store failed mid-way (a batch is handed over whole or not at all): what was handed over is
+    // still captured and counted; the rest is recorded as not imported, so the import can finish.
     const notImported = rowCount - accepted - failed;
     const stoppedAt = pending[0]?.row ?? row;
     failed += notImported;
@@ -322,10 +317,12 @@ export async function importCsvFile(
       row: stoppedAt,
       error: `The upload stopped here: ${notImported} row(s) from this one on were not imported; import them again`,
     });
-    await imports.uploaded(importId, { accepted, rejected: failed, errors }).catch(() => undefined);
+    await imports
+      .uploaded(importId, { accepted, rejected: failed, errors, ...skipped.report })
+      .catch(() => undefined);
     throw error;
   }
-  const status = await imports.uploaded(importId, { accepted, rejected: failed, errors });
+  const status = await imports.uploaded(importId, { accepted, rejected: failed, errors, ...skipped.report });
   return {
     importId,
     status,
