@@ -1,18 +1,5 @@
-import { openStore } from '@lead-capture/docstore';
-import {
-  buildGateway,
-  buildMetricsApp,
-  createGatewayMetrics,
-  createRedisRateLimitStore,
-} from '@lead-capture/gateway';
-import {
-  createChainMetrics,
-  createLogger,
-  createShutdown,
-  exitOnConfigError,
-  loadConfig,
-  openBus,
-} from '@lead-capture/kit';
+import { buildGateway, listenForMetrics, openGatewayResources } from '@lead-capture/gateway';
+import { createLogger, createShutdown, exitOnConfigError, loadConfig } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { EMBEDDED_CONFIG } from './config.js';
 import { loadOrCreateSecret } from './secrets.js';
@@ -40,23 +27,12 @@ try {
   const internalSecret =
     config.INTERNAL_SECRET ?? (await loadOrCreateSecret(config.DATA_DIR, 'internal-secret', logger));
 
-  const store = await openStore(config.MONGO_URL, { dataDir: config.DATA_DIR, logger });
-  shutdown.register('store', 'close-clients', () => store.close());
-  const metrics = createGatewayMetrics();
-  const chainMetrics = createChainMetrics({ registry: metrics.registry, logger });
-  const bus = await openBus({
-    amqpUrl: config.AMQP_URL,
+  const { store, bus, metrics, rateLimitStore } = await openGatewayResources({
+    config,
     logger,
-    store,
+    shutdown,
     connectionName: 'embedded',
-    observer: chainMetrics.observer,
   });
-  shutdown.register('bus', 'close-clients', () => bus.close());
-  chainMetrics.watch({ bus, store });
-  const rateLimitStore = config.REDIS_URL
-    ? await createRedisRateLimitStore({ url: config.REDIS_URL, logger })
-    : undefined;
-  if (rateLimitStore) shutdown.register('redis', 'close-clients', () => rateLimitStore.close());
 
   let gateway: FastifyInstance | undefined;
   const modules = createEmbeddedModules({
@@ -93,13 +69,7 @@ try {
     await module.start?.();
   }
   await app.listen({ host: config.HOST, port: config.PORT });
-  if (config.METRICS_PORT !== undefined) {
-    const metricsApp = buildMetricsApp({ metrics, token: config.METRICS_TOKEN, logger });
-    shutdown.register('metrics-http', 'stop-accepting', async () => {
-      await metricsApp.close();
-    });
-    await metricsApp.listen({ host: config.HOST, port: config.METRICS_PORT });
-  }
+  await listenForMetrics({ config, metrics, logger, shutdown });
 } catch (error) {
   logger.fatal({ err: error }, 'Lead capture failed to start');
   await shutdown.run('startup failure');
