@@ -11,6 +11,7 @@ import {
   createLogger,
   type Logger,
   loadConfig,
+  openBus,
   type ServiceModule,
   type ServiceUrls,
 } from '@lead-capture/kit';
@@ -39,6 +40,11 @@ export interface TestGatewayOptions {
   dataDir?: string;
   /** Wraps the in-process bus the gateway is given (a faulty one, say). */
   wrapBus?: (bus: MessageBus) => MessageBus;
+  /**
+   * The embedded mode's bus (journaled in the store, so a change's events are queued in its own
+   * commit) instead of one in memory.
+   */
+  journaledBus?: boolean;
   /** Variables on top of the defaults (RATE_LIMIT_MAX, TRUST_PROXY, ...). */
   env?: Record<string, string>;
   services?: readonly ServiceModule[];
@@ -76,7 +82,9 @@ export async function createTestGateway(options: TestGatewayOptions = {}): Promi
     ...(options.log ? { destination: options.log } : {}),
   });
   const store = await openStore(undefined, { dataDir });
-  const inProcessBus = createInProcessBus({ logger, validate: validateEvent });
+  const inProcessBus = options.journaledBus
+    ? await openBus({ amqpUrl: undefined, logger, store, connectionName: 'gateway-test' })
+    : createInProcessBus({ logger, validate: validateEvent });
   const bus = options.wrapBus?.(inProcessBus) ?? inProcessBus;
   const secrets = options.secrets ?? newSecrets();
   const config = loadConfig({ ...COMMON_CONFIG, ...GATEWAY_CONFIG }, options.env ?? {});
