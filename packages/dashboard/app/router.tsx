@@ -35,6 +35,19 @@ export function setQuery(query: URLSearchParams, options: { replace?: boolean } 
   navigate(`${location.pathname}${search ? `?${search}` : ''}`, options);
 }
 
+/** Sets the given query parameters on the current query string (undefined or '' removes one). */
+export function updateQuery(
+  changes: Record<string, string | undefined>,
+  options: { replace?: boolean } = {},
+): void {
+  const next = new URLSearchParams(location.search);
+  for (const [key, value] of Object.entries(changes)) {
+    if (value) next.set(key, value);
+    else next.delete(key);
+  }
+  setQuery(next, options);
+}
+
 export function Link(props: {
   href: string;
   children: ComponentChildren;

@@ -13,7 +13,7 @@ import { exportQuery, FILTER_KEYS, type LeadFilters, readFilters, type Sort } fr
 import { applyToRow, leadIdsOf, rowFromCaptured } from '../api/live-leads.js';
 import { type StreamEvent, type StreamMessage, useStream } from '../api/stream.js';
 import { ErrorMessage, formatDate, fullName, useAction, useLoad, useThrottled } from '../components/ui.js';
-import { setQuery, useLocation } from '../router.js';
+import { updateQuery, useLocation } from '../router.js';
 import { LeadDrawer } from './LeadDrawer.js';
 
 /** Live refreshes of the list: the first at once, then at most one per second under a burst. */
@@ -108,13 +108,7 @@ export function Leads() {
   });
 
   function update(changes: Record<string, string | undefined>, resetPage = true) {
-    const next = new URLSearchParams(location.search);
-    for (const [key, value] of Object.entries(changes)) {
-      if (value) next.set(key, value);
-      else next.delete(key);
-    }
-    if (resetPage) next.delete('page');
-    setQuery(next, { replace: true });
+    updateQuery(resetPage ? { ...changes, page: undefined } : changes, { replace: true });
   }
 
   const sources = useLoad(async () => unwrap(await api.GET('/api/sources')), []);

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Source, unwrap } from '../api/client.js';
 import { CopyButton, ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
-import { setQuery, useLocation } from '../router.js';
+import { updateQuery, useLocation } from '../router.js';
 
 const LEAD_FIELDS = ['email', 'firstName', 'lastName', 'phone', 'company'] as const;
 const SAMPLE_PAYLOAD =
@@ -16,12 +16,7 @@ export function Sources() {
   const [name, setName] = useState('');
   const create = useAction();
 
-  const select = (id: string | undefined) => {
-    const next = new URLSearchParams(location.search);
-    if (id) next.set('source', id);
-    else next.delete('source');
-    setQuery(next);
-  };
+  const select = (id: string | undefined) => updateQuery({ source: id });
 
   return (
     <section aria-labelledby="sources-title">

@@ -19,7 +19,7 @@ import {
   useLoad,
   useThrottled,
 } from '../components/ui.js';
-import { setQuery, useLocation } from '../router.js';
+import { updateQuery, useLocation } from '../router.js';
 
 /** The event types a subscription may take (`*`: every one of them, also those added later). */
 const EVENT_TYPES = WEBHOOK_EVENT_TYPES;
@@ -99,12 +99,7 @@ export function Webhooks() {
   const [secret, setSecret] = useState<{ value: string; note: string } | undefined>(undefined);
   const [creating, setCreating] = useState(false);
 
-  const select = (id: string | undefined) => {
-    const next = new URLSearchParams(location.search);
-    if (id) next.set('subscription', id);
-    else next.delete('subscription');
-    setQuery(next);
-  };
+  const select = (id: string | undefined) => updateQuery({ subscription: id });
 
   return (
     <section aria-labelledby="webhooks-title">
