@@ -71,6 +71,8 @@ export function faultyBus<B extends Publishing>(bus: B): { bus: B; faults: BusFa
     get(target, property) {
       if (property === 'publish') return publish;
       if (property === 'publishEnvelope') return publishEnvelope;
+      // Every event must go through the faults: no queueing inside a store transaction past them.
+      if (property === 'transactionalPublisher') return undefined;
       const value = Reflect.get(target, property, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },
