@@ -3,6 +3,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import Database from 'libsql';
 import type { StoreLogger } from '../logger.js';
 import type { Collection, DocStore, Document, Transaction } from '../types.js';
+import { Checkpointer } from './checkpointer.js';
 import { EmbeddedCollection } from './collection.js';
 import { migrateLegacyStore } from './legacy/migrate.js';
 import { type DirectoryLock, lockDirectory } from './lock.js';
@@ -22,11 +23,20 @@ export interface EmbeddedStoreOptions {
 export const STORE_FILE = 'store.sqlite';
 /** Writes committed together at most; a batch this large commits before the end of its turn. */
 const MAX_BATCH = 2000;
+/**
+ * The WAL size past which the writer checkpoints itself after a commit, as SQLite's own automatic
+ * checkpoint would: the background checkpointer could not catch up (commits kept arriving first).
+ */
+const WAL_LIMIT_BYTES = 64 * 2 ** 20;
 
 function openConnection(path: string, cacheKiB: number, readonly: boolean): Db {
   const db = new Database(path, readonly ? { readonly: true } : {});
   if (!readonly) {
     db.pragma('journal_mode = WAL');
+    // Checkpoints run on a thread of their own (see Checkpointer), not inside this connection's commits.
+    db.pragma('wal_autocheckpoint = 0');
+    // A WAL that grew under a burst is cut back to this size once it is reset.
+    db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
   }
   // The writer's COMMIT does not wait for the disk: the store syncs the WAL itself, off the event
   // loop, before it acknowledges a batch (see #syncCommitted). Checkpoints still sync (NORMAL).
@@ -105,10 +115,11 @@ interface Batch {
 
 /**
  * The embedded implementation of DocStore on SQLite. Writes run at once, synchronously, on the writer
- * connection, inside a batch transaction that commits once per event-loop turn (group commit); each
- * write is a savepoint of it, so a failing write undoes only itself. A write's promise resolves once
- * its batch is committed and the WAL holding it is synced to disk (fdatasync off the event loop). Reads outside a transaction run on a read-only
- * connection and see committed data only.
+ * connection, inside a batch transaction that commits once per event-loop turn (group commit); a
+ * failing write undoes only itself (one statement, or a savepoint when it takes several). A write's
+ * promise resolves once its batch is committed and the WAL holding it is synced to disk (fdatasync
+ * off the event loop). Checkpoints run on a thread of their own (Checkpointer). Reads outside a
+ * transaction run on a read-only connection and see committed data only.
  */
 export class EmbeddedDocStore implements DocStore, TableHost {
   readonly kind = 'embedded' as const;
@@ -123,6 +134,8 @@ export class EmbeddedDocStore implements DocStore, TableHost {
   readonly #tables = new Map<string, Table>();
   readonly #statements = new Map<Db, Map<string, Statement>>();
   readonly #ttlTimer: NodeJS.Timeout;
+  readonly #checkpointer: Checkpointer;
+  readonly #walLimitFrames: number;
   #batch: Batch | null = null;
   #commitScheduled = false;
   /** Committed batches waiting for the WAL sync that acknowledges them. */
@@ -159,6 +172,8 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     this.#lock = lock;
     this.#logger = options.logger;
 
+    this.#checkpointer = new Checkpointer(path, options.logger);
+    this.#walLimitFrames = Math.floor(WAL_LIMIT_BYTES / Number(writer.pragma('page_size', { simple: true })));
     for (const entry of catalog) this.#tables.set(entry.name, new Table(this, entry, entry.name));
     this.#upgrade();
     this.#ttlTimer = setInterval(() => this.#removeExpired(), options.ttlSweepIntervalMs ?? 60_000).unref();
@@ -249,6 +264,8 @@ export class EmbeddedDocStore implements DocStore, TableHost {
       if (!this.#tryLock()) await this.#lockWhenFree();
       if (this.#batch && !this.#failure) this.#commit();
       while (this.#syncing) await this.#syncing;
+      // The writer's close checkpoints what is left and removes the WAL: nobody else may be at it.
+      await this.#checkpointer.close();
       await this.#wal?.close();
       this.#reader.close();
       this.writer.close();
@@ -324,7 +341,8 @@ export class EmbeddedDocStore implements DocStore, TableHost {
   }
 
   onRollback(undo: () => void): void {
-    this.#undo.push(undo);
+    // Outside every savepoint nothing rolls back but a failed commit, which fails the whole store.
+    if (this.#depth > 0) this.#undo.push(undo);
   }
 
   onCommit(done: () => void): void {
@@ -349,15 +367,17 @@ export class EmbeddedDocStore implements DocStore, TableHost {
   }
 
   /**
-   * Runs one write now (when no transaction holds the store), in a savepoint of the current batch,
+   * Runs one write now (when no transaction holds the store), in the current batch,
    * and resolves with its result once the batch is committed. `inTransaction`: the write belongs to
    * the open transaction, runs at once and resolves at once.
    */
   async write<T>(work: () => T, inTransaction: { readonly open: boolean } | null): Promise<T> {
     this.assertUsable();
+    // No savepoint around the write: each table write is atomic on its own (Table.insert and the
+    // others), and a write of several documents (insertMany, updateMany) is not atomic, as in MongoDB.
     if (inTransaction) {
       if (!inTransaction.open) throw new Error('The transaction is over: write through the store instead');
-      return this.atomically(work);
+      return work();
     }
     const waited = !this.#tryLock();
     if (waited) await this.#lockWhenFree();
@@ -366,7 +386,7 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     try {
       this.assertUsable();
       batch = this.#openBatch();
-      result = this.atomically(work);
+      result = work();
       batch.writes++;
     } finally {
       this.#unlock();
@@ -440,8 +460,19 @@ export class EmbeddedDocStore implements DocStore, TableHost {
       return;
     }
     for (const done of this.#commitHooks.splice(0)) done();
+    if (this.#checkpointer.outgrew(this.#walLimitFrames)) this.#checkpointNow();
+    this.#checkpointer.request();
     this.#committed.push(batch);
     this.#syncCommitted();
+  }
+
+  /** The writer's own checkpoint, as SQLite's automatic one; only when the WAL outgrew its limit. */
+  #checkpointNow(): void {
+    try {
+      this.writer.pragma('wal_checkpoint(PASSIVE)');
+    } catch (error) {
+      this.#logger?.warn({ err: error, dataDir: this.#dataDir }, 'docstore checkpoint failed');
+    }
   }
 
   /**
