@@ -231,6 +231,8 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
     this.#store.assertUsable();
     return this.#write(() => {
       const table = this.#table;
+      const deleted = table.deleteWhere(filter);
+      if (deleted !== null) return { deletedCount: deleted };
       const targets = [...table.select(this.#store.writer, filter)];
       for (const target of targets) table.remove(target);
       return { deletedCount: targets.length };

@@ -86,6 +86,58 @@ function columnText(document: Document, path: string): string {
   return `=${JSON.stringify(tagged(value))}`;
 }
 
+/**
+ * What a path's column holds for a document, computed here rather than by SQL's `json_extract` over
+ * the encoded document (which parses the whole document again, for every column): exactly the value
+ * `json_extract` would give. Integers as BigInt (SQL INTEGER, as json_extract gives them; a plain
+ * number would bind as REAL), booleans as 1 and 0. An object or an array is JSON text in a Buffer:
+ * the statement renders it with SQL's `json()`, which writes it as `json_extract` would (see
+ * columnSql).
+ */
+function columnValue(document: Document, path: string): unknown {
+  let value: unknown = document;
+  for (const part of path.split('.')) {
+    if (!isPlainObject(value) || !Object.hasOwn(value, part)) return null;
+    value = (value as PlainObject)[part];
+  }
+  switch (typeof value) {
+    case 'string':
+      return tagged(value);
+    case 'number':
+      return numberColumn(value);
+    case 'boolean':
+      return value ? 1n : 0n;
+    case 'undefined':
+      return null;
+  }
+  if (value === null) return null;
+  if (value instanceof Date) return encodeDate(value);
+  return Buffer.from(JSON.stringify(tagged(value)));
+}
+
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * A number as json_extract reads it from its JSON text: an integer literal that fits in 64 bits is an
+ * INTEGER of the literal's value (for large numbers the text JSON.stringify writes, not the double's
+ * exact value), anything else a REAL; NaN and the infinities are stored tagged (see encoding.ts).
+ */
+function numberColumn(value: number): unknown {
+  if (!Number.isFinite(value)) return tagged(value);
+  if (Number.isSafeInteger(value)) return BigInt(value);
+  const text = String(value);
+  if (/^-?\d+$/.test(text)) {
+    const integer = BigInt(text);
+    if (integer <= INT64_MAX && integer >= -INT64_MAX - 1n) return integer;
+  }
+  return value;
+}
+
+/** The SQL expression that stores parameter `n`, bound to a columnValue. */
+function columnSql(n: number): string {
+  return `iif(typeof(?${n}) = 'blob', json(CAST(?${n} AS TEXT)), ?${n})`;
+}
+
 function withTieBreak(sort: SortSpec): SortSpec {
   return '_id' in sort ? sort : { ...sort, _id: Object.values(sort)[0] };
 }
@@ -365,32 +417,24 @@ export class Table {
     db.exec(`CREATE INDEX ${name} ON ${this.rows} (${columns.join(', ')})`);
   }
 
-  /** `INSERT` of a document with its columns, each computed by SQL from the encoded document. */
+  /** `INSERT` of a document and its columns: parameters 1 and 2 the id and document, then each column's. */
   #insertSql(): string {
     const paths = [...this.#columns];
     const names = paths.map((path) => `, ${columnName(path)}`).join('');
-    const values = paths.map((path) => `, json_extract(?2, ${jsonPath(path)})`).join('');
+    const values = paths.map((_, i) => `, ${columnSql(i + 3)}`).join('');
     return `INSERT INTO ${this.rows} (id, doc${names}) VALUES (?1, ?2${values})`;
   }
 
   // --- writes (writer connection, inside the store's batch) ---------------------------------------
 
   insert(document: Document): void {
+    if (this.#oneStatement() && !this.#grows(document)) {
+      this.#insertRow(document);
+      return;
+    }
     this.#host.atomically(() => {
       this.create();
-      const db = this.#host.writer;
-      let rid: number;
-      try {
-        rid = Number(
-          this.#host.statement(db, this.#insertSql()).run(document._id, encodeDocument(document))
-            .lastInsertRowid,
-        );
-      } catch (error) {
-        if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
-          throw duplicateKeyError(this.name, '_id_', { _id: document._id });
-        }
-        throw error;
-      }
+      const rid = this.#insertRow(document);
       for (const index of this.indexes) {
         if (index.unique) this.#addUniqueKeys(index, rid, document, null);
         if (index.substring) this.#setText(index, rid, null, document);
@@ -401,18 +445,59 @@ export class Table {
     });
   }
 
-  replace(row: Row, next: Document): void {
-    this.#host.atomically(() => {
-      const db = this.#host.writer;
-      // Only the columns whose value changes: the others' indexes are left alone.
-      let assignments = '';
-      for (const path of this.#columns) {
-        if (columnText(row.doc, path) === columnText(next, path)) continue;
-        assignments += `, ${columnName(path)} = json_extract(?1, ${jsonPath(path)})`;
+  #insertRow(document: Document): number {
+    try {
+      return Number(
+        this.#host
+          .statement(this.#host.writer, this.#insertSql())
+          .run(
+            document._id,
+            encodeDocument(document),
+            ...Array.from(this.#columns, (path) => columnValue(document, path)),
+          ).lastInsertRowid,
+      );
+    } catch (error) {
+      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+        throw duplicateKeyError(this.name, '_id_', { _id: document._id });
       }
-      this.#host
-        .statement(db, `UPDATE ${this.rows} SET doc = ?1${assignments} WHERE rid = ?2`)
-        .run(encodeDocument(next), row.rid);
+      throw error;
+    }
+  }
+
+  /**
+   * Whether a write of a document is one SQL statement: the table exists and has no key, trigram or
+   * element table to keep in step. One statement is atomic on its own (SQLite undoes a failed one),
+   * so it needs no savepoint: on the lead chain, savepoints were more than half the statements run.
+   */
+  #oneStatement(): boolean {
+    return (
+      this.#created &&
+      this.#elements.size === 0 &&
+      !this.indexes.some((index) => index.unique || index.substring)
+    );
+  }
+
+  /** Whether the document widens the type flags of a tracked path (see #track): the catalog changes. */
+  #grows(document: Document): boolean {
+    for (const [path, flags] of this.types) {
+      const flag =
+        path === '_id'
+          ? HIGH_CHARACTERS.test(document._id)
+            ? OTHER_TYPE
+            : STRING_TYPE
+          : typeFlags(document, path.split('.'));
+      if ((flags | flag) !== flags) return true;
+    }
+    return false;
+  }
+
+  replace(row: Row, next: Document): void {
+    if (this.#oneStatement() && !this.#grows(next)) {
+      this.#updateRow(row, next);
+      return;
+    }
+    this.#host.atomically(() => {
+      this.#updateRow(row, next);
       for (const index of this.indexes) {
         if (index.unique) this.#addUniqueKeys(index, row.rid, next, row.doc);
         if (index.substring) this.#setText(index, row.rid, row.doc, next);
@@ -422,16 +507,50 @@ export class Table {
     });
   }
 
+  #updateRow(row: Row, next: Document): void {
+    // Only the columns whose value changes: the others' indexes are left alone.
+    let assignments = '';
+    const values: unknown[] = [];
+    for (const path of this.#columns) {
+      if (columnText(row.doc, path) === columnText(next, path)) continue;
+      values.push(columnValue(next, path));
+      assignments += `, ${columnName(path)} = ${columnSql(values.length + 2)}`;
+    }
+    this.#host
+      .statement(this.#host.writer, `UPDATE ${this.rows} SET doc = ?1${assignments} WHERE rid = ?2`)
+      .run(encodeDocument(next), row.rid, ...values);
+  }
+
   remove(row: Row): void {
+    const removeRow = () =>
+      this.#host.statement(this.#host.writer, `DELETE FROM ${this.rows} WHERE rid = ?`).run(row.rid);
+    if (this.#oneStatement()) {
+      removeRow();
+      return;
+    }
     this.#host.atomically(() => {
-      const db = this.#host.writer;
-      this.#host.statement(db, `DELETE FROM ${this.rows} WHERE rid = ?`).run(row.rid);
+      removeRow();
       for (const index of this.indexes) {
         if (index.unique) this.#addUniqueKeys(index, row.rid, null, row.doc);
         if (index.substring) this.#setText(index, row.rid, row.doc, null);
       }
       for (const path of this.#elements) this.#setElements(path, row.rid, row.doc, null);
     });
+  }
+
+  /**
+   * Deletes the matching rows with one statement, without reading them, when that is exact: the
+   * table has no side table to keep in step and SQL answers the filter exactly. Returns how many, or
+   * null when the rows must be read and removed one by one (select, then remove).
+   */
+  deleteWhere(filter: Filter): number | null {
+    if (!this.#created) return 0;
+    if (!this.#oneStatement()) return null;
+    const db = this.#host.writer;
+    const condition = translateFilter(filter, (path) => this.field(path, db));
+    if (!condition.exact) return null;
+    const where = condition.sql === null ? '' : ` WHERE ${condition.sql}`;
+    return this.#host.statement(db, `DELETE FROM ${this.rows}${where}`).run(...condition.params).changes;
   }
 
   /** Moves the document's keys in a unique index from `previous` to `next` (either may be null). */
@@ -585,9 +704,13 @@ export class Table {
           db,
           `SELECT rid, doc FROM ${this.rows}${where}${orderBy}${window}`,
         );
-        for (const [rid, doc] of rowsOf<[number, string]>(statement, condition.params)) {
-          yield { rid, doc: this.#decode(doc) };
-        }
+        // A small window is read whole, in one step: an iteration the caller stops early (findOne)
+        // would leave the statement open, and resetting it costs a second execution (see rowsOf).
+        const rows =
+          limit !== undefined && limit <= SMALL_WINDOW
+            ? (statement.all(...condition.params) as [number, string][])
+            : rowsOf<[number, string]>(statement, condition.params);
+        for (const [rid, doc] of rows) yield { rid, doc: this.#decode(doc) };
         return;
       }
       let position = 0;
@@ -675,6 +798,9 @@ export class Table {
     }
   }
 }
+
+/** Windows of at most this many rows are read with one `all` (libsql's iterator reads 100 at a time). */
+const SMALL_WINDOW = 100;
 
 /**
  * The rows of a statement. A caller that stops early (a page is full) leaves it open, and libsql's
