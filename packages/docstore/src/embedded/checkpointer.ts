@@ -9,9 +9,12 @@ import type { StoreLogger } from '../logger.js';
  * one commit in ten taking 10–25 ms, ~8 % of all CPU, on the main thread.
  *
  * The thread has its own connection and runs PASSIVE checkpoints, which never block the writer or
- * the readers. The writer asks for one after its commits (at most one under way); the answer says
- * how large the WAL has grown. A WAL left behind by a checkpoint that never catches up (a commit
- * always arriving first) is the writer's to bound: see `walTooLarge`.
+ * the readers. The writer asks for one after its commits (at most one under way). A background
+ * checkpoint alone never lets the WAL start over, though: SQLite rewinds it only when a write begins
+ * after a checkpoint copied every frame, and the writer's next write always begins first. So once an
+ * answer finds the WAL above the writer's limit, the thread waits and the writer takes a turn
+ * (`takeForegroundTurn`): a checkpoint of its own right after a commit, which copies only the frames
+ * since the last background one and lets its next write rewind the WAL.
  */
 export class Checkpointer {
   readonly #worker: Worker;
@@ -20,8 +23,7 @@ export class Checkpointer {
   #again = false;
   #closed = false;
   #walFrames = 0;
-  /** The last answer's size was looked at by `outgrew`. */
-  #sizeSeen = true;
+  #limitFrames = Number.POSITIVE_INFINITY;
   #lastError = '';
 
   constructor(path: string, logger?: StoreLogger) {
@@ -47,18 +49,21 @@ export class Checkpointer {
   }
 
   /**
-   * True, once per checkpoint answer, when that answer found the WAL above `limitFrames` frames: the
-   * writer then checkpoints itself (see EmbeddedDocStore), as SQLite's automatic checkpoint would.
+   * True when the writer should checkpoint itself now: the last answer found the WAL above
+   * `limitFrames` frames and no background checkpoint is under way (they would exclude each other).
+   * Once per answer; background checkpoints wait meanwhile (see request).
    */
-  outgrew(limitFrames: number): boolean {
-    if (this.#sizeSeen) return false;
-    this.#sizeSeen = true;
-    return this.#walFrames > limitFrames;
+  takeForegroundTurn(limitFrames: number): boolean {
+    this.#limitFrames = limitFrames;
+    if (this.#running || this.#walFrames <= limitFrames) return false;
+    this.#walFrames = 0;
+    return true;
   }
 
   /** Asks for a checkpoint; one under way runs again when it ends, so the latest commit is covered. */
   request(): void {
-    if (this.#closed) return;
+    // The writer's turn comes first (takeForegroundTurn), at its next commit.
+    if (this.#closed || this.#walFrames > this.#limitFrames) return;
     if (this.#running) {
       this.#again = true;
       return;
@@ -77,7 +82,6 @@ export class Checkpointer {
       }
     } else {
       this.#walFrames = message.walFrames;
-      this.#sizeSeen = false;
       this.#lastError = '';
     }
     if (this.#again) {
@@ -90,6 +94,8 @@ export class Checkpointer {
     if (this.#closed) return;
     this.#closed = true;
     const exited = new Promise<void>((resolve) => this.#worker.once('exit', () => resolve()));
+    // Referenced again while it closes: an awaited close must keep the process alive until it ends.
+    this.#worker.ref();
     // A checkpoint under way finishes first: the thread reads 'close' after it.
     this.#worker.postMessage('close');
     await exited;

@@ -24,10 +24,10 @@ export const STORE_FILE = 'store.sqlite';
 /** Writes committed together at most; a batch this large commits before the end of its turn. */
 const MAX_BATCH = 2000;
 /**
- * The WAL size past which the writer checkpoints itself after a commit, as SQLite's own automatic
- * checkpoint would: the background checkpointer could not catch up (commits kept arriving first).
+ * The WAL size past which the writer checkpoints itself after a commit (see Checkpointer), so that
+ * its next write rewinds the WAL; SQLite cuts the file back to this size then (journal_size_limit).
  */
-const WAL_LIMIT_BYTES = 64 * 2 ** 20;
+const WAL_LIMIT_BYTES = 16 * 2 ** 20;
 
 function openConnection(path: string, cacheKiB: number, readonly: boolean): Db {
   const db = new Database(path, readonly ? { readonly: true } : {});
@@ -460,13 +460,13 @@ export class EmbeddedDocStore implements DocStore, TableHost {
       return;
     }
     for (const done of this.#commitHooks.splice(0)) done();
-    if (this.#checkpointer.outgrew(this.#walLimitFrames)) this.#checkpointNow();
+    if (this.#checkpointer.takeForegroundTurn(this.#walLimitFrames)) this.#checkpointNow();
     this.#checkpointer.request();
     this.#committed.push(batch);
     this.#syncCommitted();
   }
 
-  /** The writer's own checkpoint, as SQLite's automatic one; only when the WAL outgrew its limit. */
+  /** The writer's own checkpoint: when the WAL outgrew its limit (see Checkpointer). */
   #checkpointNow(): void {
     try {
       this.writer.pragma('wal_checkpoint(PASSIVE)');

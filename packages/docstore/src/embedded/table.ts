@@ -165,6 +165,8 @@ export class Table {
   readonly #elements: Set<string>;
   /** The indexed paths with a column (`"p:<path>"`); a catalog written before columns has none. */
   readonly #columns: Set<string>;
+  /** The INSERT of #insertSql, built once per set of columns. */
+  #insertStatementSql: string | null = null;
   /** Side tables (key, trigram, element tables) created in the batch not committed yet: writer only. */
   readonly #freshTables = new Set<string>();
   /** Rows decoded by select and count (tests read it: how far SQL narrowed a filter). */
@@ -400,7 +402,11 @@ export class Table {
       db.exec(`ALTER TABLE ${this.rows} ADD COLUMN ${columnName(path)}`);
       db.exec(`UPDATE ${this.rows} SET ${columnName(path)} = json_extract(doc, ${jsonPath(path)})`);
       this.#columns.add(path);
-      this.#host.onRollback(() => this.#columns.delete(path));
+      this.#insertStatementSql = null;
+      this.#host.onRollback(() => {
+        this.#columns.delete(path);
+        this.#insertStatementSql = null;
+      });
       this.#createdSideTable(columnKey(path));
     }
   }
@@ -419,6 +425,11 @@ export class Table {
 
   /** `INSERT` of a document and its columns: parameters 1 and 2 the id and document, then each column's. */
   #insertSql(): string {
+    this.#insertStatementSql ??= this.#buildInsertSql();
+    return this.#insertStatementSql;
+  }
+
+  #buildInsertSql(): string {
     const paths = [...this.#columns];
     const names = paths.map((path) => `, ${columnName(path)}`).join('');
     const values = paths.map((_, i) => `, ${columnSql(i + 3)}`).join('');
@@ -704,8 +715,14 @@ export class Table {
           db,
           `SELECT rid, doc FROM ${this.rows}${where}${orderBy}${window}`,
         );
-        // A small window is read whole, in one step: an iteration the caller stops early (findOne)
-        // would leave the statement open, and resetting it costs a second execution (see rowsOf).
+        // A small window is read whole, in one call (one row: `get`, the cheapest): an iteration the
+        // caller stops early (findOne) would leave the statement open, and resetting it costs a second
+        // execution (see rowsOf).
+        if (limit === 1) {
+          const row = statement.get(...condition.params) as [number, string] | undefined;
+          if (row) yield { rid: row[0], doc: this.#decode(row[1]) };
+          return;
+        }
         const rows =
           limit !== undefined && limit <= SMALL_WINDOW
             ? (statement.all(...condition.params) as [number, string][])
