@@ -1,7 +1,7 @@
 import type { EventDataMap, EventEnvelope, EventType } from '@lead-capture/contracts';
 import { type Collection, type DocStore, isDuplicateKeyError } from '@lead-capture/docstore';
-import { v5 as uuidV5 } from 'uuid';
 import type { Outbox, OutboxChange } from './outbox.js';
+import { uuidV5 } from './uuid-v5.js';
 
 /** The id of the event a stage publishes for a trigger: UUID v5 of the trigger's id, the same on every delivery and replica. */
 export function derivedEventId(triggerEventId: string, namespace: string): string {

@@ -1,6 +1,6 @@
 import type { EventEnvelope, EventOf, LeadScored, SentNotification } from '@lead-capture/contracts';
 import type { DocStore } from '@lead-capture/docstore';
-import { type Logger, type Outbox, StageResults } from '@lead-capture/kit';
+import { type Logger, type Outbox, StageResults, uuidV5 } from '@lead-capture/kit';
 import {
   MailDeliveryError,
   type Mailer,
@@ -8,7 +8,6 @@ import {
   parseRecipient,
   sendClaimedMail,
 } from '@lead-capture/mailer';
-import { v5 as uuidv5 } from 'uuid';
 import { renderNotificationMail } from './mail.js';
 import { type MailDocument, MailInFlightError, type NotificationMails } from './mails.js';
 import { recipientsFor } from './rules.js';
@@ -19,7 +18,7 @@ const NOTIFIED_EVENT_NAMESPACE = '5b0d7c1e-4f7a-4e39-9a52-0c6f1d3e8a71';
 
 /** The id of the lead.notified that answers a lead.scored: every redelivery publishes the same event. */
 export function notifiedEventId(scoredEventId: string): string {
-  return uuidv5(`lead.notified:${scoredEventId}`, NOTIFIED_EVENT_NAMESPACE);
+  return uuidV5(`lead.notified:${scoredEventId}`, NOTIFIED_EVENT_NAMESPACE);
 }
 
 /** The notifications made for each lead.scored, stored with its lead.notified (kit's StageResults). */

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Enrollment, EventEnvelope, EventOf, LeadNotified } from '@lead-capture/contracts';
 import type { DocStore } from '@lead-capture/docstore';
-import { type Outbox, StageResults } from '@lead-capture/kit';
-import { v5 as uuidv5 } from 'uuid';
+import { type Outbox, StageResults, uuidV5 } from '@lead-capture/kit';
 import {
   ENROLLMENTS_COLLECTION,
   type EnrollmentDocument,
@@ -21,7 +20,7 @@ const ENROLLED_EVENT_NAMESPACE = '9e4c2b7a-1d3f-4a8e-b6c5-2f7d0e9a1b3c';
 export const STOP_STATUSES: ReadonlySet<string> = new Set(['contacted', 'converted', 'closed']);
 
 export function enrolledEventId(notifiedEventId: string): string {
-  return uuidv5(`lead.enrolled:${notifiedEventId}`, ENROLLED_EVENT_NAMESPACE);
+  return uuidV5(`lead.enrolled:${notifiedEventId}`, ENROLLED_EVENT_NAMESPACE);
 }
 
 /** The enrolments made for each lead.notified, stored with its lead.enrolled (kit's StageResults). */

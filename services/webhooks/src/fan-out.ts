@@ -10,7 +10,7 @@ import type {
 } from '@lead-capture/contracts';
 import type { DocStore } from '@lead-capture/docstore';
 import type { Logger } from '@lead-capture/kit';
-import { v5 as uuidv5 } from 'uuid';
+import { uuidV5 } from '@lead-capture/kit';
 import { type LeadDetail, type LeadReader, NotAppliedYetError } from './lead-detail.js';
 import {
   ALL_EVENTS,
@@ -25,7 +25,7 @@ import {
 const DELIVERY_ID_NAMESPACE = '3b0f6c52-8f0e-4d0a-9a57-5b8d1c7e2f41';
 
 export function deliveryIdOf(subscriptionId: string, eventId: string): string {
-  return uuidv5(`${subscriptionId}:${eventId}`, DELIVERY_ID_NAMESPACE);
+  return uuidV5(`${subscriptionId}:${eventId}`, DELIVERY_ID_NAMESPACE);
 }
 
 export interface FanOutDeps {
