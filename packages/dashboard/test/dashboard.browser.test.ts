@@ -241,8 +241,8 @@ describe.runIf(chromiumPresent)('the dashboard in a browser', () => {
     await page.getByRole('heading', { name: 'Import finished' }).waitFor();
   });
 
-  it('shows the overview from a few requests', async () => {
-    // The screen's own API calls (the shared live stream aside: it may reconnect at any time).
+  /** The screen's own API calls from now on (the shared live stream aside: it may reconnect at any time). */
+  function recordApiRequests(): { requests: string[]; stop: () => void } {
     const requests: string[] = [];
     const onRequest = (request: { url: () => string }) => {
       const url = new URL(request.url());
@@ -251,35 +251,92 @@ describe.runIf(chromiumPresent)('the dashboard in a browser', () => {
       }
     };
     page.on('request', onRequest);
+    return { requests, stop: () => page.off('request', onRequest) };
+  }
+
+  const STATS_REQUEST = '/api/leads/stats?days=30';
+
+  it('shows the overview from one request, and a new lead in it without a reload', async () => {
+    const opening = recordApiRequests();
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('heading', { name: 'Top sources' }).waitFor();
-    page.off('request', onRequest);
-    const stats = await api.call<{ total: number; byStatus: Record<string, number> }>(
-      'GET',
-      '/api/leads/stats',
-    );
-    const total = page.locator('article.stat', { has: page.getByRole('heading', { name: 'Total' }) });
-    expect(await total.locator('.big').textContent()).toBe(String(stats.total));
+    await page.locator('section[aria-labelledby="overview-title"][aria-busy="false"]').waitFor();
+    opening.stop();
+    // Every figure from the stats, whatever the workspace holds (a second call at most: events of
+    // the leads imported before may still be arriving, and each refreshes the figures).
+    expect(new Set(opening.requests)).toEqual(new Set([STATS_REQUEST]));
+    expect(opening.requests.length).toBeLessThanOrEqual(2);
+    type Stats = {
+      total: number;
+      byStatus: Record<string, number>;
+      byQualification: Record<string, number>;
+      bySource: Array<{ id: string; count: number }>;
+    };
+    const figure = (name: string) => page.locator(`article.stat[data-figure="${name}"] .big`);
+    // What the screen shows is what the API says (asked again while scores are still arriving).
+    await expect
+      .poll(async () => {
+        const fresh = await api.call<Stats>('GET', '/api/leads/stats');
+        const shown = await Promise.all(
+          ['total', 'status-new', 'qualification-hot'].map((name) => figure(name).textContent()),
+        );
+        return shown.join() === [fresh.total, fresh.byStatus.new, fresh.byQualification.hot].join();
+      })
+      .toBe(true);
+    const stats = await api.call<Stats>('GET', '/api/leads/stats');
     const perDay = page.locator('table', { has: page.locator('caption', { hasText: 'Leads per day' }) });
-    // Every lead of this run was created within the chart's 7 days.
+    // Every lead of this run was created within the chart's 30 days.
+    await expect.poll(async () => (await perDay.locator('td').count()) === 30).toBe(true);
     const perDayCounts = await perDay.locator('td').allTextContents();
     expect(perDayCounts.reduce((sum, count) => sum + Number(count), 0)).toBe(stats.total);
-    // Stats, sources and the newest leads: every figure of a workspace this small.
-    expect(requests.sort()).toEqual([
-      '/api/leads/stats',
-      '/api/leads?limit=100&sort=-createdAt',
-      '/api/sources',
-    ]);
+    const topSource = page.locator(`li[data-source-id="${source.id}"]`);
+    expect(await topSource.textContent()).toContain('Browser tests');
+
+    // A lead posted to the webhook: the open overview counts it, with no reload of the page.
+    const live = recordApiRequests();
+    const before = Number(await figure('total').textContent());
+    const sourceBefore = stats.bySource.find((entry) => entry.id === source.id)?.count ?? 0;
+    // A mark in the page's global scope: a reload would drop it.
+    await page.evaluate(() => {
+      (globalThis as { notReloaded?: boolean }).notReloaded = true;
+    });
+    await postLead({ email: uniqueEmail('overview'), firstName: 'Over', lastName: 'View' });
+    await expect.poll(() => figure('total').textContent(), { timeout: 5_000 }).toBe(String(before + 1));
+    await expect.poll(() => topSource.textContent()).toBe(`Browser tests: ${sourceBefore + 1}`);
+    expect(await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    // Its capture and its score arrive as events; each refresh is the one stats call, at most once a second.
+    await page.waitForTimeout(1500);
+    live.stop();
+    expect(live.requests.length).toBeGreaterThan(0);
+    expect(new Set(live.requests)).toEqual(new Set([STATS_REQUEST]));
   });
 
   it('moves a lead between stages by dragging it on the board', async () => {
     const email = uniqueEmail('board');
     await postLead({ email, firstName: 'Board', lastName: 'Mover' });
     const lead = await leadByEmail(email);
+    const opening = recordApiRequests();
     await page.getByRole('link', { name: 'Board' }).click();
     const card = page.locator(`.card[data-lead-id="${lead.id}"]`);
     await card.waitFor();
     await page.locator('.board[aria-busy="false"]').waitFor();
+    opening.stop();
+    // The columns come from one list page of the pipeline: no request per lead.
+    const pipelines = await api.call<Array<{ id: string; isDefault: boolean }>>('GET', '/api/pipelines');
+    const defaultPipeline = pipelines.find((candidate) => candidate.isDefault);
+    const [listCall, ...others] = opening.requests.filter((request) => request.startsWith('/api/leads'));
+    expect(others).toEqual([]);
+    const [listPath, listQuery] = (listCall ?? '').split('?');
+    expect(listPath).toBe('/api/leads');
+    expect(Object.fromEntries(new URLSearchParams(listQuery))).toEqual({
+      pipelineId: defaultPipeline?.id,
+      duplicates: 'exclude',
+      limit: '100',
+    });
+    expect(opening.requests.filter((request) => !request.startsWith('/api/leads'))).toEqual([
+      '/api/pipelines',
+    ]);
+    expect(await page.locator('.board .card').count()).toBeGreaterThan(1);
     const from = await card.locator('xpath=ancestor::section[1]').getAttribute('data-stage-id');
     const targetStageId = await page
       .locator('.board > .column')

@@ -53,6 +53,12 @@ describe('buildLeadFilter', () => {
     });
   });
 
+  it('maps the pipelineId filter, lower-cased as ids are stored', () => {
+    expect(
+      buildLeadFilter({ pipelineId: '6F1C2D3E-4A5B-4C6D-8E7F-000000000001', duplicates: 'exclude' }),
+    ).toEqual({ pipelineId: '6f1c2d3e-4a5b-4c6d-8e7f-000000000001', isDuplicate: false });
+  });
+
   it('sorts with an _id tie-break, newest first by default', () => {
     expect(sortOf(undefined)).toEqual({ createdAt: -1, _id: -1 });
     expect(sortOf('score')).toEqual({ score: 1, _id: 1 });

@@ -27,6 +27,12 @@ const FILTER_PROPERTIES = {
     description:
       'Extension of the contract: leads carrying this tag, given by its id or its name (case-insensitive); an unknown tag matches no lead',
   },
+  pipelineId: {
+    type: 'string',
+    format: 'uuid',
+    description:
+      "Extension of the contract: leads in this pipeline, by its id (a list item's pipeline.id); an unknown pipeline matches no lead",
+  },
   sort: { type: 'string', enum: LEAD_SORTS, default: '-createdAt' },
 } as const;
 
@@ -99,6 +105,7 @@ export function buildLeadFilter(query: LeadFilterQuery): Filter {
   }
   if (query.duplicates) filter.isDuplicate = query.duplicates === 'only';
   if (query.qualification) filter.qualification = query.qualification;
+  if (query.pipelineId) filter.pipelineId = query.pipelineId.toLowerCase();
   const createdAt: Record<string, string> = {};
   const start = query.startDate ? parseBound('startDate', query.startDate, 'start') : undefined;
   const end = query.endDate ? parseBound('endDate', query.endDate, 'end') : undefined;

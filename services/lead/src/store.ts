@@ -277,6 +277,9 @@ export async function createIndexes(collections: LeadCollections): Promise<void>
     // Handing an original's claims over to its heir (delete, merge).
     claims.createIndex({ leadId: 1 }),
     leads.createIndex({ pipelineId: 1, stageId: 1 }),
+    // The pipelineId filter, and the board's (a pipeline's leads, duplicates aside), newest first.
+    leads.createIndex({ pipelineId: 1, createdAt: -1 }),
+    leads.createIndex({ pipelineId: 1, isDuplicate: 1, createdAt: -1 }),
     leads.createIndex({ tagIds: 1 }),
     // The search: its patterns are tested on these indexes' keys, never on every lead.
     leads.createIndex({ searchText: 1 }, { substring: true }),

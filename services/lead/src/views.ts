@@ -8,7 +8,10 @@ export interface SourceView {
   deleted: boolean;
 }
 
-/** A lead as the list shows it: the contract's fields, plus qualification and the duplicate flags. */
+/**
+ * A lead as the list shows it: the contract's fields, plus qualification, the duplicate flags and the
+ * pipeline and stage it is in (the same `pipeline` and `stage` as the detail's).
+ */
 export interface LeadListItem {
   id: string;
   firstName: string | null;
@@ -24,6 +27,8 @@ export interface LeadListItem {
   isDuplicate: boolean;
   duplicateOf: string | null;
   createdAt: string;
+  pipeline: { id: string; name: string } | null;
+  stage: { id: string; name: string } | null;
 }
 
 export interface LeadDetail extends LeadListItem {
@@ -41,8 +46,6 @@ export interface LeadDetail extends LeadListItem {
   client: { ip: string | null; userAgent: string | null };
   enrichment: LeadDoc['enrichment'];
   scoreReasons: LeadDoc['scoreReasons'];
-  pipeline: { id: string; name: string } | null;
-  stage: { id: string; name: string } | null;
   notifications: LeadDoc['notifications'];
   enrollments: LeadDoc['enrollments'];
   updatedAt: string;
@@ -111,6 +114,20 @@ export function tagsOf(lead: LeadDoc, context: ViewContext): { id: string; name:
   });
 }
 
+/**
+ * The lead's pipeline and stage with their current names; none while it is in no pipeline, or in one
+ * that was deleted or a stage that was removed (until the lead service has moved the lead on).
+ */
+export function placementView(lead: LeadDoc, context: ViewContext): Pick<LeadListItem, 'pipeline' | 'stage'> {
+  const pipeline = lead.pipelineId ? context.pipelines.get(lead.pipelineId) : undefined;
+  if (!pipeline || pipeline.deleted) return { pipeline: null, stage: null };
+  const stage = pipeline.stages.find((candidate) => candidate.id === lead.stageId);
+  return {
+    pipeline: { id: pipeline._id, name: pipeline.name },
+    stage: stage ? { id: stage.id, name: stage.name } : null,
+  };
+}
+
 export function toListItem(lead: LeadDoc, context: ViewContext): LeadListItem {
   return {
     id: lead._id,
@@ -127,12 +144,11 @@ export function toListItem(lead: LeadDoc, context: ViewContext): LeadListItem {
     isDuplicate: lead.isDuplicate,
     duplicateOf: lead.duplicateOf,
     createdAt: lead.createdAt,
+    ...placementView(lead, context),
   };
 }
 
 export function toDetail(lead: LeadDoc, context: ViewContext): LeadDetail {
-  const pipeline = lead.pipelineId ? context.pipelines.get(lead.pipelineId) : undefined;
-  const stage = pipeline?.stages.find((candidate) => candidate.id === lead.stageId);
   const strings = (record: Record<string, unknown> | undefined) =>
     Object.fromEntries(
       Object.entries(record ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
@@ -152,8 +168,6 @@ export function toDetail(lead: LeadDoc, context: ViewContext): LeadDetail {
     client: { ip: lead.client.ip ?? null, userAgent: lead.client.userAgent ?? null },
     enrichment: lead.enrichment,
     scoreReasons: lead.scoreReasons,
-    pipeline: pipeline && !pipeline.deleted ? { id: pipeline._id, name: pipeline.name } : null,
-    stage: stage && pipeline && !pipeline.deleted ? { id: stage.id, name: stage.name } : null,
     notifications: lead.notifications,
     enrollments: lead.enrollments,
     updatedAt: lead.updatedAt,

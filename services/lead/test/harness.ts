@@ -134,6 +134,8 @@ export interface ApiLead {
   isDuplicate: boolean;
   duplicateOf: string | null;
   createdAt: string;
+  pipeline: { id: string; name: string } | null;
+  stage: { id: string; name: string } | null;
   [field: string]: unknown;
 }
 

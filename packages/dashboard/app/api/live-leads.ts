@@ -11,8 +11,15 @@ function text(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-/** The row of a `lead.captured` event: a new lead (score 0, no qualification yet, unassigned). */
-export function rowFromCaptured(event: StreamEvent): LeadListItem | undefined {
+/**
+ * The row of a `lead.captured` event: a new lead (score 0, no qualification yet, unassigned). The
+ * event does not say where the lead service placed it: `placement` when the caller knows (the default
+ * pipeline's first stage), else no pipeline and no stage (the table shows neither).
+ */
+export function rowFromCaptured(
+  event: StreamEvent,
+  placement: Pick<LeadListItem, 'pipeline' | 'stage'> = { pipeline: null, stage: null },
+): LeadListItem | undefined {
   const { data } = event;
   const lead = data.lead as Record<string, unknown> | undefined;
   const id = text(data.leadId);
@@ -37,6 +44,7 @@ export function rowFromCaptured(event: StreamEvent): LeadListItem | undefined {
     isDuplicate: data.isDuplicate === true,
     duplicateOf: text(data.duplicateOf),
     createdAt: text(lead.createdAt) ?? event.occurredAt,
+    ...placement,
   };
 }
 

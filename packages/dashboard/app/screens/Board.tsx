@@ -1,34 +1,18 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, type LeadDetail, type Pipeline, unwrap } from '../api/client.js';
+import { api, type LeadListItem, type Pipeline, unwrap } from '../api/client.js';
 import { rowFromCaptured } from '../api/live-leads.js';
 import { type StreamEvent, useStream } from '../api/stream.js';
-import { ErrorMessage, fullName, Status, useAction, useLoad } from '../components/ui.js';
+import { ErrorMessage, fullName, Status, useAction, useLoad, useThrottled } from '../components/ui.js';
+
+/** The newest leads of the pipeline the board shows: one list page (the API's largest). */
+const BOARD_SIZE = 100;
 
 /**
- * Lead details fetched at once for the board: the list's items carry no pipeline or stage, so each
- * card needs its detail (50 requests for a full board) until the list has them.
- */
-const DETAIL_CONCURRENCY = 4;
-const BOARD_SIZE = 50;
-
-async function mapLimited<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        results[index] = await work(items[index] as T);
-      }
-    }),
-  );
-  return results;
-}
-
-/**
- * The pipeline board: a column per stage of the chosen pipeline with the newest leads (duplicates
- * aside) placed in it. Dragging a card to another column, or choosing a stage in its "Move to"
- * menu (keyboard and touch), moves the lead with PUT /api/leads/<id>/stage.
+ * The pipeline board: a column per stage of the chosen pipeline with its newest leads (duplicates
+ * aside) placed in them. Loaded with one list call (`pipelineId` filter; list items carry their
+ * pipeline and stage), then kept current from the stream. Dragging a card to another column, or
+ * choosing a stage in its "Move to" menu (keyboard and touch), moves the lead with
+ * PUT /api/leads/<id>/stage.
  */
 export function Board() {
   const pipelines = useLoad(async () => unwrap(await api.GET('/api/pipelines')), []);
@@ -37,16 +21,15 @@ export function Board() {
     pipelines.data?.find((candidate) => candidate.id === pipelineId) ??
     pipelines.data?.find((candidate) => candidate.isDefault) ??
     pipelines.data?.[0];
+  const shownPipelineId = pipeline?.id;
 
   const leads = useLoad<BoardLead[]>(async () => {
-    const list = unwrap(
-      await api.GET('/api/leads', { params: { query: { limit: BOARD_SIZE, duplicates: 'exclude' } } }),
-    ).data;
-    const details = await mapLimited(list, DETAIL_CONCURRENCY, async (lead) =>
-      unwrap(await api.GET('/api/leads/{id}', { params: { path: { id: lead.id } } })),
-    );
-    return details;
-  }, []);
+    if (!shownPipelineId) return [];
+    const query = { pipelineId: shownPipelineId, duplicates: 'exclude', limit: BOARD_SIZE } as const;
+    return unwrap(await api.GET('/api/leads', { params: { query } })).data;
+  }, [shownPipelineId]);
+  // A lead moved into this pipeline from elsewhere is not on the board yet: ask for the page again.
+  const reloadSoon = useThrottled(() => void leads.reload(), 1000);
 
   // Kept current from the stream's events: a new lead is placed where the lead service places it (the
   // default pipeline's first stage), a move or a score is applied in place, a deleted or merged-away
@@ -55,7 +38,7 @@ export function Board() {
     if (message.type === 'reset') return void leads.reload();
     if (message.type === 'lead.captured') {
       const card = cardFromCaptured(message, pipelines.data);
-      if (card)
+      if (card && card.pipeline?.id === shownPipelineId)
         leads.setData((current) =>
           current && !current.some((lead) => lead.id === card.id)
             ? [card, ...current].slice(0, BOARD_SIZE)
@@ -78,6 +61,14 @@ export function Board() {
     }
     if (message.type === 'lead.scored' || message.type === 'lead.updated') {
       const id = message.data.leadId;
+      const changes = (message.data.changes ?? {}) as Record<string, unknown>;
+      if (
+        shownPipelineId &&
+        changes.pipelineId === shownPipelineId &&
+        !leads.data?.some((lead) => lead.id === id)
+      ) {
+        return reloadSoon();
+      }
       leads.setData((current) =>
         current?.map((lead) => (lead.id === id ? applyToCard(lead, message, pipelines.data) : lead)),
       );
@@ -120,6 +111,7 @@ export function Board() {
   if (pipelines.error) return <ErrorMessage error={pipelines.error} />;
   if (!pipeline) return <Status>Loading the pipelines…</Status>;
   const stages = [...pipeline.stages].sort((a, b) => a.order - b.order);
+  // Cards that left this pipeline (a move seen on the stream) leave the board.
   const onBoard = (leads.data ?? []).filter((lead) => lead.pipeline?.id === pipeline.id);
 
   return (
@@ -139,7 +131,8 @@ export function Board() {
         </label>
       </div>
       <p class="muted">
-        The {BOARD_SIZE} newest leads, duplicates aside. Drag a card, or use its “Move to” menu.
+        The {BOARD_SIZE} newest leads of this pipeline, duplicates aside. Drag a card, or use its “Move to”
+        menu.
       </p>
       <ErrorMessage error={leads.error ?? move.error} />
       <p class="visually-hidden" aria-live="polite">
@@ -209,9 +202,9 @@ export function Board() {
   );
 }
 
-/** What a card shows: a lead detail, or as much of it as the stream's events tell. */
+/** What a card shows: a list item, or as much of it as the stream's events tell. */
 type BoardLead = Pick<
-  LeadDetail,
+  LeadListItem,
   'id' | 'firstName' | 'lastName' | 'email' | 'company' | 'score' | 'qualification' | 'pipeline' | 'stage'
 >;
 
@@ -225,11 +218,11 @@ function defaultPlacement(pipelines: Pipeline[] | undefined) {
 
 /** The card of a new lead (none for a duplicate: the board leaves them aside). */
 function cardFromCaptured(event: StreamEvent, pipelines: Pipeline[] | undefined): BoardLead | undefined {
-  const row = rowFromCaptured(event);
   const placement = defaultPlacement(pipelines);
-  if (!row || row.isDuplicate || !placement) return undefined;
-  const { id, firstName, lastName, email, company, score, qualification } = row;
-  return { id, firstName, lastName, email, company, score, qualification, ...placement };
+  const row = placement && rowFromCaptured(event, placement);
+  if (!row || row.isDuplicate) return undefined;
+  const { id, firstName, lastName, email, company, score, qualification, pipeline, stage } = row;
+  return { id, firstName, lastName, email, company, score, qualification, pipeline, stage };
 }
 
 function applyToCard(lead: BoardLead, event: StreamEvent, pipelines: Pipeline[] | undefined): BoardLead {

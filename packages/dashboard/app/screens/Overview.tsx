@@ -1,159 +1,134 @@
-import { api, type LeadListQuery, QUALIFICATIONS, STATUSES, unwrap } from '../api/client.js';
-import { useStream } from '../api/stream.js';
-import { ErrorMessage, Status, useLoad } from '../components/ui.js';
+import { api, QUALIFICATIONS, STATUSES, unwrap } from '../api/client.js';
+import { type StreamMessage, useStream } from '../api/stream.js';
+import { ErrorMessage, Status, useLoad, useThrottled } from '../components/ui.js';
 
-const DAYS = 7;
-const TOP_SOURCES = 5;
-/** The newest leads read in one call: every figure comes from them while they are all the leads. */
-const SAMPLE_SIZE = 100;
+/** The days the chart shows (UTC days, as the stats count them). */
+const DAYS = 30;
+/** Live refreshes: at most one stats request per this interval, however many events arrive. */
+const REFRESH_INTERVAL_MS = 1000;
+/** A label under every this many bars (and under today's), so 30 of them stay readable. */
+const LABEL_EVERY = 5;
 
-type LeadFilter = LeadListQuery & { qualification?: string };
+/** The lead.updated changes that move a figure of the overview (notes, tags, stage... move none). */
+const FIGURE_FIELDS = ['status', 'qualification', 'sourceId', 'createdAt'];
 
-async function listLeads(query: LeadFilter) {
-  return unwrap(await api.GET('/api/leads', { params: { query: query as never } }));
-}
-
-/** How many leads match: one list call of one row, its pagination total. */
-async function countLeads(query: LeadFilter): Promise<number> {
-  return (await listLeads({ ...query, limit: 1 })).pagination.total;
-}
-
-function lastDays(count: number): Array<{ label: string; start: Date; end: Date }> {
-  const today = new Date();
-  today.setHours(0, 0, 0, 0);
-  return Array.from({ length: count }, (_, index) => {
-    const start = new Date(today);
-    start.setDate(today.getDate() - (count - 1 - index));
-    const end = new Date(start);
-    end.setDate(start.getDate() + 1);
-    end.setMilliseconds(-1);
-    return { label: start.toLocaleDateString(undefined, { month: 'short', day: 'numeric' }), start, end };
-  });
-}
-
-function countBy<T>(items: T[], key: (item: T) => string | null): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const item of items) {
-    const value = key(item);
-    if (value !== null) counts.set(value, (counts.get(value) ?? 0) + 1);
+/** Whether a stream event may change a count the overview shows. */
+function changesFigures(message: StreamMessage): boolean {
+  switch (message.type) {
+    case 'lead.captured':
+    case 'lead.scored':
+    case 'lead.deleted':
+    case 'lead.merged':
+      return true;
+    case 'lead.updated': {
+      const changes = message.data.changes;
+      if (!changes || typeof changes !== 'object') return true;
+      return FIGURE_FIELDS.some((field) => field in changes);
+    }
+    default:
+      return false;
   }
-  return counts;
+}
+
+/** "Mar 4" for a UTC day "2024-03-04", shown as that day wherever the browser is. */
+function dayLabel(date: string): string {
+  return new Date(`${date}T00:00:00Z`).toLocaleDateString(undefined, {
+    month: 'short',
+    day: 'numeric',
+    timeZone: 'UTC',
+  });
 }
 
 /**
- * The overview's figures in as few requests as the API allows. GET /api/leads/stats gives the total
- * and the counts per status; the rest comes from the newest SAMPLE_SIZE leads (one list call), exact
- * while they are all the leads (for the chart: all of the last DAYS days). Past that, each figure
- * they cannot give costs one count call (a list call with limit 1), and the top sources are those of
- * the newest leads, as the screen says. 3 requests up to 100 leads, at most 13 beyond.
+ * The overview: every figure from one GET /api/leads/stats (counted by the server's indexes, so one
+ * request at any size), asked again when the live stream says leads were captured, scored, changed
+ * status, deleted or merged — at most once a second — and after the stream lost events.
  */
-async function loadOverview() {
-  const days = lastDays(DAYS);
-  const [stats, sources, newest] = await Promise.all([
-    api.GET('/api/leads/stats').then(unwrap),
-    api.GET('/api/sources').then(unwrap),
-    listLeads({ limit: SAMPLE_SIZE, sort: '-createdAt' }),
-  ]);
-  const rows = newest.data;
-  const complete = newest.pagination.total <= rows.length;
-  const oldest = rows.at(-1);
-  const windowStart = days[0]?.start ?? new Date();
-  const coversDays = complete || (oldest !== undefined && new Date(oldest.createdAt) < windowStart);
-
-  const qualificationCounts = countBy(rows, (lead) => lead.qualification);
-  const byQualification = await Promise.all(
-    QUALIFICATIONS.map(async (qualification) => ({
-      qualification,
-      count: complete ? (qualificationCounts.get(qualification) ?? 0) : await countLeads({ qualification }),
-    })),
-  );
-  const perDay = await Promise.all(
-    days.map(async (day) => ({
-      label: day.label,
-      count: coversDays
-        ? rows.filter((lead) => {
-            const created = new Date(lead.createdAt);
-            return created >= day.start && created <= day.end;
-          }).length
-        : await countLeads({ startDate: day.start.toISOString(), endDate: day.end.toISOString() }),
-    })),
-  );
-  const sourceNames = new Map(sources.map((source) => [source.id, source.name]));
-  const rowSourceNames = new Map(rows.map((lead) => [lead.source.id, lead.source.name]));
-  const topSources = [...countBy(rows, (lead) => lead.source.id)]
-    .map(([id, count]) => ({ id, name: sourceNames.get(id) ?? rowSourceNames.get(id) ?? id, count }))
-    .sort((a, b) => b.count - a.count)
-    .slice(0, TOP_SOURCES);
-  return { stats, byQualification, perDay, topSources, sampled: complete ? undefined : rows.length };
-}
-
 export function Overview() {
-  const overview = useLoad(loadOverview, []);
+  const overview = useLoad(
+    async () => unwrap(await api.GET('/api/leads/stats', { params: { query: { days: DAYS } } })),
+    [],
+  );
+  const refresh = useThrottled(() => void overview.reload(), REFRESH_INTERVAL_MS);
 
   useStream((message) => {
     if (message.type === 'reset') void overview.reload();
+    else if (changesFigures(message)) refresh();
   });
 
-  if (overview.error) return <ErrorMessage error={overview.error} />;
   const data = overview.data;
-  if (!data) return <Status>Counting the leads…</Status>;
+  if (!data) {
+    return overview.error ? <ErrorMessage error={overview.error} /> : <Status>Counting the leads…</Status>;
+  }
+  const scored = QUALIFICATIONS.reduce((sum, qualification) => sum + data.byQualification[qualification], 0);
   const maxPerDay = Math.max(1, ...data.perDay.map((day) => day.count));
-  const barWidth = 40;
+  const barWidth = 24;
   const chartHeight = 120;
+  const days = data.perDay.length;
 
   return (
-    <section aria-labelledby="overview-title">
+    <section aria-labelledby="overview-title" aria-busy={overview.loading}>
       <div class="toolbar">
         <h1 id="overview-title">Overview</h1>
         <button type="button" onClick={() => void overview.reload()} disabled={overview.loading}>
           Refresh
         </button>
       </div>
-      <div class="cards">
-        <article class="stat">
+      <p class="muted">Updated live as leads arrive and change.</p>
+      <ErrorMessage error={overview.error} />
+      <section class="cards" aria-label="Leads per status">
+        <article class="stat" data-figure="total">
           <h2>Total</h2>
-          <p class="big">{data.stats.total}</p>
+          <p class="big">{data.total}</p>
         </article>
         {STATUSES.map((status) => (
-          <article class="stat" key={status}>
+          <article class="stat" key={status} data-figure={`status-${status}`}>
             <h2>{status}</h2>
-            <p class="big">{data.stats.byStatus[status]}</p>
+            <p class="big">{data.byStatus[status]}</p>
           </article>
         ))}
-      </div>
-      <div class="cards">
-        {data.byQualification.map(({ qualification, count }) => (
-          <article class="stat" key={qualification}>
+      </section>
+      <section class="cards" aria-label="Leads per qualification">
+        {QUALIFICATIONS.map((qualification) => (
+          <article class="stat" key={qualification} data-figure={`qualification-${qualification}`}>
             <h2>
               <span class={`q q-${qualification}`}>{qualification}</span>
             </h2>
-            <p class="big">{count}</p>
+            <p class="big">{data.byQualification[qualification]}</p>
           </article>
         ))}
-      </div>
+        <article class="stat" data-figure="not-scored">
+          <h2>Not scored yet</h2>
+          <p class="big">{Math.max(0, data.total - scored)}</p>
+        </article>
+      </section>
       <section aria-labelledby="per-day-title">
-        <h2 id="per-day-title">Leads per day, last {DAYS} days</h2>
+        <h2 id="per-day-title">Leads per day, last {days} days (UTC)</h2>
         <svg
           class="chart"
-          viewBox={`0 0 ${DAYS * barWidth} ${chartHeight + 20}`}
+          // Room on the right for today's label, centred under the last bar.
+          viewBox={`0 0 ${days * barWidth + barWidth} ${chartHeight + 20}`}
           role="img"
           aria-labelledby="per-day-title"
         >
-          <title>Leads per day, last {DAYS} days</title>
+          <title>Leads per day, last {days} days (UTC)</title>
           {data.perDay.map((day, index) => {
             const height = Math.round((day.count / maxPerDay) * chartHeight);
+            const labelled = (days - 1 - index) % LABEL_EVERY === 0;
             return (
-              <g key={day.label}>
-                <title>{`${day.label}: ${day.count}`}</title>
+              <g key={day.date}>
+                <title>{`${dayLabel(day.date)}: ${day.count}`}</title>
                 <rect
-                  x={index * barWidth + 6}
+                  x={index * barWidth + 3}
                   y={chartHeight - height}
-                  width={barWidth - 12}
+                  width={barWidth - 6}
                   height={height}
                 />
-                <text x={index * barWidth + barWidth / 2} y={chartHeight + 14} text-anchor="middle">
-                  {day.label}
-                </text>
+                {labelled && (
+                  <text x={index * barWidth + barWidth / 2} y={chartHeight + 14} text-anchor="middle">
+                    {dayLabel(day.date)}
+                  </text>
+                )}
               </g>
             );
           })}
@@ -162,8 +137,8 @@ export function Overview() {
           <caption>Leads per day</caption>
           <tbody>
             {data.perDay.map((day) => (
-              <tr key={day.label}>
-                <th scope="row">{day.label}</th>
+              <tr key={day.date}>
+                <th scope="row">{dayLabel(day.date)}</th>
                 <td>{day.count}</td>
               </tr>
             ))}
@@ -171,16 +146,19 @@ export function Overview() {
         </table>
       </section>
       <section aria-labelledby="top-sources-title">
-        <h2 id="top-sources-title">
-          Top sources{data.sampled ? ` of the newest ${data.sampled} leads` : ''}
-        </h2>
-        <ol>
-          {data.topSources.map((source) => (
-            <li key={source.id}>
-              {source.name}: {source.count}
-            </li>
-          ))}
-        </ol>
+        <h2 id="top-sources-title">Top sources</h2>
+        {data.bySource.length === 0 ? (
+          <p class="muted">No leads yet.</p>
+        ) : (
+          <ol>
+            {data.bySource.map((source) => (
+              <li key={source.id} data-source-id={source.id}>
+                {source.name}
+                {source.deleted ? ' (deleted)' : ''}: {source.count}
+              </li>
+            ))}
+          </ol>
+        )}
       </section>
     </section>
   );

@@ -134,6 +134,18 @@ const listItemProperties = {
   isDuplicate: { type: 'boolean' },
   duplicateOf: nullableString,
   createdAt: { type: 'string' },
+  pipeline: {
+    ...idName,
+    type: ['object', 'null'],
+    description:
+      'Extension of the contract: the pipeline the lead is in, with its current name; null when in none',
+  },
+  stage: {
+    ...idName,
+    type: ['object', 'null'],
+    description:
+      "Extension of the contract: the lead's stage in that pipeline, with its current name; null when in none",
+  },
 } as const;
 
 export const LEAD_LIST_ITEM_SCHEMA = {
@@ -184,8 +196,6 @@ const detailProperties = {
       properties: { points: { type: 'integer' }, label: { type: 'string' } },
     },
   },
-  pipeline: { ...idName, type: ['object', 'null'] },
-  stage: { ...idName, type: ['object', 'null'] },
   notifications: { type: 'array', items: freeObject },
   enrollments: { type: 'array', items: freeObject },
   updatedAt: { type: 'string' },
@@ -240,17 +250,76 @@ export const DUPLICATES_RESPONSE_SCHEMA = {
 
 export const TAG_SCHEMA = idName;
 
+/** The most sources GET /api/leads/stats ranks. */
+export const STATS_TOP_SOURCES = 10;
+/** The longest per-day series GET /api/leads/stats answers, and the default one. */
+export const STATS_MAX_DAYS = 365;
+export const STATS_DEFAULT_DAYS = 30;
+
+export const STATS_QUERY_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    days: {
+      type: 'integer',
+      minimum: 1,
+      maximum: STATS_MAX_DAYS,
+      default: STATS_DEFAULT_DAYS,
+      description: `Extension of the contract: how many UTC days perDay covers, today included (1 to ${STATS_MAX_DAYS})`,
+    },
+  },
+} as const;
+export type StatsQuery = SchemaType<typeof STATS_QUERY_SCHEMA>;
+
+const countsOf = <const T extends readonly string[]>(keys: T) =>
+  ({
+    type: 'object',
+    required: [...keys],
+    additionalProperties: false,
+    properties: Object.fromEntries(keys.map((key) => [key, { type: 'integer' }])),
+  }) as const;
+
 export const STATS_RESPONSE_SCHEMA = {
   type: 'object',
-  required: ['total', 'byStatus'],
+  required: ['total', 'byStatus', 'byQualification', 'bySource', 'perDay'],
   additionalProperties: false,
   properties: {
     total: { type: 'integer' },
-    byStatus: {
-      type: 'object',
-      required: [...LEAD_STATUSES],
-      additionalProperties: false,
-      properties: Object.fromEntries(LEAD_STATUSES.map((status) => [status, { type: 'integer' }])),
+    byStatus: countsOf(LEAD_STATUSES),
+    byQualification: {
+      ...countsOf(QUALIFICATIONS),
+      description:
+        'Extension of the contract: leads per qualification, zeros included (leads not scored yet have none, so these may add up to less than total)',
+    },
+    bySource: {
+      type: 'array',
+      maxItems: STATS_TOP_SOURCES,
+      description: `Extension of the contract: the ${STATS_TOP_SOURCES} sources with the most leads, the most first (ties by name); sources without leads left out. A deleted source keeps its leads and shows deleted: true`,
+      items: {
+        type: 'object',
+        required: ['id', 'name', 'deleted', 'count'],
+        additionalProperties: false,
+        properties: {
+          id: { type: 'string' },
+          name: { type: 'string' },
+          deleted: { type: 'boolean' },
+          count: { type: 'integer' },
+        },
+      },
+    },
+    perDay: {
+      type: 'array',
+      description:
+        'Extension of the contract: leads created on each UTC day of the last `days` days (createdAt), oldest first, today last, zeros included',
+      items: {
+        type: 'object',
+        required: ['date', 'count'],
+        additionalProperties: false,
+        properties: {
+          date: { type: 'string', format: 'date', description: 'The UTC day, YYYY-MM-DD' },
+          count: { type: 'integer' },
+        },
+      },
     },
   },
 } as const;
