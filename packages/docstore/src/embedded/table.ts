@@ -86,6 +86,12 @@ function columnText(document: Document, path: string): string {
   return `=${JSON.stringify(tagged(value))}`;
 }
 
+/** The type flags of what the document holds at a tracked path (see values.ts). */
+function pathFlags(document: Document, path: string): number {
+  if (path !== '_id') return typeFlags(document, path.split('.'));
+  return HIGH_CHARACTERS.test(document._id) ? OTHER_TYPE : STRING_TYPE;
+}
+
 /**
  * What a path's column holds for a document, computed here rather than by SQL's `json_extract` over
  * the encoded document (which parses the whole document again, for every column): exactly the value
@@ -314,12 +320,7 @@ export class Table {
   #track(document: Document): void {
     let grown = false;
     for (const [path, flags] of this.types) {
-      const flag =
-        path === '_id'
-          ? HIGH_CHARACTERS.test(document._id)
-            ? OTHER_TYPE
-            : STRING_TYPE
-          : typeFlags(document, path.split('.'));
+      const flag = pathFlags(document, path);
       if ((flags | flag) === flags) continue;
       this.types.set(path, flags | flag);
       this.#host.onRollback(() => this.types.set(path, flags));
@@ -491,13 +492,7 @@ export class Table {
   /** Whether the document widens the type flags of a tracked path (see #track): the catalog changes. */
   #grows(document: Document): boolean {
     for (const [path, flags] of this.types) {
-      const flag =
-        path === '_id'
-          ? HIGH_CHARACTERS.test(document._id)
-            ? OTHER_TYPE
-            : STRING_TYPE
-          : typeFlags(document, path.split('.'));
-      if ((flags | flag) !== flags) return true;
+      if ((flags | pathFlags(document, path)) !== flags) return true;
     }
     return false;
   }
