@@ -34,6 +34,8 @@ export class Checkpointer {
       // Its own output would go nowhere useful; errors come back as messages.
       stdout: false,
       stderr: false,
+      // It only runs one pragma: a small heap keeps its share of the process's memory small.
+      resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 },
     });
     this.#worker.unref();
     this.#worker.on('message', (message: CheckpointAnswer) => this.#answered(message));
