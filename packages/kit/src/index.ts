@@ -140,4 +140,5 @@ export {
 } from './stage-results.js';
 export { subscribeGroup } from './subscribe.js';
 export { parseTrustProxy, type TrustProxySetting, toFastifyTrustProxy, trustProxy } from './trust-proxy.js';
+export { uniqueBy } from './unique.js';
 export { uuidV5 } from './uuid-v5.js';

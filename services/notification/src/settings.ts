@@ -1,6 +1,6 @@
 import { QUALIFICATIONS, type Qualification } from '@lead-capture/contracts';
 import type { Collection } from '@lead-capture/docstore';
-import { badRequest } from '@lead-capture/kit';
+import { badRequest, uniqueBy } from '@lead-capture/kit';
 import type { NotificationSettings } from './schemas.js';
 
 export const SETTINGS_COLLECTION = 'notification_settings';
@@ -19,17 +19,6 @@ export const DEFAULT_SETTINGS: Readonly<NotificationSettings> = Object.freeze({
 export type SettingsDocument = { _id: string; updatedAt: string; updatedBy: string } & NotificationSettings;
 
 const SETTINGS_ID = 'workspace';
-
-/** The first spelling of each value, compared by `key`. */
-function uniqueBy<T>(values: readonly T[], key: (value: T) => string): T[] {
-  const seen = new Set<string>();
-  return values.filter((value) => {
-    const k = key(value);
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-}
 
 /**
  * Settings as sent by a client (the JSON schema has checked types, e-mail and UUID formats and

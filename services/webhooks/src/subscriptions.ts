@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { badRequest, conflict, notFound } from '@lead-capture/kit';
+import { badRequest, conflict, notFound, uniqueBy } from '@lead-capture/kit';
 import type { DeliveryDispatcher } from './dispatcher.js';
 import type { DeliveryQuery, SubscriptionInput, SubscriptionPatch } from './schemas.js';
 import { generateSecret } from './signing.js';
@@ -15,26 +15,16 @@ import { type TargetPolicy, urlProblem } from './target.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function unique<T>(values: readonly T[], key: (value: T) => string = String): T[] {
-  const seen = new Set<string>();
-  return values.filter((value) => {
-    const k = key(value);
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-}
-
 /** `['*']` when `*` is among them (it covers every type), otherwise each type once. */
 function normaliseEventTypes(types: readonly string[]): string[] {
-  return types.includes(ALL_EVENTS) ? [ALL_EVENTS] : unique(types);
+  return types.includes(ALL_EVENTS) ? [ALL_EVENTS] : uniqueBy(types);
 }
 
 function normaliseFilters(filters: SubscriptionInput['filters']): SubscriptionDocument['filters'] {
   const normalised: SubscriptionDocument['filters'] = {};
   if (filters?.sourceIds?.length)
-    normalised.sourceIds = unique(filters.sourceIds.map((id) => id.toLowerCase()));
-  if (filters?.qualifications?.length) normalised.qualifications = unique(filters.qualifications);
+    normalised.sourceIds = uniqueBy(filters.sourceIds.map((id) => id.toLowerCase()));
+  if (filters?.qualifications?.length) normalised.qualifications = uniqueBy(filters.qualifications);
   return normalised;
 }
 
@@ -66,7 +56,7 @@ export class SubscriptionCatalog {
       active: input.active ?? true,
       disabledReason: null,
       disabledAt: null,
-      alertEmails: unique(input.alertEmails ?? [], (address) => address.toLowerCase()),
+      alertEmails: uniqueBy(input.alertEmails ?? [], (address) => address.toLowerCase()),
       alertPendingAt: null,
       alertNextAttemptAt: null,
       secrets: [{ secret: generateSecret(), createdAt: at, expiresAt: null }],
@@ -99,7 +89,7 @@ export class SubscriptionCatalog {
     if (patch.filters !== undefined) set.filters = normaliseFilters(patch.filters);
     if (patch.description !== undefined) set.description = patch.description?.trim() || null;
     if (patch.alertEmails !== undefined) {
-      set.alertEmails = unique(patch.alertEmails, (address) => address.toLowerCase());
+      set.alertEmails = uniqueBy(patch.alertEmails, (address) => address.toLowerCase());
     }
     if (patch.active !== undefined && patch.active !== current.active) {
       set.active = patch.active;
