@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { HTTP_SERVICES } from '../../packages/kit/src/internal-client.js';
 import { serviceEntry } from '../build/workspace-build.js';
 import { type ExitStatus, ServiceProcess } from './service-process.js';
 
@@ -17,18 +18,6 @@ export const SERVICES = [
 ] as const;
 
 export type ServiceName = (typeof SERVICES)[number];
-
-/** Services that answer HTTP behind the gateway; each gets a `<NAME>_SERVICE_URL`. */
-const HTTP_SERVICES: readonly ServiceName[] = [
-  'lead',
-  'source',
-  'pipeline',
-  'intake',
-  'scoring',
-  'notification',
-  'sequence',
-  'webhooks',
-];
 
 export function isServiceName(name: string): name is ServiceName {
   return (SERVICES as readonly string[]).includes(name);
@@ -95,7 +84,8 @@ export class DistributedStack {
     const serviceUrls: Record<string, string> = {};
     for (const { service, port } of processes) {
       const key = `${service.toUpperCase()}_SERVICE_URL`;
-      if (HTTP_SERVICES.includes(service) && !(key in serviceUrls))
+      // Each gets a `<NAME>_SERVICE_URL` when it answers HTTP behind the gateway.
+      if ((HTTP_SERVICES as readonly string[]).includes(service) && !(key in serviceUrls))
         serviceUrls[key] = `http://127.0.0.1:${port}`;
     }
     const common = { ...options.env, INTERNAL_SECRET: options.internalSecret };
