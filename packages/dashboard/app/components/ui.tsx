@@ -116,6 +116,32 @@ export function Drawer(props: { title: string; onClose: () => void; children: Co
   );
 }
 
+/**
+ * A button for a change that cannot be undone (a delete, a token or secret rotation): it asks
+ * `question` first, then runs `onConfirm` through `action` (pending state and error message).
+ */
+export function ConfirmButton(props: {
+  question: string;
+  action: ReturnType<typeof useAction>;
+  onConfirm: () => Promise<unknown>;
+  danger?: boolean;
+  children: ComponentChildren;
+}) {
+  return (
+    <button
+      type="button"
+      class={props.danger ? 'danger' : undefined}
+      disabled={props.action.pending}
+      onClick={() => {
+        if (!confirm(props.question)) return;
+        void props.action.run(props.onConfirm);
+      }}
+    >
+      {props.children}
+    </button>
+  );
+}
+
 /** Copies text to the clipboard and says so (for screen readers too). */
 export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
   const [copied, setCopied] = useState(false);

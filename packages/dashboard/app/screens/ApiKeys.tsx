@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client.js';
-import { CopyButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
+import { ConfirmButton, CopyButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
 export function ApiKeys() {
   const keys = useLoad(async () => unwrap(await api.GET('/api/api-keys')), []);
@@ -112,22 +112,17 @@ export function ApiKeys() {
                   />
                 </td>
                 <td>
-                  <button
-                    type="button"
-                    class="danger"
-                    onClick={() => {
-                      if (!confirm(`Delete the key ${key.label} permanently?`)) return;
-                      void action.run(async () => {
-                        const result = await api.DELETE('/api/api-keys/{id}', {
-                          params: { path: { id: key.id } },
-                        });
-                        if (!result.response.ok) unwrap(result);
-                        await keys.reload();
-                      });
+                  <ConfirmButton
+                    danger
+                    question={`Delete the key ${key.label} permanently?`}
+                    action={action}
+                    onConfirm={async () => {
+                      unwrap(await api.DELETE('/api/api-keys/{id}', { params: { path: { id: key.id } } }));
+                      await keys.reload();
                     }}
                   >
                     Delete
-                  </button>
+                  </ConfirmButton>
                 </td>
               </tr>
             ))}

@@ -3,6 +3,7 @@ import { api, type LeadDetail, STATUSES, type Status, type User, unwrap } from '
 import { session } from '../api/session.js';
 import { useStream } from '../api/stream.js';
 import {
+  ConfirmButton,
   Drawer,
   ErrorMessage,
   formatDate,
@@ -289,10 +290,11 @@ function Tags({ lead, onChanged }: { lead: LeadDetail; onChanged: () => void }) 
               aria-label={`Remove tag ${tag.name}`}
               onClick={() =>
                 void action.run(async () => {
-                  const result = await api.DELETE('/api/leads/{id}/tags/{tagId}', {
-                    params: { path: { id: lead.id, tagId: tag.id } },
-                  });
-                  if (!result.response.ok) unwrap(result);
+                  unwrap(
+                    await api.DELETE('/api/leads/{id}/tags/{tagId}', {
+                      params: { path: { id: lead.id, tagId: tag.id } },
+                    }),
+                  );
                   onChanged();
                 })
               }
@@ -503,21 +505,17 @@ function DeleteLead({ lead, onDeleted }: { lead: LeadDetail; onDeleted: () => vo
   const action = useAction();
   return (
     <section class="danger-zone" aria-label="Delete">
-      <button
-        type="button"
-        class="danger"
-        disabled={action.pending}
-        onClick={() => {
-          if (!confirm(`Delete ${fullName(lead)} and everything about this lead, permanently?`)) return;
-          void action.run(async () => {
-            const result = await api.DELETE('/api/leads/{id}', { params: { path: { id: lead.id } } });
-            if (!result.response.ok) unwrap(result);
-            onDeleted();
-          });
+      <ConfirmButton
+        danger
+        question={`Delete ${fullName(lead)} and everything about this lead, permanently?`}
+        action={action}
+        onConfirm={async () => {
+          unwrap(await api.DELETE('/api/leads/{id}', { params: { path: { id: lead.id } } }));
+          onDeleted();
         }}
       >
         Delete lead
-      </button>
+      </ConfirmButton>
       <ErrorMessage error={action.error} />
     </section>
   );

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, type Pipeline, unwrap } from '../api/client.js';
-import { ErrorMessage, useAction, useLoad } from '../components/ui.js';
+import { ConfirmButton, ErrorMessage, useAction, useLoad } from '../components/ui.js';
 
 interface StageDraft {
   id?: string;
@@ -196,22 +196,17 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
           Cancel
         </button>
         {pipeline && !pipeline.isDefault && (
-          <button
-            type="button"
-            class="danger"
-            onClick={() => {
-              if (!confirm(`Delete the pipeline ${pipeline.name} and its stages?`)) return;
-              void action.run(async () => {
-                const result = await api.DELETE('/api/pipelines/{id}', {
-                  params: { path: { id: pipeline.id } },
-                });
-                if (!result.response.ok) unwrap(result);
-                onDone();
-              });
+          <ConfirmButton
+            danger
+            question={`Delete the pipeline ${pipeline.name} and its stages?`}
+            action={action}
+            onConfirm={async () => {
+              unwrap(await api.DELETE('/api/pipelines/{id}', { params: { path: { id: pipeline.id } } }));
+              onDone();
             }}
           >
             Delete pipeline
-          </button>
+          </ConfirmButton>
         )}
       </div>
     </form>

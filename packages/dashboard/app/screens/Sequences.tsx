@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, QUALIFICATIONS, type Sequence, unwrap } from '../api/client.js';
-import { ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
+import { ConfirmButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
 type Qualification = (typeof QUALIFICATIONS)[number];
 interface SequenceDraft {
@@ -202,22 +202,17 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
           Cancel
         </button>
         {sequence && (
-          <button
-            type="button"
-            class="danger"
-            onClick={() => {
-              if (!confirm(`Delete the sequence ${sequence.name}?`)) return;
-              void action.run(async () => {
-                const result = await api.DELETE('/api/sequences/{id}', {
-                  params: { path: { id: sequence.id } },
-                });
-                if (!result.response.ok) unwrap(result);
-                onDone();
-              });
+          <ConfirmButton
+            danger
+            question={`Delete the sequence ${sequence.name}?`}
+            action={action}
+            onConfirm={async () => {
+              unwrap(await api.DELETE('/api/sequences/{id}', { params: { path: { id: sequence.id } } }));
+              onDone();
             }}
           >
             Delete sequence
-          </button>
+          </ConfirmButton>
         )}
       </div>
     </form>

@@ -1,6 +1,14 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Source, unwrap } from '../api/client.js';
-import { CopyButton, ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
+import {
+  ConfirmButton,
+  CopyButton,
+  ErrorMessage,
+  formatDate,
+  Status,
+  useAction,
+  useLoad,
+} from '../components/ui.js';
 import { updateQuery, useLocation } from '../router.js';
 
 const LEAD_FIELDS = ['email', 'firstName', 'lastName', 'phone', 'company'] as const;
@@ -100,38 +108,29 @@ function SourceDetail(props: { source: Source; onChanged: () => void; onDeleted:
         </p>
         <div class="actions">
           {source.webhookUrl && <CopyButton text={source.webhookUrl} label="Copy webhook URL" />}
-          <button
-            type="button"
-            disabled={action.pending}
-            onClick={() => {
-              if (!confirm('Regenerate the token? The current webhook URL stops working at once.')) return;
-              void action.run(async () => {
-                unwrap(
-                  await api.POST('/api/sources/{id}/regenerate-token', {
-                    params: { path: { id: source.id } },
-                  }),
-                );
-                onChanged();
-              });
+          <ConfirmButton
+            question="Regenerate the token? The current webhook URL stops working at once."
+            action={action}
+            onConfirm={async () => {
+              unwrap(
+                await api.POST('/api/sources/{id}/regenerate-token', { params: { path: { id: source.id } } }),
+              );
+              onChanged();
             }}
           >
             Regenerate token
-          </button>
-          <button
-            type="button"
-            class="danger"
-            disabled={action.pending}
-            onClick={() => {
-              if (!confirm(`Delete the source ${source.name}? Its leads are kept.`)) return;
-              void action.run(async () => {
-                const result = await api.DELETE('/api/sources/{id}', { params: { path: { id: source.id } } });
-                if (!result.response.ok) unwrap(result);
-                props.onDeleted();
-              });
+          </ConfirmButton>
+          <ConfirmButton
+            danger
+            question={`Delete the source ${source.name}? Its leads are kept.`}
+            action={action}
+            onConfirm={async () => {
+              unwrap(await api.DELETE('/api/sources/{id}', { params: { path: { id: source.id } } }));
+              props.onDeleted();
             }}
           >
             Delete source
-          </button>
+          </ConfirmButton>
         </div>
         <ErrorMessage error={action.error} />
       </section>

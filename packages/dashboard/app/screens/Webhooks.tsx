@@ -11,6 +11,7 @@ import {
 } from '../api/client.js';
 import { useStream } from '../api/stream.js';
 import {
+  ConfirmButton,
   CopyButton,
   ErrorMessage,
   formatDate,
@@ -382,43 +383,31 @@ function SubscriptionDetail(props: {
         >
           Send test event
         </button>
-        <button
-          type="button"
-          disabled={action.pending}
-          onClick={() => {
-            if (
-              !confirm(
-                'Rotate the signing secret? The current one keeps signing beside the new one for a while.',
-              )
-            )
-              return;
-            void action.run(async () => {
-              const rotated = unwrap(await api.POST('/api/webhook-subscriptions/{id}/rotate-secret', path));
-              props.onSecret(
-                rotated.secret,
-                `The new signing secret, shown this once only: copy it now. The previous one also signs until ${formatDate(rotated.previousSecretExpiresAt)}.`,
-              );
-              props.onChanged();
-            });
+        <ConfirmButton
+          question="Rotate the signing secret? The current one keeps signing beside the new one for a while."
+          action={action}
+          onConfirm={async () => {
+            const rotated = unwrap(await api.POST('/api/webhook-subscriptions/{id}/rotate-secret', path));
+            props.onSecret(
+              rotated.secret,
+              `The new signing secret, shown this once only: copy it now. The previous one also signs until ${formatDate(rotated.previousSecretExpiresAt)}.`,
+            );
+            props.onChanged();
           }}
         >
           Rotate secret
-        </button>
-        <button
-          type="button"
-          class="danger"
-          disabled={action.pending}
-          onClick={() => {
-            if (!confirm(`Delete the subscription to ${subscription.url} and its delivery log?`)) return;
-            void action.run(async () => {
-              const result = await api.DELETE('/api/webhook-subscriptions/{id}', path);
-              if (!result.response.ok) unwrap(result);
-              props.onDeleted();
-            });
+        </ConfirmButton>
+        <ConfirmButton
+          danger
+          question={`Delete the subscription to ${subscription.url} and its delivery log?`}
+          action={action}
+          onConfirm={async () => {
+            unwrap(await api.DELETE('/api/webhook-subscriptions/{id}', path));
+            props.onDeleted();
           }}
         >
           Delete subscription
-        </button>
+        </ConfirmButton>
       </div>
       <ErrorMessage error={action.error} />
       {testResult && (
@@ -601,11 +590,12 @@ function DeliveryLog(props: { subscriptionId: string; eventTypes: string[]; vers
                     aria-label={`Redeliver ${delivery.eventType} of ${formatDate(delivery.createdAt)}`}
                     onClick={() =>
                       void redeliver.run(async () => {
-                        const result = await api.POST(
-                          '/api/webhook-subscriptions/{id}/deliveries/{deliveryId}/redeliver',
-                          { params: { path: { id: subscriptionId, deliveryId: delivery.id } } },
+                        unwrap(
+                          await api.POST(
+                            '/api/webhook-subscriptions/{id}/deliveries/{deliveryId}/redeliver',
+                            { params: { path: { id: subscriptionId, deliveryId: delivery.id } } },
+                          ),
                         );
-                        if (!result.response.ok) unwrap(result);
                         await log.reload();
                       })
                     }
