@@ -151,8 +151,8 @@ function flattenFacebookLead(payload: unknown): FlatPayload {
   };
 }
 
-const GOOGLE_COLUMN_TARGETS: Record<string, MappingTarget> = {
-  FULL_NAME: 'fullName',
+/** The contact field ids Google Ads lead forms and LinkedIn Lead Gen forms both use. */
+const AD_FORM_CONTACT_TARGETS: Record<string, MappingTarget> = {
   FIRST_NAME: 'firstName',
   LAST_NAME: 'lastName',
   EMAIL: 'email',
@@ -160,6 +160,11 @@ const GOOGLE_COLUMN_TARGETS: Record<string, MappingTarget> = {
   PHONE_NUMBER: 'phone',
   WORK_PHONE: 'phone',
   COMPANY_NAME: 'company',
+};
+
+const GOOGLE_COLUMN_TARGETS: Record<string, MappingTarget> = {
+  FULL_NAME: 'fullName',
+  ...AD_FORM_CONTACT_TARGETS,
 };
 
 /** `user_column_data[]` named by `column_name` (else `column_id`); `gcl_id` is the click id. */
@@ -194,16 +199,6 @@ function flattenHubspotForms(payload: unknown): FlatPayload {
   return { fields, hints: pickHints(fields, { pageUri: 'landingPage' }) };
 }
 
-const LINKEDIN_PREDEFINED_TARGETS: Record<string, MappingTarget> = {
-  FIRST_NAME: 'firstName',
-  LAST_NAME: 'lastName',
-  EMAIL: 'email',
-  WORK_EMAIL: 'email',
-  PHONE_NUMBER: 'phone',
-  WORK_PHONE: 'phone',
-  COMPANY_NAME: 'company',
-};
-
 /**
  * A Lead Sync form response: `formResponse.answers[]` joined by `questionId` to the form's
  * `content.questions[]` (named by the question's label, else its name).
@@ -231,7 +226,7 @@ function flattenLinkedin(payload: unknown): FlatPayload {
     const name = freeKey(fields, question?.name ?? `question ${String(answer.questionId)}`);
     fields[name] = linkedinAnswer(answer.answerDetails);
     const target =
-      question?.predefined === undefined ? undefined : LINKEDIN_PREDEFINED_TARGETS[question.predefined];
+      question?.predefined === undefined ? undefined : AD_FORM_CONTACT_TARGETS[question.predefined];
     if (target !== undefined && !Object.values(hints).includes(target)) hints[name] = target;
   }
   copyScalars(pick(root, ['id', 'submittedAt', 'leadType', 'owner', 'versionedLeadGenFormUrn']), fields);
