@@ -25,6 +25,8 @@ it('checkpoints in the background: the WAL stays bounded and the data reaches th
   }
   const wal = await stat(join(dataDir.path, `${STORE_FILE}-wal`));
   expect(wal.size).toBeLessThan(20 * 2 ** 20);
+  // The WAL outgrew its 16 MB now and then: the writer had to take a turn.
+  expect(store.checkpoints().foreground).toBeGreaterThan(0);
   await items.insertOne({ _id: 'last', n: -1, body });
   await store.close();
   // The writer's close checkpointed the rest: the database file alone has every document.
@@ -32,6 +34,20 @@ it('checkpoints in the background: the WAL stays bounded and the data reaches th
   expect(await reopened.collection('items').countDocuments({})).toBe(1);
   await reopened.close();
 }, 60_000);
+
+it('leaves checkpoints to the thread while the WAL stays small', async () => {
+  const dataDir = await tempDir('checkpoints-small');
+  onTestFinished(() => dataDir.remove());
+  const store = await openEmbeddedStore({ dataDir: dataDir.path });
+  const items = store.collection('items');
+  // Hundreds of small commits, each followed by a background checkpoint request. A writer that
+  // checkpointed itself after every commit (and synced the database file on the event loop) used to
+  // pass unnoticed: nothing but the time went wrong.
+  for (let i = 0; i < 300; i++) await items.insertOne({ _id: `i${i}`, n: i });
+  await expect.poll(() => store.checkpoints().background).toBeGreaterThan(0);
+  expect(store.checkpoints().foreground).toBe(0);
+  await store.close();
+});
 
 it('lets a process that awaits close() at its top level exit normally', async () => {
   const dataDir = await tempDir('close-exit');

@@ -16,6 +16,13 @@ import type { StoreLogger } from '../logger.js';
  * (`takeForegroundTurn`): a checkpoint of its own right after a commit, which copies only the frames
  * since the last background one and lets its next write rewind the WAL.
  */
+export interface CheckpointCounts {
+  /** Checkpoints the thread ran (failed ones not counted). */
+  background: number;
+  /** Checkpoints the writer took itself because the WAL outgrew its limit. */
+  foreground: number;
+}
+
 export class Checkpointer {
   readonly #worker: Worker;
   readonly #logger: StoreLogger | undefined;
@@ -25,6 +32,7 @@ export class Checkpointer {
   #walFrames = 0;
   #limitFrames = Number.POSITIVE_INFINITY;
   #lastError = '';
+  readonly #counts: CheckpointCounts = { background: 0, foreground: 0 };
 
   constructor(path: string, logger?: StoreLogger) {
     this.#logger = logger;
@@ -59,6 +67,7 @@ export class Checkpointer {
     this.#limitFrames = limitFrames;
     if (this.#running || this.#walFrames <= limitFrames) return false;
     this.#walFrames = 0;
+    this.#counts.foreground++;
     return true;
   }
 
@@ -84,12 +93,17 @@ export class Checkpointer {
       }
     } else {
       this.#walFrames = message.walFrames;
+      this.#counts.background++;
       this.#lastError = '';
     }
     if (this.#again) {
       this.#again = false;
       this.request();
     }
+  }
+
+  counts(): CheckpointCounts {
+    return { ...this.#counts };
   }
 
   async close(): Promise<void> {

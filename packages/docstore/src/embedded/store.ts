@@ -3,7 +3,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import Database from 'libsql';
 import type { StoreLogger } from '../logger.js';
 import type { Collection, DocStore, Document, Transaction } from '../types.js';
-import { Checkpointer } from './checkpointer.js';
+import { type CheckpointCounts, Checkpointer } from './checkpointer.js';
 import { EmbeddedCollection } from './collection.js';
 import { migrateLegacyStore } from './legacy/migrate.js';
 import { type DirectoryLock, lockDirectory } from './lock.js';
@@ -45,6 +45,18 @@ function openConnection(path: string, cacheKiB: number, readonly: boolean): Db {
   db.pragma('busy_timeout = 10000');
   db.pragma('temp_store = MEMORY');
   return db;
+}
+
+/**
+ * The connection's page size in bytes. libsql's `pragma(name, { simple: true })` answers a row
+ * object, not the value as better-sqlite3 does: read the column from the row.
+ */
+function pageSize(db: Db): number {
+  const [row] = db.pragma('page_size') as { page_size?: unknown }[];
+  const bytes = Number(row?.page_size);
+  if (!Number.isInteger(bytes) || bytes <= 0)
+    throw new Error(`Unexpected SQLite page size: ${String(row?.page_size)}`);
+  return bytes;
 }
 
 /** Opens (or creates) the embedded store in `dataDir`, migrating a data directory of the old store. */
@@ -173,7 +185,7 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     this.#logger = options.logger;
 
     this.#checkpointer = new Checkpointer(path, options.logger);
-    this.#walLimitFrames = Math.floor(WAL_LIMIT_BYTES / Number(writer.pragma('page_size', { simple: true })));
+    this.#walLimitFrames = Math.floor(WAL_LIMIT_BYTES / pageSize(writer));
     for (const entry of catalog) this.#tables.set(entry.name, new Table(this, entry, entry.name));
     this.#upgrade();
     this.#ttlTimer = setInterval(() => this.#removeExpired(), options.ttlSweepIntervalMs ?? 60_000).unref();
@@ -464,6 +476,11 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     this.#checkpointer.request();
     this.#committed.push(batch);
     this.#syncCommitted();
+  }
+
+  /** How many checkpoints ran, and by whom (tests, diagnostics). */
+  checkpoints(): CheckpointCounts {
+    return this.#checkpointer.counts();
   }
 
   /** The writer's own checkpoint: when the WAL outgrew its limit (see Checkpointer). */
