@@ -46,6 +46,7 @@ async function open(dataDir: string, declareGroups: GroupDeclaration[]) {
   const bus = createInProcessBus({
     logger: silentLogger,
     journal: store.collection('bus_journal'),
+    journalStore: store,
     declareGroups,
   });
   await bus.ping();

@@ -95,6 +95,39 @@ export interface DocStore {
    * Embedded: other writes wait while it is open, so `work` must not write through the store itself.
    */
   transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
+  /**
+   * Embedded store only: SQL on tables of the caller's own beside the collections, in the same
+   * commits (the in-process bus keeps its queues there). Undefined on MongoDB.
+   */
+  readonly sql?: SqlAccess;
+}
+
+/** A parameter of a SQL statement. */
+export type SqlValue = string | number | bigint | null;
+
+/** Statements on one connection; rows come as arrays of column values, in the SELECT's order. */
+export interface SqlStatements {
+  run(sql: string, params?: readonly SqlValue[]): { changes: number };
+  get(sql: string, params?: readonly SqlValue[]): unknown[] | undefined;
+  all(sql: string, params?: readonly SqlValue[]): unknown[][];
+}
+
+/**
+ * SQL access to the embedded store's own database file, for tables named by the caller (quote
+ * their names; keep them apart from the collections' `d:`, `u:`, `m:`, `s:` and `i:` names).
+ * Writes join the store's group commit: they resolve once durable, like a collection's writes.
+ */
+export interface SqlAccess {
+  /**
+   * Runs `work` on the writer as one write: atomic (a savepoint; `work` throws → undone, rethrown).
+   * With `tx` (a transaction of this store, still open) it belongs to that transaction and
+   * resolves at once; otherwise it resolves once its commit is on disk.
+   */
+  write<T>(work: (sql: SqlStatements) => T, tx?: Transaction): Promise<T>;
+  /** One statement as one write, without the savepoint (a statement is atomic on its own). */
+  execute(sql: string, params?: readonly SqlValue[], tx?: Transaction): Promise<{ changes: number }>;
+  /** Runs `work` on the read connection: it sees committed writes only. */
+  read<T>(work: (sql: SqlStatements) => T): T;
 }
 
 /** The collections of an open transaction (see DocStore.transaction). */

@@ -28,8 +28,9 @@ import type {
   Subscription,
   TransactionalPublisher,
 } from '../types.js';
-import { type DeliveryDoc, JournalStore, type QueueStore } from './journal.js';
+import { type DeliveryDoc, deliveryId, JournalStore, type QueueStore } from './journal.js';
 import { MemoryStore } from './memory-store.js';
+import { SqlQueueStore } from './sql-queue.js';
 
 export interface InProcessBusOptions {
   logger: BusLogger;
@@ -243,7 +244,7 @@ class InProcessBus implements InProcessMessageBus {
   private readonly reporter: DeliveryReporter;
 
   constructor(private readonly options: InProcessBusOptions) {
-    this.store = options.journal ? new JournalStore(options.journal) : new MemoryStore();
+    this.store = queueStoreOf(options);
     this.reporter = new DeliveryReporter(options.observer, options.logger);
     this.broadcastBacklogLimit = options.broadcastBacklogLimit ?? DEFAULT_BROADCAST_BACKLOG_LIMIT;
     if (!Number.isInteger(this.broadcastBacklogLimit) || this.broadcastBacklogLimit < 0) {
@@ -338,7 +339,7 @@ class InProcessBus implements InProcessMessageBus {
         const routed = this.deliveriesOf(envelope);
         if (!routed) return null;
         try {
-          if (routed.deliveries.length > 0) await tx.collection(journal.name).insertMany(routed.deliveries);
+          await this.store.insert(routed.deliveries, tx);
         } catch (error) {
           routed.settle(false);
           throw error;
@@ -856,12 +857,15 @@ class InProcessBus implements InProcessMessageBus {
 }
 
 /**
- * A delivery's id, from the sequence it was first given (unique: sequences only grow, across restarts
- * too). Ids in the order of their creation keep the journal's primary key index appending at its end,
- * where random ones dirtied a page anywhere in it for every delivery.
+ * Where the queues live: tables of their own in the embedded store the journal collection belongs to
+ * (the collection only hands over what an older version left in it), the collection itself on any
+ * other store, memory without a journal.
  */
-function deliveryId(seq: number): string {
-  return `d${seq.toString(36).padStart(12, '0')}`;
+function queueStoreOf(options: InProcessBusOptions): QueueStore {
+  const { journal, journalStore } = options;
+  if (!journal) return new MemoryStore();
+  if (journalStore?.sql) return new SqlQueueStore(journalStore.sql, journalStore, journal);
+  return new JournalStore(journal);
 }
 
 function eventIdOf(body: string): string {

@@ -1,4 +1,4 @@
-import type { Collection, Document } from '@lead-capture/docstore';
+import type { Collection, Document, Transaction } from '@lead-capture/docstore';
 
 /**
  * Where a delivery is: `pending` (in its group's queue, handed out in `seq` order), `delayed` (a retry
@@ -54,7 +54,11 @@ export interface QueueStore {
   saveGroup(group: string, types: string[]): Promise<void>;
   /** The highest `seq` in the store (0 when empty), so sequences keep growing across restarts. */
   maxSeq(groups: readonly string[]): Promise<number>;
-  insert(deliveries: DeliveryDoc[]): Promise<void>;
+  /**
+   * Adds deliveries in one write; with `tx`, inside that transaction of the store the queues live
+   * in (stores that keep them elsewhere are never given one).
+   */
+  insert(deliveries: DeliveryDoc[], tx?: Transaction): Promise<void>;
   /** The group's pending deliveries after `afterSeq`, in `seq` order. */
   pending(group: string, afterSeq: number, limit: number): Promise<DeliveryDoc[]>;
   /** Removes handled deliveries. */
@@ -124,8 +128,9 @@ export class JournalStore implements QueueStore {
     return max;
   }
 
-  async insert(deliveries: DeliveryDoc[]): Promise<void> {
-    if (deliveries.length > 0) await this.collection.insertMany(deliveries);
+  async insert(deliveries: DeliveryDoc[], tx?: Transaction): Promise<void> {
+    if (deliveries.length === 0) return;
+    await (tx ? tx.collection(this.collection.name) : this.collection).insertMany(deliveries);
   }
 
   async pending(group: string, afterSeq: number, limit: number): Promise<DeliveryDoc[]> {
@@ -199,7 +204,17 @@ export class JournalStore implements QueueStore {
   }
 }
 
-function readDelivery(doc: Document): DeliveryDoc {
+/**
+ * A delivery's id, from the sequence it was first given (unique: sequences only grow, across restarts
+ * too). Ids in the order of their creation keep the journal's primary key index appending at its end,
+ * where random ones dirtied a page anywhere in it for every delivery.
+ */
+export function deliveryId(seq: number): string {
+  return `d${seq.toString(36).padStart(12, '0')}`;
+}
+
+/** A journal document as a delivery (an older layout's envelope object becomes its body). */
+export function readDelivery(doc: Document): DeliveryDoc {
   const stored = doc as unknown as StoredDelivery;
   const { envelope, ...rest } = stored;
   return { ...rest, body: stored.body ?? JSON.stringify(envelope) };

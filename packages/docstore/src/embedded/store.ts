@@ -2,7 +2,15 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
 import Database from 'libsql';
 import type { StoreLogger } from '../logger.js';
-import type { Collection, DocStore, Document, Transaction } from '../types.js';
+import type {
+  Collection,
+  DocStore,
+  Document,
+  SqlAccess,
+  SqlStatements,
+  SqlValue,
+  Transaction,
+} from '../types.js';
 import { type CheckpointCounts, Checkpointer } from './checkpointer.js';
 import { EmbeddedCollection } from './collection.js';
 import { migrateLegacyStore } from './legacy/migrate.js';
@@ -167,6 +175,9 @@ export class EmbeddedDocStore implements DocStore, TableHost {
   #transactionOpen = false;
   #closing: Promise<void> | null = null;
   #failure: Error | null = null;
+  /** Each open transaction's state, for SQL writes that name the transaction (sql.write(work, tx)). */
+  readonly #transactions = new WeakMap<Transaction, { readonly open: boolean }>();
+  readonly sql: SqlAccess;
 
   constructor(
     dataDir: string,
@@ -184,6 +195,7 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     this.#lock = lock;
     this.#logger = options.logger;
 
+    this.sql = this.#sqlAccess();
     this.#checkpointer = new Checkpointer(path, options.logger);
     this.#walLimitFrames = Math.floor(WAL_LIMIT_BYTES / pageSize(writer));
     for (const entry of catalog) this.#tables.set(entry.name, new Table(this, entry, entry.name));
@@ -234,16 +246,18 @@ export class EmbeddedDocStore implements DocStore, TableHost {
       const mark = this.#begin();
       this.#transactionOpen = true;
       let finished = false;
+      const state = {
+        get open() {
+          return !finished;
+        },
+      };
       const tx: Transaction = {
         collection: <TDoc extends Document = Document>(name: string) => {
           this.table(name);
-          return new EmbeddedCollection<TDoc>(name, this, {
-            get open() {
-              return !finished;
-            },
-          });
+          return new EmbeddedCollection<TDoc>(name, this, state);
         },
       };
+      this.#transactions.set(tx, state);
       try {
         result = await work(tx);
       } catch (error) {
@@ -476,6 +490,39 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     this.#checkpointer.request();
     this.#committed.push(batch);
     this.#syncCommitted();
+  }
+
+  #sqlAccess(): SqlAccess {
+    const on = (db: Db): SqlStatements => ({
+      run: (sql, params = []) => {
+        const { changes } = this.statement(db, sql).run(params as SqlValue[]) as { changes: number };
+        return { changes };
+      },
+      get: (sql, params = []) => this.statement(db, sql).get(params as SqlValue[]) as unknown[] | undefined,
+      all: (sql, params = []) => this.statement(db, sql).all(params as SqlValue[]) as unknown[][],
+    });
+    const writer = on(this.writer);
+    const reader = on(this.#reader);
+    const transactionState = (tx: Transaction | undefined) => {
+      if (!tx) return null;
+      const state = this.#transactions.get(tx);
+      if (!state) throw new Error('Not a transaction of this store');
+      return state;
+    };
+    return {
+      write: async (work, tx) => {
+        const state = transactionState(tx);
+        return this.write(() => this.atomically(() => work(writer)), state);
+      },
+      execute: async (sql, params, tx) => {
+        const state = transactionState(tx);
+        return this.write(() => writer.run(sql, params), state);
+      },
+      read: (work) => {
+        this.assertUsable();
+        return work(reader);
+      },
+    };
   }
 
   /** How many checkpoints ran, and by whom (tests, diagnostics). */
