@@ -240,6 +240,9 @@ export function runDocStoreContract(name: string, open: () => Promise<StoreUnder
         await documents.insertOne(payload());
         expectData(await documents.findOne({ _id: 'p1' }));
         expectData((await documents.find({ plan: { $exists: false } }, { projection: { plan: 0 } }))[0]);
+        // An inclusion projection naming it (parsed: a literal's __proto__ would set the prototype).
+        const projection = JSON.parse('{"__proto__":1,"custom":1,"list":1}') as Record<string, 1>;
+        expectData(await documents.findOne({ _id: 'p1' }, { projection }));
         await documents.replaceOne({ _id: 'p1' }, payload());
         expectData(await documents.findOne({ _id: 'p1' }));
       });
@@ -356,6 +359,11 @@ export function runDocStoreContract(name: string, open: () => Promise<StoreUnder
         expect(await leads.find({ _id: 'l4' }, { projection: { name: 1, _id: 0 } })).toEqual([
           { name: 'Dan Brown' },
         ]);
+        expect(await leads.findOne({ _id: 'l4' }, { projection: { _id: 1 } })).toEqual({ _id: 'l4' });
+        expect(await leads.findOne({ _id: 'l4' }, { projection: { nowhere: 1, name: 1 } })).toEqual({
+          _id: 'l4',
+          name: 'Dan Brown',
+        });
         expect(await leads.findOne({ _id: 'l4' }, { projection: { 'contact.city': 1 } })).toEqual({
           _id: 'l4',
           contact: { city: 'Paris' },

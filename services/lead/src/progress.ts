@@ -109,16 +109,15 @@ export function createProgressHandler({ collections }: LeadContext) {
 
   return async function handleProgress(event: ProgressEvent): Promise<void> {
     const leadId = event.data.leadId;
-    const lead = await leads.findOne({ _id: leadId }, { projection: { _id: 1 } });
-    if (!lead) {
+    const change = changeOf(event);
+    const { matchedCount } = await leads.updateOne({ _id: leadId, ...change.filter }, change.update);
+    if (matchedCount === 0) {
+      // Older than what the lead shows: nothing to record either.
+      if (await leads.findOne({ _id: leadId }, { projection: { _id: 1 } })) return;
       if (await tombstones.findOne({ _id: leadId })) return;
       // Not created yet (events overtook each other): the bus retries, and by then it exists.
       throw new Error(`Lead ${leadId} does not exist (yet); ${event.type} will be retried`);
     }
-    const change = changeOf(event);
-    const { matchedCount } = await leads.updateOne({ _id: leadId, ...change.filter }, change.update);
-    // Older than what the lead shows (or deleted meanwhile): nothing to record either.
-    if (matchedCount === 0) return;
     if (change.enrollment) {
       const { enrollmentId, field, value } = change.enrollment;
       await leads.updateOne(

@@ -324,11 +324,35 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
       for (const document of documents) for (const path of paths) leaveOut(document, path.split('.'));
       return documents as TDoc[];
     }
+    const included = topLevelInclusion(projection);
+    if (included) return documents.map((document) => keepFields(document, included)) as TDoc[];
     return new Query({})
       .find(documents, projection)
       .all()
       .map((document) => cloneValue(document)) as TDoc[];
   }
+}
+
+/**
+ * The fields an inclusion projection of top-level fields keeps (`_id` unless it says `_id: 0`), or
+ * null when the projection is another kind (dotted paths, operators): mingo projects those.
+ */
+function topLevelInclusion(projection: Projection): Set<string> | null {
+  const kept = new Set<string>(['_id']);
+  for (const [path, value] of Object.entries(projection)) {
+    if (path.includes('.') || path.startsWith('$')) return null;
+    if (value === 1) kept.add(path);
+    else if (path === '_id' && value === 0) kept.delete('_id');
+    else return null;
+  }
+  return kept;
+}
+
+/** A new document with only the `kept` fields of `document`, in the document's order. */
+function keepFields(document: Document, kept: Set<string>): Document {
+  const projected: Record<string, unknown> = {};
+  for (const key of Object.keys(document)) if (kept.has(key)) setOwn(projected, key, document[key]);
+  return projected as Document;
 }
 
 /** Removes the field at the path, in every element of the arrays on the way (as MongoDB's projection). */

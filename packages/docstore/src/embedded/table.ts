@@ -1,9 +1,9 @@
 import type Database from 'libsql';
-import { Query } from 'mingo';
 import { resolve } from 'mingo/util';
 import type { Document, Filter, FindOptions, SortSpec } from '../types.js';
 import { decodeDocument, encodeDate, encodeDocument, tagged } from './encoding.js';
 import { duplicateKeyError, elementKeys, type IndexDefinition, uniqueKeys } from './indexes.js';
+import { documentMatcher } from './simple-match.js';
 import { type FieldInfo, translateFilter } from './translate.js';
 import {
   ARRAY_TYPE,
@@ -694,7 +694,7 @@ export class Table {
   *select(db: Db, filter: Filter, options: Omit<FindOptions, 'projection'> = {}): Generator<Row> {
     if (!this.#visibleTo(db)) return;
     const condition = translateFilter(filter, (path) => this.field(path, db));
-    const query = condition.exact ? null : new Query(filter);
+    const matches = condition.exact ? null : documentMatcher(filter);
     const skip = options.skip ?? 0;
     const limit = options.limit ? options.limit : undefined;
     const sort =
@@ -703,7 +703,7 @@ export class Table {
     const where = condition.sql === null ? '' : ` WHERE ${condition.sql}`;
     if (!sort || order) {
       const orderBy = order ? ` ORDER BY ${order}` : '';
-      if (!query) {
+      if (!matches) {
         const window =
           limit !== undefined ? ` LIMIT ${limit} OFFSET ${skip}` : skip > 0 ? ` LIMIT -1 OFFSET ${skip}` : '';
         const statement = this.#host.statement(
@@ -729,22 +729,27 @@ export class Table {
       const end = limit !== undefined ? skip + limit : Number.POSITIVE_INFINITY;
       if (end <= skip) return;
       const statement = this.#host.statement(db, `SELECT rid, doc FROM ${this.rows}${where}${orderBy}`);
-      for (const [rid, text] of rowsOf<[number, string]>(statement, condition.params)) {
+      // One _id (or a few): read whole in one call, where stopping an iteration early would run the
+      // statement a second time to reset it (see rowsOf).
+      const rows = fewRowsById(filter)
+        ? (statement.all(...condition.params) as [number, string][])
+        : rowsOf<[number, string]>(statement, condition.params);
+      for (const [rid, text] of rows) {
         const doc = this.#decode(text);
-        if (!query.test(doc)) continue;
+        if (!matches(doc)) continue;
         if (position++ >= skip) yield { rid, doc };
         if (position >= end) return;
       }
       return;
     }
-    const matches: Row[] = [];
+    const found: Row[] = [];
     const statement = this.#host.statement(db, `SELECT rid, doc FROM ${this.rows}${where}`);
     for (const [rid, text] of statement.iterate(...condition.params) as Iterable<[number, string]>) {
       const doc = this.#decode(text);
-      if (!query || query.test(doc)) matches.push({ rid, doc });
+      if (!matches || matches(doc)) found.push({ rid, doc });
     }
-    sortRows(matches, sort);
-    yield* matches.slice(skip, limit !== undefined ? skip + limit : undefined);
+    sortRows(found, sort);
+    yield* found.slice(skip, limit !== undefined ? skip + limit : undefined);
   }
 
   #decode(text: string): Document {
@@ -762,12 +767,12 @@ export class Table {
         .get(...condition.params) as [number];
       return count;
     }
-    const query = new Query(filter);
+    const matches = documentMatcher(filter);
     let count = 0;
     for (const [text] of this.#host
       .statement(db, `SELECT doc FROM ${this.rows}${where}`)
       .iterate(...condition.params) as Iterable<[string]>) {
-      if (query.test(this.#decode(text))) count++;
+      if (matches(this.#decode(text))) count++;
     }
     return count;
   }
@@ -813,6 +818,18 @@ export class Table {
 
 /** Windows of at most this many rows are read with one `all` (libsql's iterator reads 100 at a time). */
 const SMALL_WINDOW = 100;
+
+/** At most a few rows: the filter pins `_id` to one value or a short `$in` list. */
+function fewRowsById(filter: Filter): boolean {
+  const id = (filter as Record<string, unknown>)._id;
+  if (typeof id === 'string') return true;
+  if (id === null || typeof id !== 'object' || Array.isArray(id) || id instanceof RegExp) return false;
+  const operators = Object.keys(id);
+  if (operators.length !== 1) return false;
+  const operand = (id as Record<string, unknown>)[operators[0]!];
+  if (operators[0] === '$eq') return typeof operand === 'string';
+  return operators[0] === '$in' && Array.isArray(operand) && operand.length <= SMALL_WINDOW;
+}
 
 /**
  * The rows of a statement. A caller that stops early (a page is full) leaves it open, and libsql's
