@@ -117,6 +117,16 @@ export async function startWithLeads(count: number): Promise<BenchService> {
     const batch = Array.from({ length: Math.min(5000, count - start) }, (_, i) => leadDoc(start + i, random));
     await leads.insertMany(batch);
   }
+  // The sources' read model, as the lead service holds it once their source.created arrived.
+  await store.collection('lead_sources').insertMany(
+    SOURCE_IDS.map((id, index) => ({
+      _id: id,
+      name: `Source ${index}`,
+      deleted: false,
+      revision: 1,
+      eventAt: new Date(NOW).toISOString(),
+    })),
+  );
   // Started after the load: its indexes are then built once over all the leads.
   const app = await buildServiceApp(module, { logger, store, bus }, { internalSecret: SECRET });
   await module.start?.();

@@ -6,8 +6,8 @@ import { isPlainObject } from './values.js';
 /**
  * Checks documents against a filter that SQL could only narrow down (see translate.ts). mingo decides
  * in general, but building its Query costs more than the check itself, and the services' usual
- * leftovers are simple: equality to a scalar or null, `$exists`, a range on a string, number or Date,
- * `$in`, `$ne`, `$and` / `$or` of these, on fields that hold scalars. Those are decided here; as soon
+ * leftovers are simple: equality to a scalar or null, a regex (the list's search), `$exists`, a range
+ * on a string, number or Date, `$in`, `$ne`, `$and` / `$or` of these, on fields that hold scalars. Those are decided here; as soon
  * as a document holds an array or an object where the filter looks (or a filter uses anything else),
  * the document goes to mingo, built once per filter and only when needed.
  */
@@ -139,6 +139,11 @@ function fieldTest(condition: unknown): ((value: Value) => boolean) | null {
   if (condition === null || isScalar(condition)) {
     const operand = condition;
     return (value) => equals(value, operand);
+  }
+  if (condition instanceof RegExp) {
+    // A stateful regex (g, y) answers differently on each call: mingo's business.
+    if (condition.global || condition.sticky) return null;
+    return (value) => typeof value === 'string' && condition.test(value);
   }
   if (!isPlainObject(condition)) return null;
   const operators = Object.entries(condition);
