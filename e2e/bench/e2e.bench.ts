@@ -17,7 +17,9 @@
  *   5. distributed every process of `pnpm start:distributed` (the gateway and each service, the
  *                 build's JavaScript run by plain node) on a RabbitMQ vhost of their own (needs
  *                 RabbitMQ on 127.0.0.1:5672 and `rabbitmqctl`): the RSS of each process once
- *                 started, webhook + drain, the RSS of each process after the drain
+ *                 started, webhook + drain, the RSS of each process after the drain; where the CPU
+ *                 went: each process's share of the box during the load (and how idle the box
+ *                 was), each process's CPU per accepted lead over the load and the drain
  *
  * The load generator (e2e/bench/load-generator.ts) and the echo are processes of their own, so no
  * server shares an event loop with the load. A phase that fails reports its error and the next one
@@ -53,7 +55,10 @@ import { embeddedProcess, NO_RATE_LIMITS } from '../support/runtimes.js';
 import type { LoadResult } from './load-generator.js';
 import {
   BenchApi,
+  type CpuSnapshot,
   CSV_AREA_CODE,
+  cpuBetween,
+  cpuSnapshot,
   envFlag,
   envNumber,
   findServicePid,
@@ -221,6 +226,7 @@ async function webhookAndDrain(
   setup: ChainSetup,
   echoReqPerSec: number | undefined,
   label: string,
+  afterLoad?: () => Promise<void>,
 ) {
   const load = await runLoad({
     url: `${baseUrl}${setup.webhookPath}`,
@@ -229,6 +235,7 @@ async function webhookAndDrain(
     tag: `wh${label}${RUN}`,
     areaCode: '415',
   });
+  await afterLoad?.();
   const webhook: Json = {
     ...loadFigures(load),
     ratioToEcho: echoReqPerSec ? round(load.reqPerSec / echoReqPerSec, 3) : null,
@@ -514,6 +521,42 @@ async function tsxRssOnceStarted(stack: DistributedStack): Promise<{ total: numb
   return { total: round(Object.values(byProcess).reduce((sum, mb) => sum + mb, 0)), byProcess };
 }
 
+/** `figures` with each value rounded to one decimal. */
+function rounded(figures: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(figures).map(([label, value]) => [label, round(value)]));
+}
+
+/**
+ * Where the CPU went. During the load: each process's share of the whole box (every core) and the
+ * idle share; none idle means the webhook's latency is a wait for a core. Over the load and the
+ * drain: each process's CPU per accepted lead, which a noisy box changes far less than req/s. The
+ * broker is not counted: it is shared with whatever else uses it.
+ */
+function cpuFigures(
+  beforeLoad: CpuSnapshot,
+  afterLoad: CpuSnapshot,
+  afterDrain: CpuSnapshot,
+  drain: Json,
+): Json {
+  const load = cpuBetween(beforeLoad, afterLoad);
+  const loadAndDrain = cpuBetween(beforeLoad, afterDrain);
+  const accepted = typeof drain.accepted === 'number' && drain.accepted > 0 ? drain.accepted : undefined;
+  const perLead = (ms: number) => (accepted === undefined ? Number.NaN : round(ms / accepted, 2));
+  return {
+    duringLoad: {
+      boxIdlePercent: round(load.boxIdlePercent),
+      boxPercentByProcess: rounded(load.boxPercentByProcess),
+    },
+    msPerAcceptedLead: {
+      total: perLead(loadAndDrain.totalMs),
+      byProcess: Object.fromEntries(
+        Object.entries(loadAndDrain.byProcessMs).map(([label, ms]) => [label, perLead(ms)]),
+      ),
+      chainDrained: drain.drainS !== null,
+    },
+  };
+}
+
 /** VmRSS of each process in MB, by label, and their sum. */
 async function rssOf(pids: ReadonlyMap<string, number>): Promise<{ total: number; byProcess: Json }> {
   const byProcess: Record<string, number> = {};
@@ -554,14 +597,21 @@ if (SKIP_DISTRIBUTED) {
   });
   if (started) {
     await phase('distributed webhook + drain', async () => {
+      const beforeLoad = await cpuSnapshot(started.pids);
+      let afterLoad: CpuSnapshot | undefined;
       const { webhook, drain } = await webhookAndDrain(
         started.stack.url,
         started.setup,
         echo?.reqPerSec,
         'distributed',
+        async () => {
+          afterLoad = await cpuSnapshot(started.pids);
+        },
       );
       distributed.webhook = webhook;
       distributed.drain = drain;
+      if (afterLoad)
+        distributed.cpu = cpuFigures(beforeLoad, afterLoad, await cpuSnapshot(started.pids), drain);
       distributed.rssAfterDrainMb = await rssOf(started.pids);
       if (typeof drain.error === 'string') throw new Error(drain.error);
     });
@@ -632,6 +682,28 @@ for (const mode of ['embedded', 'distributed'] as const) {
       : `${rate.toLocaleString('en')} leads/s`,
     mode === 'embedded' ? '>= 1,000 leads/s' : '',
     mode === 'embedded' ? (rate ?? 0) >= TARGETS.chainRate : undefined,
+  );
+}
+const perProcess = (figures: Record<string, number>, unit = '') =>
+  Object.entries(figures)
+    .map(([label, value]) => `${label} ${value}${unit}`)
+    .join(', ');
+const cpuDuringLoad = at(['distributed', 'cpu', 'duringLoad']) as
+  | { boxIdlePercent?: number; boxPercentByProcess?: Record<string, number> }
+  | undefined;
+if (cpuDuringLoad?.boxPercentByProcess) {
+  row(
+    `distributed CPU during the load, % of the box (${box.cpus} cores): idle | per process`,
+    `${show(cpuDuringLoad.boxIdlePercent, ' %')} | ${perProcess(cpuDuringLoad.boxPercentByProcess)}`,
+  );
+}
+const cpuPerLead = at(['distributed', 'cpu', 'msPerAcceptedLead']) as
+  | { total?: number; byProcess?: Record<string, number>; chainDrained?: boolean }
+  | undefined;
+if (cpuPerLead?.byProcess) {
+  row(
+    `distributed CPU per accepted lead, load + drain${cpuPerLead.chainDrained ? '' : ' (drain unfinished)'}, broker not counted: total | per process`,
+    `${show(cpuPerLead.total, ' ms')} | ${perProcess(cpuPerLead.byProcess)}`,
   );
 }
 for (const [key, when] of [

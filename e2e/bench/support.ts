@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
@@ -141,6 +141,85 @@ export async function memoryOf(pid: number): Promise<{ rssMb: number; hwmMb: num
   const kb = (field: string) =>
     Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
   return { rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 };
+}
+
+/** Clock ticks per second of the CPU times in /proc (USER_HZ, 100 on Linux), asked once. */
+let clockTicksPerSecond: number | undefined;
+
+function clockTicks(): number {
+  if (clockTicksPerSecond === undefined) {
+    let answered = Number.NaN;
+    try {
+      answered = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    } catch {
+      // No getconf: Linux's USER_HZ is 100.
+    }
+    clockTicksPerSecond = Number.isInteger(answered) && answered > 0 ? answered : 100;
+  }
+  return clockTicksPerSecond;
+}
+
+/** CPU time (user + system) one process has used since it started, in ms; NaN once it is gone. */
+async function cpuMsOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  if (stat === undefined) return Number.NaN;
+  // After "pid (command) " come: state ppid ... utime (the 12th) stime (the 13th).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks();
+}
+
+/** The box's CPU time so far, every core together, in ms: all of it and the idle part (iowait included). */
+async function boxCpuMs(): Promise<{ totalMs: number; idleMs: number }> {
+  const [line = ''] = (await readFile('/proc/stat', 'utf8')).split('\n', 1);
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const toMs = (ticks: number) => (ticks * 1000) / clockTicks();
+  return {
+    totalMs: toMs(user + nice + system + idle + iowait + irq + softirq + steal),
+    idleMs: toMs(idle + iowait),
+  };
+}
+
+export interface CpuSnapshot {
+  /** CPU ms each process (by label) has used since it started. */
+  byProcess: Map<string, number>;
+  box: { totalMs: number; idleMs: number };
+}
+
+/** The CPU time of each process (by label) and of the whole box, now. */
+export async function cpuSnapshot(pids: ReadonlyMap<string, number>): Promise<CpuSnapshot> {
+  const byProcess = new Map<string, number>();
+  for (const [label, pid] of pids) byProcess.set(label, await cpuMsOf(pid));
+  return { byProcess, box: await boxCpuMs() };
+}
+
+export interface CpuBetween {
+  /** CPU ms each process used between the two snapshots. */
+  byProcessMs: Record<string, number>;
+  /** Every process's CPU together, in ms. */
+  totalMs: number;
+  /** Each process's CPU as a share of the whole box's (every core) over that time, in %. */
+  boxPercentByProcess: Record<string, number>;
+  /** How much of the box's CPU was idle over that time, in %. */
+  boxIdlePercent: number;
+}
+
+export function cpuBetween(before: CpuSnapshot, after: CpuSnapshot): CpuBetween {
+  const boxMs = after.box.totalMs - before.box.totalMs;
+  const byProcessMs: Record<string, number> = {};
+  const boxPercentByProcess: Record<string, number> = {};
+  let totalMs = 0;
+  for (const [label, ms] of after.byProcess) {
+    const used = ms - (before.byProcess.get(label) ?? ms);
+    byProcessMs[label] = used;
+    boxPercentByProcess[label] = boxMs > 0 ? (100 * used) / boxMs : Number.NaN;
+    totalMs += used;
+  }
+  const boxIdlePercent = boxMs > 0 ? (100 * (after.box.idleMs - before.box.idleMs)) / boxMs : Number.NaN;
+  return { byProcessMs, totalMs, boxPercentByProcess, boxIdlePercent };
 }
 
 /** Samples a process's VmRSS every `intervalMs` until stopped; `stop()` answers the peak seen. */
