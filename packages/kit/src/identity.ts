@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { jwtVerify, SignJWT } from 'jose';
 
@@ -54,9 +55,18 @@ const ROLES: ReadonlySet<string> = new Set(['admin', 'member']);
 const SCOPES: ReadonlySet<string> = new Set(['read', 'full']);
 const PROTOCOLS: ReadonlySet<string> = new Set(['http', 'https']);
 
-function keyOf(secret: string): Uint8Array {
+/** Keys by secret (a process has one or two): jose imports raw key bytes anew on every call. */
+const keys = new Map<string, KeyObject>();
+
+function keyOf(secret: string): KeyObject {
   if (secret === '') throw new Error('The internal identity secret is empty');
-  return new TextEncoder().encode(secret);
+  let key = keys.get(secret);
+  if (!key) {
+    if (keys.size >= 8) keys.clear();
+    key = createSecretKey(Buffer.from(secret, 'utf8'));
+    keys.set(secret, key);
+  }
+  return key;
 }
 
 /** The audience of a token for `service`. */
