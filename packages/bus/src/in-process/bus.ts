@@ -241,6 +241,8 @@ class InProcessBus implements InProcessMessageBus {
   private state: State = 'running';
   private closing: Promise<void> | null = null;
   private counters = { fetches: 0, fetched: 0, broadcastDropped: 0 };
+  /** Handled deliveries whose removal is about to be written, together. */
+  private removals: { ids: string[]; done: Promise<void> } | null = null;
   private readonly reporter: DeliveryReporter;
 
   constructor(private readonly options: InProcessBusOptions) {
@@ -583,7 +585,7 @@ class InProcessBus implements InProcessMessageBus {
   /** Writes the outcome; returns the delivery's new position when it is pending again at once. */
   private async record(group: Group, doc: DeliveryDoc, outcome: Outcome): Promise<number | null> {
     if (outcome.kind === 'done') {
-      await this.store.remove(doc._id);
+      await this.removeHandled(doc._id);
       return null;
     }
     if (outcome.kind === 'dead') {
@@ -613,6 +615,22 @@ class InProcessBus implements InProcessMessageBus {
     if (state === 'pending') return seq;
     this.scheduleDue(group, availableAt);
     return null;
+  }
+
+  /** Removes a handled delivery; those handled together (one microtask flush) share one write. */
+  private removeHandled(id: string): Promise<void> {
+    if (!this.removals) {
+      const ids: string[] = [];
+      const done = new Promise<void>((resolve, reject) => {
+        queueMicrotask(() => {
+          this.removals = null;
+          this.store.remove(ids).then(resolve, reject);
+        });
+      });
+      this.removals = { ids, done };
+    }
+    this.removals.ids.push(id);
+    return this.removals.done;
   }
 
   /** Arms the group's one retry timer for `at`, unless it fires earlier already. */

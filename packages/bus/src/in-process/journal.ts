@@ -61,8 +61,8 @@ export interface QueueStore {
   insert(deliveries: DeliveryDoc[], tx?: Transaction): Promise<void>;
   /** The group's pending deliveries after `afterSeq`, in `seq` order. */
   pending(group: string, afterSeq: number, limit: number): Promise<DeliveryDoc[]>;
-  /** Removes handled deliveries. */
-  remove(id: string): Promise<void>;
+  /** Removes handled deliveries, in one write. */
+  remove(ids: string[]): Promise<void>;
   /** Moves a delivery (retry, dead letter, replay); false when it is not in `from` any more. */
   move(id: string, from: DeliveryState, change: DeliveryChange): Promise<boolean>;
   /** Turns the group's delayed deliveries due at `now` into pending ones; returns how many. */
@@ -81,9 +81,6 @@ type StoredDelivery = Omit<DeliveryDoc, 'body'> & { body?: string; envelope?: un
 
 /** The in-process bus's durable state, in one docstore collection. */
 export class JournalStore implements QueueStore {
-  /** Handled deliveries whose removal is about to be written, together. */
-  private removals: { ids: string[]; done: Promise<void> } | null = null;
-
   constructor(private readonly collection: Collection) {}
 
   async prepare(groups: readonly string[], now: number): Promise<void> {
@@ -141,20 +138,8 @@ export class JournalStore implements QueueStore {
     return docs.map(readDelivery);
   }
 
-  remove(id: string): Promise<void> {
-    if (!this.removals) {
-      const ids: string[] = [];
-      const done = new Promise<void>((resolve, reject) => {
-        // Handlers that finish together (in one microtask flush) share one write.
-        queueMicrotask(() => {
-          this.removals = null;
-          this.collection.deleteMany({ _id: { $in: ids } }).then(() => resolve(), reject);
-        });
-      });
-      this.removals = { ids, done };
-    }
-    this.removals.ids.push(id);
-    return this.removals.done;
+  async remove(ids: string[]): Promise<void> {
+    await this.collection.deleteMany({ _id: { $in: ids } });
   }
 
   async move(id: string, from: DeliveryState, change: DeliveryChange): Promise<boolean> {
@@ -213,6 +198,13 @@ export function deliveryId(seq: number): string {
   return `d${seq.toString(36).padStart(12, '0')}`;
 }
 
+/** The sequence a delivery id was made from (see deliveryId). */
+export function deliverySeqOf(id: string): number {
+  const seq = Number.parseInt(id.slice(1), 36);
+  if (id[0] !== 'd' || !Number.isSafeInteger(seq)) throw new Error(`Not a delivery id: ${id}`);
+  return seq;
+}
+
 /** A journal document as a delivery (an older layout's envelope object becomes its body). */
 export function readDelivery(doc: Document): DeliveryDoc {
   const stored = doc as unknown as StoredDelivery;
@@ -220,7 +212,8 @@ export function readDelivery(doc: Document): DeliveryDoc {
   return { ...rest, body: stored.body ?? JSON.stringify(envelope) };
 }
 
-const OPTIONAL_FIELDS = ['lastError', 'reason', 'attempts', 'deadAt'] as const;
+/** The fields of a delivery that only retries and dead letters carry. */
+export const OPTIONAL_FIELDS = ['lastError', 'reason', 'attempts', 'deadAt'] as const;
 
 /** The change as $set and $unset: optional fields the change does not carry are removed. */
 export function changeOf(change: DeliveryChange): {

@@ -88,11 +88,13 @@ export class MemoryStore implements QueueStore {
     return this.read(this.queue(group).pending.after(afterSeq, limit));
   }
 
-  async remove(id: string): Promise<void> {
-    const delivery = this.deliveries.get(id);
-    if (!delivery) return;
-    this.deliveries.delete(id);
-    this.queue(delivery.group)[delivery.state].delete(delivery.seq, id);
+  async remove(ids: string[]): Promise<void> {
+    for (const id of ids) {
+      const delivery = this.deliveries.get(id);
+      if (!delivery) continue;
+      this.deliveries.delete(id);
+      this.queue(delivery.group)[delivery.state].delete(delivery.seq, id);
+    }
   }
 
   async move(id: string, from: DeliveryState, change: DeliveryChange): Promise<boolean> {

@@ -4,7 +4,9 @@ import {
   type DeliveryDoc,
   type DeliveryState,
   deliveryId,
+  deliverySeqOf,
   type GroupDoc,
+  OPTIONAL_FIELDS,
   type QueueStore,
   readDelivery,
 } from './journal.js';
@@ -33,8 +35,6 @@ export class SqlQueueStore implements QueueStore {
   readonly #deliveries: string;
   readonly #groups: string;
   readonly #insertSql = new Map<number, string>();
-  /** Handled deliveries whose removal is about to be written, together. */
-  #removals: { rids: number[]; done: Promise<void> } | null = null;
   #setUp: Promise<void> | null = null;
 
   /**
@@ -190,24 +190,10 @@ export class SqlQueueStore implements QueueStore {
     }));
   }
 
-  remove(id: string): Promise<void> {
-    if (!this.#removals) {
-      const rids: number[] = [];
-      const done = new Promise<void>((resolve, reject) => {
-        // Handlers that finish together (in one microtask flush) share one write.
-        queueMicrotask(() => {
-          this.#removals = null;
-          this.#sql
-            .execute(`DELETE FROM ${this.#deliveries} WHERE rid IN (SELECT value FROM json_each(?))`, [
-              JSON.stringify(rids),
-            ])
-            .then(() => resolve(), reject);
-        });
-      });
-      this.#removals = { rids, done };
-    }
-    this.#removals.rids.push(deliverySeqOf(id));
-    return this.#removals.done;
+  async remove(ids: string[]): Promise<void> {
+    await this.#sql.execute(`DELETE FROM ${this.#deliveries} WHERE rid IN (SELECT value FROM json_each(?))`, [
+      JSON.stringify(ids.map(deliverySeqOf)),
+    ]);
   }
 
   async move(id: string, from: DeliveryState, change: DeliveryChange): Promise<boolean> {
@@ -263,15 +249,6 @@ export class SqlQueueStore implements QueueStore {
 function quoted(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
-
-/** The sequence a delivery id was made from (see deliveryId). */
-export function deliverySeqOf(id: string): number {
-  const seq = Number.parseInt(id.slice(1), 36);
-  if (id[0] !== 'd' || !Number.isSafeInteger(seq)) throw new Error(`Not a delivery id: ${id}`);
-  return seq;
-}
-
-const OPTIONAL_FIELDS = ['lastError', 'reason', 'attempts', 'deadAt'] as const;
 
 /** The optional fields a delivery carries, as JSON; null when it carries none. */
 function infoOf(delivery: Partial<DeliveryDoc>): string | null {
