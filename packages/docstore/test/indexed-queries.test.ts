@@ -10,21 +10,8 @@ import {
   openEmbeddedStore,
   type SortSpec,
 } from '../src/index.js';
+import { seededRandom } from './random.js';
 import { tempDir } from './temp-dir.js';
-
-/** mulberry32: a small seeded generator, so a failure replays the same way. */
-function randomFrom(seed: number) {
-  let state = seed;
-  const next = () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (below: number) => Math.floor(next() * below);
-  const pick = <T>(items: readonly T[]): T => items[int(items.length)];
-  return { next, int, pick };
-}
 
 const STATUSES = ['new', 'contacted', 'qualified', 'lost', 'won'] as const;
 const BASE_TIME = Date.UTC(2024, 0, 1);
@@ -61,7 +48,7 @@ describe('embedded store: queries through indexes', () => {
       await store.close();
       await dataDir.remove();
     });
-    const random = randomFrom(20240501);
+    const random = seededRandom(20240501);
     const plain = store.collection('plain');
     const indexed = store.collection('indexed');
     const singleFields: IndexKeys[] = [

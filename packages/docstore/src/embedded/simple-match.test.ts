@@ -1,43 +1,14 @@
 import { Query } from 'mingo';
 import { expect, it } from 'vitest';
+import { type Random, randomDocument, randomPath, seededRandom } from '../../test/random.js';
 import { compile, documentMatcher } from './simple-match.js';
-import type { PlainObject } from './values.js';
 
-/** A small deterministic PRNG, so a failure can be replayed from its seed. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
-
-const FIELDS = ['a', 'b', 'c'];
 const SCALARS: unknown[] = [0, 1, 2.5, -3, '', 'x', 'y', 'X', true, false, new Date(0), new Date(5000)];
 const VALUES: unknown[] = [...SCALARS, null, [1, 2], ['x', null], [], { n: 1 }, Number.NaN];
 
-function pick<T>(next: () => number, items: readonly T[]): T {
-  return items[Math.floor(next() * items.length)]!;
-}
-
-function randomDocument(next: () => number, depth = 0): PlainObject {
-  const document: PlainObject = {};
-  for (const field of FIELDS) {
-    const roll = next();
-    if (roll < 0.25) continue;
-    document[field] = roll < 0.45 && depth < 2 ? randomDocument(next, depth + 1) : pick(next, VALUES);
-  }
-  return document;
-}
-
-function randomPath(next: () => number): string {
-  const length = 1 + Math.floor(next() * 2);
-  return Array.from({ length }, () => pick(next, FIELDS)).join('.');
-}
-
-function randomCondition(next: () => number): unknown {
-  const operand = () => (next() < 0.15 ? null : pick(next, SCALARS));
-  switch (Math.floor(next() * 9)) {
+function randomCondition(random: Random): unknown {
+  const operand = () => (random.next() < 0.15 ? null : random.pick(SCALARS));
+  switch (random.int(9)) {
     case 0:
       return operand();
     case 1:
@@ -45,16 +16,16 @@ function randomCondition(next: () => number): unknown {
     case 2:
       return { $ne: operand() };
     case 3:
-      return { $exists: next() < 0.5 };
+      return { $exists: random.next() < 0.5 };
     case 4:
-      return { [pick(next, ['$gt', '$gte', '$lt', '$lte'])]: operand() };
+      return { [random.pick(['$gt', '$gte', '$lt', '$lte'])]: operand() };
     case 5:
-      return { $gte: pick(next, SCALARS), $lt: pick(next, SCALARS) };
+      return { $gte: random.pick(SCALARS), $lt: random.pick(SCALARS) };
     case 6:
-      return { [next() < 0.5 ? '$in' : '$nin']: [operand(), operand()] };
+      return { [random.next() < 0.5 ? '$in' : '$nin']: [operand(), operand()] };
     case 7:
       // Shapes left to mingo.
-      return pick(next, [
+      return random.pick([
         { $size: 1 },
         { $elemMatch: { $gt: 0 } },
         /x/i,
@@ -67,14 +38,17 @@ function randomCondition(next: () => number): unknown {
   }
 }
 
-function randomFilter(next: () => number, depth = 0): Record<string, unknown> {
+function randomFilter(random: Random, depth = 0): Record<string, unknown> {
   const filter: Record<string, unknown> = {};
-  const count = 1 + Math.floor(next() * 2);
+  const count = 1 + random.int(2);
   for (let i = 0; i < count; i++) {
-    if (depth < 2 && next() < 0.25) {
-      filter[next() < 0.5 ? '$or' : '$and'] = [randomFilter(next, depth + 1), randomFilter(next, depth + 1)];
+    if (depth < 2 && random.next() < 0.25) {
+      filter[random.next() < 0.5 ? '$or' : '$and'] = [
+        randomFilter(random, depth + 1),
+        randomFilter(random, depth + 1),
+      ];
     } else {
-      filter[randomPath(next)] = randomCondition(next);
+      filter[randomPath(random, 2)] = randomCondition(random);
     }
   }
   return filter;
@@ -83,13 +57,13 @@ function randomFilter(next: () => number, depth = 0): Record<string, unknown> {
 it('decides exactly as mingo, on random documents and filters', () => {
   let compiled = 0;
   for (let seed = 1; seed <= 3000; seed++) {
-    const next = random(seed);
-    const filter = randomFilter(next);
+    const random = seededRandom(seed);
+    const filter = randomFilter(random);
     if (compile(filter)) compiled++;
     const matches = documentMatcher(filter);
     const query = new Query(filter);
     for (let i = 0; i < 10; i++) {
-      const document = randomDocument(next);
+      const document = randomDocument(random, VALUES);
       const expected = query.test(document);
       if (matches(document) !== expected) {
         throw new Error(

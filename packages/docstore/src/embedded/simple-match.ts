@@ -61,29 +61,21 @@ export function compile(filter: Filter): Predicate | null {
   return all(parts);
 }
 
-function all(parts: Predicate[]): Predicate {
+/** AND: any false decides; OR: any true decides. Otherwise undecided if any part was. */
+function combine(parts: Predicate[], decisive: boolean): Predicate {
   return (document) => {
     let undecided = false;
     for (const part of parts) {
       const decided = part(document);
-      if (decided === false) return false;
+      if (decided === decisive) return decisive;
       if (decided === UNDECIDED) undecided = true;
     }
-    return undecided ? UNDECIDED : true;
+    return undecided ? UNDECIDED : !decisive;
   };
 }
 
-function any(parts: Predicate[]): Predicate {
-  return (document) => {
-    let undecided = false;
-    for (const part of parts) {
-      const decided = part(document);
-      if (decided === true) return true;
-      if (decided === UNDECIDED) undecided = true;
-    }
-    return undecided ? UNDECIDED : false;
-  };
-}
+const all = (parts: Predicate[]) => combine(parts, false);
+const any = (parts: Predicate[]) => combine(parts, true);
 
 /**
  * The value at a path through plain objects: MISSING when a step is absent, null or a scalar;

@@ -1,55 +1,27 @@
 import { update as mingoUpdate } from 'mingo';
 import { describe, expect, it } from 'vitest';
+import { type Random, randomDocument, randomPath, seededRandom } from '../../test/random.js';
 import type { UpdateSpec } from '../types.js';
 import { applySimpleUpdate } from './simple-update.js';
 import { cloneValue, type PlainObject } from './values.js';
 
-/** A small deterministic PRNG, so a failure can be replayed from its seed. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
-
-const FIELDS = ['a', 'b', 'c'];
 const VALUES: unknown[] = [0, 1, 2.5, -3, 'x', 'y', null, true, [1, 2], { n: 1 }, new Date(0)];
 
-function pick<T>(next: () => number, items: readonly T[]): T {
-  return items[Math.floor(next() * items.length)]!;
-}
-
-function randomDocument(next: () => number, depth = 0): PlainObject {
-  const document: PlainObject = {};
-  for (const field of FIELDS) {
-    const roll = next();
-    if (roll < 0.3) continue;
-    document[field] = roll < 0.5 && depth < 2 ? randomDocument(next, depth + 1) : pick(next, VALUES);
-  }
-  return document;
-}
-
-function randomPath(next: () => number): string {
-  const length = 1 + Math.floor(next() * 3);
-  return Array.from({ length }, () => pick(next, FIELDS)).join('.');
-}
-
-function randomUpdate(next: () => number): UpdateSpec {
+function randomUpdate(random: Random): UpdateSpec {
   const update: Record<string, Record<string, unknown>> = {};
-  const count = 1 + Math.floor(next() * 3);
+  const count = 1 + random.int(3);
   for (let i = 0; i < count; i++) {
-    const operator = pick(next, ['$set', '$unset', '$inc', '$push', '$addToSet']);
+    const operator = random.pick(['$set', '$unset', '$inc', '$push', '$addToSet']);
     const value =
       operator === '$inc'
-        ? pick(next, [1, -2, 0.5])
+        ? random.pick([1, -2, 0.5])
         : operator === '$unset'
           ? ''
-          : operator === '$set' || next() < 0.5
-            ? pick(next, VALUES)
-            : { $each: [pick(next, VALUES), pick(next, VALUES)] };
+          : operator === '$set' || random.next() < 0.5
+            ? random.pick(VALUES)
+            : { $each: [random.pick(VALUES), random.pick(VALUES)] };
     update[operator] ??= {};
-    update[operator][randomPath(next)] = value;
+    update[operator][randomPath(random, 3)] = value;
   }
   return update;
 }
@@ -60,9 +32,9 @@ describe('applySimpleUpdate', () => {
   it('changes a document exactly as mingo does, and names the same fields, whenever it applies', () => {
     let applied = 0;
     for (let seed = 1; seed <= 3000; seed++) {
-      const next = random(seed);
-      const document = randomDocument(next);
-      const update = randomUpdate(next);
+      const random = seededRandom(seed);
+      const document = randomDocument(random, VALUES) as PlainObject;
+      const update = randomUpdate(random);
       const fast = cloneValue(document) as PlainObject;
       const changed = applySimpleUpdate(fast, update, copy);
       if (changed === undefined) {
