@@ -2,7 +2,7 @@ import type { Subscription } from '@lead-capture/bus';
 import type { EventEnvelope, KnownEvent } from '@lead-capture/contracts';
 import { Outbox, type ServiceDeps, type ServiceModule, subscribeGroup } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
-import { CAPTURE_MAX_ATTEMPTS, createCaptureHandler } from './capture.js';
+import { CAPTURE_MAX_ATTEMPTS, CAPTURE_PREFETCH, createCaptureHandler } from './capture.js';
 import { type LeadConfig, loadLeadConfig } from './config.js';
 import type { LeadContext } from './context.js';
 import { createDirectoryHandler, isDirectoryEvent } from './directory.js';
@@ -77,7 +77,7 @@ export function createLeadService(
             const known = asKnown(event);
             if (known.type === 'lead.received') await captureLead(known, delivery);
           },
-          { maxAttempts: CAPTURE_MAX_ATTEMPTS },
+          { maxAttempts: CAPTURE_MAX_ATTEMPTS, prefetch: CAPTURE_PREFETCH },
         ),
         await subscribeGroup(deps.bus, PROGRESS_GROUP, async (event) => {
           const known = asKnown(event);
