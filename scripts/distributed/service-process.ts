@@ -79,7 +79,9 @@ export class ServiceProcess {
   async start(): Promise<void> {
     if (this.#child) throw new Error(`${this.spec.label} is already running`);
     this.#append(`--- ${this.spec.label}: starting ${this.spec.entry} on port ${this.spec.port}\n`);
-    const child = spawn(process.execPath, nodeArgs(this.spec.entry), {
+    // For profiling a benchmark's servers: SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
+    const extraArgs = process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    const child = spawn(process.execPath, [...extraArgs, ...nodeArgs(this.spec.entry)], {
       cwd: REPO_ROOT,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
