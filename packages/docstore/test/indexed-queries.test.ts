@@ -15,7 +15,18 @@ import { tempDir } from './temp-dir.js';
 
 const STATUSES = ['new', 'contacted', 'qualified', 'lost', 'won'] as const;
 const BASE_TIME = Date.UTC(2024, 0, 1);
-const NAMES = ['Ada Lovelace', 'ada.b (x)', 'Grace Hopper', 'grace+1@x.io', 'Alan Turing', 'a.d*a', ''];
+const NAMES = [
+  'Ada Lovelace',
+  'ada.b (x)',
+  'Grace Hopper',
+  'grace+1@x.io',
+  'Alan Turing',
+  'a.d*a',
+  '',
+  // LIKE's wildcards and escape as text; letters a case-insensitive regex folds only beyond ASCII.
+  '50%_off \\ a_d%a',
+  'ÅDA Ådå',
+];
 /** Values of every type a scalar field can hold, so ranges and equality meet type brackets and null. */
 const MIXED = [null, -1, 0, 2.5, 7, 'a', 'b7', '', true, false, new Date(BASE_TIME), new Date(BASE_TIME + 1)];
 /**
@@ -134,6 +145,12 @@ describe('embedded store: queries through indexes', () => {
         { $regex: 'ce$' },
         { $regex: '\\(x\\)' },
         { $regex: '\\+1' },
+        { $regex: 'ad', $options: 'i' },
+        { $regex: 'a' },
+        { $regex: '%_', $options: 'i' },
+        { $regex: '\\\\ a_d' },
+        { $regex: 'ådå', $options: 'i' },
+        { $regex: 'Ådå' },
         /a.a/,
         /^$/,
         { $regex: 'a', $not: /z/ },
@@ -422,6 +439,59 @@ describe('embedded store: queries through indexes', () => {
       rows: 1,
     });
   }, 120_000);
+
+  it('counts and pages a literal search in SQL, reading only the rows it answers', async () => {
+    const dataDir = await tempDir('search');
+    const store = await openEmbeddedStore({ dataDir: dataDir.path });
+    onTestFinished(async () => {
+      await store.close();
+      await dataDir.remove();
+    });
+    const leads = store.collection('leads');
+    await leads.createIndex({ searchText: 1 }, { substring: true });
+    await leads.createIndex({ company: 1 });
+    await leads.insertMany(
+      Array.from({ length: 3000 }, (_, i) => ({
+        _id: `l${String(i).padStart(4, '0')}`,
+        searchText: `${i % 3 === 0 ? 'grace hopper' : 'alan turing'} u${i}@x.com`,
+        company: i % 10 === 0 ? 'Ådå 50%_Labs' : 'Acme',
+      })),
+    );
+    const decoded = async <T>(read: () => Promise<T>): Promise<{ result: T; rows: number }> => {
+      const table = store.table('leads');
+      const before = table.rowsDecoded;
+      const result = await read();
+      return { result, rows: table.rowsDecoded - before };
+    };
+    // Through the trigram table, then checked exactly in SQL: the count reads no document.
+    expect(await decoded(() => leads.countDocuments({ searchText: { $regex: 'grace hop' } }))).toEqual({
+      result: 1000,
+      rows: 0,
+    });
+    const page = await decoded(() =>
+      leads.find({ searchText: { $regex: 'grace hop' } }, { sort: { _id: 1 }, skip: 20, limit: 5 }),
+    );
+    expect({ ids: page.result.map((lead) => lead._id), rows: page.rows }).toEqual({
+      ids: ['l0060', 'l0063', 'l0066', 'l0069', 'l0072'],
+      rows: 5,
+    });
+    // Shorter than a trigram, on a field without a trigram table, or ASCII without case: still SQL.
+    expect(await decoded(() => leads.countDocuments({ searchText: { $regex: 'u7' } }))).toEqual({
+      result: 111,
+      rows: 0,
+    });
+    expect(
+      await decoded(() => leads.countDocuments({ company: { $regex: '50%_l', $options: 'i' } })),
+    ).toEqual({ result: 300, rows: 0 });
+    expect(await decoded(() => leads.countDocuments({ company: { $regex: '0%l', $options: 'i' } }))).toEqual({
+      result: 0,
+      rows: 0,
+    });
+    // A case-insensitive text beyond ASCII: JavaScript's folding, so mingo reads the rows.
+    const folded = await decoded(() => leads.countDocuments({ company: { $regex: 'ådå', $options: 'i' } }));
+    expect(folded.result).toBe(300);
+    expect(folded.rows).toBe(3000);
+  });
 
   it('builds an element table when a field first holds an array, also over existing rows', async () => {
     const dataDir = await tempDir('multikey-build');

@@ -1,7 +1,7 @@
 import type { Filter } from '../types.js';
 import { sqlValue } from './encoding.js';
 import { elementKey, literalOf } from './indexes.js';
-import { isPlainObject, OTHER_TYPE, valueFlag } from './values.js';
+import { isPlainObject, OTHER_TYPE, STRING_TYPE, valueFlag } from './values.js';
 
 /** What SQL knows of a field: its key expression and, while it only held one scalar type, that type. */
 export interface FieldInfo {
@@ -206,18 +206,43 @@ function exists(field: FieldInfo, wanted: boolean): Condition {
 }
 
 /**
- * A literal pattern of at least 3 characters on a field with a trigram table: the table's rows that
- * contain the text (case-folded, so a superset), for mingo to check. A case-insensitive pattern only
- * when ASCII: JavaScript's and FTS5's case folding agree there.
+ * A literal pattern (escaped text, as a search is) on a field SQL knows to hold strings only: exact,
+ * by `instr` (case-sensitive) or, for an ASCII text with the `i` flag, by LIKE (SQLite folds ASCII
+ * only, and a non-unicode JavaScript regex never folds another character onto an ASCII one). With a
+ * trigram table, its rows containing the text (case-folded) narrow the scan first; on other fields
+ * that table is a superset for mingo to check. Anything else is mingo's.
  */
 function regex(field: FieldInfo, source: string, flags: string): Condition {
-  if (!field.fts || /[^ims]/.test(flags)) return UNDECIDED;
+  if (/[^ims]/.test(flags)) return UNDECIDED;
   const literal = literalOf(source);
-  if (literal === undefined || [...literal].length < 3) return UNDECIDED;
-  if (flags.includes('i') && !/^[\x20-\x7e]*$/.test(literal)) return UNDECIDED;
-  return {
-    sql: `rid IN (SELECT rowid FROM ${field.fts} WHERE ${field.fts} MATCH ?)`,
-    params: [`"${literal.replaceAll('"', '""')}"`],
-    exact: false,
-  };
+  if (literal === undefined) return UNDECIDED;
+  const caseless = flags.includes('i');
+  const ascii = /^[\x20-\x7e]*$/.test(literal);
+  const narrowing =
+    field.fts && [...literal].length >= 3 && (ascii || !caseless)
+      ? {
+          sql: `rid IN (SELECT rowid FROM ${field.fts} WHERE ${field.fts} MATCH ?)`,
+          params: [`"${literal.replaceAll('"', '""')}"`],
+        }
+      : null;
+  const check = exactContains(field, literal, caseless, ascii);
+  if (check === null) return narrowing ? { ...narrowing, exact: false } : UNDECIDED;
+  return and([check, narrowing ? { ...narrowing, exact: true } : ALL]);
+}
+
+/** The SQL test of "contains `literal`" when it is exactly the regex's answer, else null. */
+function exactContains(
+  field: FieldInfo,
+  literal: string,
+  caseless: boolean,
+  ascii: boolean,
+): Condition | null {
+  // A regex matches strings only: on a field of another type (or only null so far) nothing.
+  if (field.exact !== undefined && field.exact !== STRING_TYPE) return NONE;
+  // Lone surrogates do not survive SQLite's UTF-8: leave such a text to mingo.
+  if (field.exact === undefined || /[\uD800-\uDFFF]/.test(literal)) return null;
+  if (!caseless) return { sql: `instr(${field.expr}, ?) > 0`, params: [literal], exact: true };
+  if (!ascii) return null;
+  const pattern = `%${literal.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+  return { sql: `${field.expr} LIKE ? ESCAPE '\\'`, params: [pattern], exact: true };
 }
