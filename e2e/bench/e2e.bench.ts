@@ -44,7 +44,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CSV_IMPORT_SOURCE } from '@lead-capture/contracts';
+import { CSV_IMPORT_SOURCE, QUALIFICATIONS } from '@lead-capture/contracts';
 import { ServiceProcess } from '../../scripts/distributed/service-process.js';
 import { SERVICES } from '../../scripts/distributed/stack.js';
 import { ADMIN } from '../support/api.js';
@@ -337,6 +337,11 @@ if (embeddedStart) {
     const enrolledBefore = await enrolled(setup);
     const leadsBefore = await setup.api.total('/api/leads');
     const listedBefore = await setup.api.total(`/api/leads?sourceId=${CSV_IMPORT_SOURCE.id}`);
+    let scoredBefore = 0;
+    for (const qualification of QUALIFICATIONS)
+      scoredBefore += await setup.api.total(
+        `/api/leads?sourceId=${CSV_IMPORT_SOURCE.id}&qualification=${qualification}`,
+      );
     const figures: Json = { rows: IMPORT_ROWS, csvMb: round(csv.length / 1024 / 1024, 2), leadsBefore };
     embedded.import = figures;
     const sampler = sampleRss(pid);
@@ -377,15 +382,16 @@ if (embeddedStart) {
         Object.assign(figures, { created: body.created, duplicates: body.duplicates, failed: body.failed });
         return accepted;
       };
-      // Scored: every lead of the file scores above 0 (full names, phone, company, business
-      // e-mail), so the lowest score of the CSV source having a qualification means all have one.
+      // Scored: the CSV source's leads with a qualification (hot, warm or cold), counted on the list.
       const scoredCount = async (): Promise<number> => {
-        const body = await setup.api.get<{
-          data: { qualification: string | null }[];
-          pagination: { total: number };
-        }>(`/api/leads?sourceId=${CSV_IMPORT_SOURCE.id}&sort=score&limit=1`);
-        const total = body.pagination.total - listedBefore;
-        return body.data[0]?.qualification ? total : Math.min(total, leadsOfImport - 1);
+        const counts = await Promise.all(
+          QUALIFICATIONS.map((qualification) =>
+            setup.api.total(
+              `/api/leads?sourceId=${CSV_IMPORT_SOURCE.id}&qualification=${qualification}`,
+            ),
+          ),
+        );
+        return counts.reduce((sum, count) => sum + count, 0) - scoredBefore;
       };
       const listed = await pollUntil(
         'import listed',
