@@ -386,9 +386,7 @@ if (embeddedStart) {
       const scoredCount = async (): Promise<number> => {
         const counts = await Promise.all(
           QUALIFICATIONS.map((qualification) =>
-            setup.api.total(
-              `/api/leads?sourceId=${CSV_IMPORT_SOURCE.id}&qualification=${qualification}`,
-            ),
+            setup.api.total(`/api/leads?sourceId=${CSV_IMPORT_SOURCE.id}&qualification=${qualification}`),
           ),
         );
         return counts.reduce((sum, count) => sum + count, 0) - scoredBefore;
