@@ -13,6 +13,20 @@ import {
 import { seededRandom } from './random.js';
 import { tempDir } from './temp-dir.js';
 
+type EmbeddedStore = Awaited<ReturnType<typeof openEmbeddedStore>>;
+
+/** What `read` answers, and how many rows of `collection` it decoded (read as documents) meanwhile. */
+async function rowsDecodedBy<T>(
+  store: EmbeddedStore,
+  collection: string,
+  read: () => Promise<T>,
+): Promise<{ result: T; rows: number }> {
+  const table = store.table(collection);
+  const before = table.rowsDecoded;
+  const result = await read();
+  return { result, rows: table.rowsDecoded - before };
+}
+
 const STATUSES = ['new', 'contacted', 'qualified', 'lost', 'won'] as const;
 const BASE_TIME = Date.UTC(2024, 0, 1);
 const NAMES = [
@@ -356,12 +370,7 @@ describe('embedded store: queries through indexes', () => {
         }),
       );
     }
-    const decoded = async <T>(read: () => Promise<T>): Promise<{ result: T; rows: number }> => {
-      const table = store.table('leads');
-      const before = table.rowsDecoded;
-      const result = await read();
-      return { result, rows: table.rowsDecoded - before };
-    };
+    const decoded = <T>(read: () => Promise<T>) => rowsDecodedBy(store, 'leads', read);
     const idsOf = (documents: { _id: string }[]) => documents.map((document) => document._id).sort();
 
     // The lead service's releaseKeys: another holder of the key?
@@ -457,12 +466,7 @@ describe('embedded store: queries through indexes', () => {
         company: i % 10 === 0 ? 'Ådå 50%_Labs' : 'Acme',
       })),
     );
-    const decoded = async <T>(read: () => Promise<T>): Promise<{ result: T; rows: number }> => {
-      const table = store.table('leads');
-      const before = table.rowsDecoded;
-      const result = await read();
-      return { result, rows: table.rowsDecoded - before };
-    };
+    const decoded = <T>(read: () => Promise<T>) => rowsDecodedBy(store, 'leads', read);
     // Through the trigram table, then checked exactly in SQL: the count reads no document.
     expect(await decoded(() => leads.countDocuments({ searchText: { $regex: 'grace hop' } }))).toEqual({
       result: 1000,
@@ -506,12 +510,7 @@ describe('embedded store: queries through indexes', () => {
     );
     // An index added over arrays starts with its element table.
     await items.createIndex({ tags: 1 });
-    const decoded = async <T>(read: () => Promise<T>): Promise<{ result: T; rows: number }> => {
-      const table = store.table('items');
-      const before = table.rowsDecoded;
-      const result = await read();
-      return { result, rows: table.rowsDecoded - before };
-    };
+    const decoded = <T>(read: () => Promise<T>) => rowsDecodedBy(store, 'items', read);
     expect(await decoded(() => items.countDocuments({ tags: 't3' }))).toEqual({ result: 10, rows: 10 });
 
     // A field of scalars turns multikey with a write: the table is built then, over every row.
