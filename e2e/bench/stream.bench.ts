@@ -72,7 +72,27 @@ async function openStream(
   return { close: () => controller.abort() };
 }
 
-function summary(values: number[]): Record<string, number | null> {
+interface Summary {
+  count: number;
+  p50Ms: number | null;
+  p95Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+}
+
+/** What one phase of sending measured. */
+interface PhaseFigures {
+  sent: number;
+  achievedRatePerSec: number;
+  accepted: number;
+  statuses: Record<string, number>;
+  webhookMs: Summary;
+  okToCapturedMs: Summary & { missing: number };
+  okToScoredMs: Summary & { missing: number };
+  capturedTransitMs: Summary;
+}
+
+function summary(values: number[]): Summary {
   const sorted = [...values].sort((a, b) => a - b);
   if (sorted.length === 0) return { count: 0, p50Ms: null, p95Ms: null, p99Ms: null, maxMs: null };
   return {
@@ -126,7 +146,7 @@ try {
    * Sends `count` webhooks at RATE per second (open loop), then waits up to SETTLE_S for every
    * accepted lead's lead.captured and lead.scored; answers the phase's figures.
    */
-  async function phase(label: string, count: number): Promise<Record<string, unknown>> {
+  async function phase(label: string, count: number): Promise<PhaseFigures> {
     const phaseLeads: LeadTiming[] = [];
     const started = performance.now();
     const sends: Promise<void>[] = [];
@@ -195,11 +215,11 @@ try {
   const measured = await phase('steady', Math.round(RATE * DURATION_S));
   stream.close();
   result = { rate: RATE, ...measured, coldStart: coldStart && { durationS: WARMUP_S, ...coldStart } };
-  const row = (what: string, figures: Record<string, number | null>, events: string) =>
+  const row = (what: string, figures: Summary, events: string) =>
     `| ${what} | ${figures.p50Ms} | ${figures.p95Ms} | ${figures.p99Ms} | ${figures.maxMs} ms | ${events} |`;
-  const cap = result.okToCapturedMs as Record<string, number | null>;
+  const cap = measured.okToCapturedMs;
   console.log(
-    `\nlive stream, ${box.cpus} cores, Node ${box.node}, ${RATE} webhooks/s for ${DURATION_S} s (achieved ${result.achievedRatePerSec}/s) after a cold start of ${WARMUP_S} s, load average ${box.loadAvgAtStart.join(' ')} at start, ${loadavg()
+    `\nlive stream, ${box.cpus} cores, Node ${box.node}, ${RATE} webhooks/s for ${DURATION_S} s (achieved ${measured.achievedRatePerSec}/s) after a cold start of ${WARMUP_S} s, load average ${box.loadAvgAtStart.join(' ')} at start, ${loadavg()
       .map((v) => round(v, 2))
       .join(' ')} at the end`,
   );
@@ -210,12 +230,11 @@ try {
     ['cold start: ', coldStart],
   ] as const) {
     if (!figures) continue;
-    const captured = figures.okToCapturedMs as Record<string, number | null> & { missing: number };
-    const scored = figures.okToScoredMs as Record<string, number | null> & { missing: number };
+    const { okToCapturedMs: captured, okToScoredMs: scored, capturedTransitMs: transit } = figures;
     console.log(
       row(
         `${name}webhook answer (200)`,
-        figures.webhookMs as Record<string, number | null>,
+        figures.webhookMs,
         `${figures.accepted} of ${figures.sent} accepted`,
       ),
     );
@@ -229,7 +248,6 @@ try {
     console.log(
       row(`${name}200 -> lead.scored on the stream`, scored, `${scored.count} (${scored.missing} missing)`),
     );
-    const transit = figures.capturedTransitMs as Record<string, number | null>;
     console.log(
       row(`${name}lead.captured published (occurredAt) -> on the stream`, transit, String(transit.count)),
     );
