@@ -1,5 +1,10 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { BUILD_NODE_ARGS, HEAP_NODE_ARGS, serviceEntry } from '../scripts/build/workspace-build.js';
 import { parseReplicas, planProcesses } from '../scripts/distributed/plan.js';
+import { nodeArgs } from '../scripts/distributed/service-process.js';
 import { SERVICES } from '../scripts/distributed/stack.js';
 import { EMBEDDED_SERVICES } from '../services/embedded/src/services.js';
 
@@ -28,5 +33,33 @@ describe('pnpm start:distributed: the processes it plans', () => {
     [['scoring=2'], undefined, /need MONGO_URL/],
   ] as const)('refuses --replicas %j (MONGO_URL %s)', (values, mongoUrl, message) => {
     expect(() => parseReplicas(values, mongoUrl)).toThrow(message);
+  });
+});
+
+/**
+ * The node flags of a service process are one constant (HEAP_NODE_ARGS) for the processes the
+ * scripts start; `pnpm start` and the image spell them out, so they are checked here.
+ */
+describe('every way of starting a service runs node with the same flags', () => {
+  const repo = fileURLToPath(new URL('../', import.meta.url));
+  const flags = [...HEAP_NODE_ARGS, ...BUILD_NODE_ARGS];
+
+  it('pnpm start runs the embedded build with them', async () => {
+    const { scripts } = JSON.parse(await readFile(join(repo, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    const command = scripts.start?.split('&&').at(-1)?.trim().split(/\s+/);
+    expect(command).toEqual(['node', ...flags, serviceEntry('embedded')]);
+    expect(scripts['start:dev']).toContain(HEAP_NODE_ARGS.join(' '));
+  });
+
+  it('the image and the process runner pass them', async () => {
+    const dockerfile = await readFile(join(repo, 'Dockerfile'), 'utf8');
+    const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1];
+    expect(JSON.parse(entrypoint ?? '[]')).toEqual(expect.arrayContaining(['node', ...flags]));
+    expect(nodeArgs(serviceEntry('scoring'))).toEqual([...flags, serviceEntry('scoring')]);
+    expect(nodeArgs('services/scoring/src/main.ts').slice(0, HEAP_NODE_ARGS.length)).toEqual([
+      ...HEAP_NODE_ARGS,
+    ]);
   });
 });

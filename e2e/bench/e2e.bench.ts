@@ -3,11 +3,11 @@
  * generator, in one run on this box:
  *
  *   1. baseline   a bare fastify JSON echo (e2e/bench/echo-server.ts) under autocannon
- *   2. embedded   `services/embedded/src/main.ts` on a fresh DATA_DIR: a source and a sequence that
- *                 matches every lead; its webhook under the same load (a unique lead per request),
- *                 req/s, p50/p99, non-2xx and the ratio to the echo; then the chain drain: the time
- *                 until every accepted submission is enrolled, and the sustained chain rate
- *                 (accepted / (load duration + drain))
+ *   2. embedded   what `pnpm start` runs (the build of services/embedded) on a fresh DATA_DIR: a
+ *                 source and a sequence that matches every lead; its webhook under the same load
+ *                 (a unique lead per request), req/s, p50/p99, non-2xx and the ratio to the echo;
+ *                 then the chain drain: the time until every accepted submission is enrolled, and
+ *                 the sustained chain rate (accepted / (load duration + drain))
  *   3. import     a CSV of BENCH_IMPORT_ROWS distinct leads through POST /api/leads/import: the
  *                 answer's time, the time until every row is listed (GET /api/leads/imports/<id>
  *                 when the service has it, else the list's total for the CSV import source), scored
@@ -45,6 +45,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CSV_IMPORT_SOURCE, QUALIFICATIONS } from '@lead-capture/contracts';
+import { buildWorkspace, serviceEntry } from '../../scripts/build/workspace-build.js';
 import { ServiceProcess } from '../../scripts/distributed/service-process.js';
 import { SERVICES } from '../../scripts/distributed/stack.js';
 import { ADMIN } from '../support/api.js';
@@ -271,6 +272,8 @@ async function webhookAndDrain(
 // ---------------------------------------------------------------------------------------------
 // 1. The baseline.
 
+// Every process below runs the build (as `pnpm start` and `pnpm start:distributed` do): current first.
+await buildWorkspace();
 const box = { cpus: cpus().length, node: process.version, loadAvgAtStart: loadavg().map((v) => round(v, 2)) };
 progress(
   `run ${RUN}: ${DURATION_S} s of load at ${CONNECTIONS} connections, ${IMPORT_ROWS} import rows, load average ${box.loadAvgAtStart.join(' ')}`,
@@ -302,10 +305,16 @@ if (echo) results.echo = loadFigures(echo);
 const embedded: Json = {};
 results.embedded = embedded;
 const dataDir = await mkdtemp(join(tmpdir(), 'bench-e2e-embedded-'));
-const runtime = await embeddedProcess(dataDir, {
-  ...NO_RATE_LIMITS,
-  IMPORT_MAX_ROWS: String(Math.max(IMPORT_ROWS, 100_000)),
-});
+// What `pnpm start` runs: the build (made above), with the service node flags.
+const EMBEDDED_ENTRY = serviceEntry('embedded');
+const runtime = await embeddedProcess(
+  dataDir,
+  {
+    ...NO_RATE_LIMITS,
+    IMPORT_MAX_ROWS: String(Math.max(IMPORT_ROWS, 100_000)),
+  },
+  EMBEDDED_ENTRY,
+);
 cleanups.push(async () => {
   await runtime.kill();
   await rm(dataDir, { recursive: true, force: true });
@@ -315,7 +324,7 @@ const embeddedStart = ONLY_DISTRIBUTED
   ? undefined
   : await phase('embedded start', async () => {
       await runtime.start();
-      const pid = await findServicePid('services/embedded/src/main.ts', { name: 'DATA_DIR', value: dataDir });
+      const pid = await findServicePid(EMBEDDED_ENTRY, { name: 'DATA_DIR', value: dataDir });
       const setup = await setUpChain(runtime.url, 'embedded');
       embedded.startRssMb = round((await memoryOf(pid)).rssMb);
       return { pid, setup };

@@ -18,6 +18,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { buildWorkspace, serviceEntry } from '../../scripts/build/workspace-build.js';
 import { ADMIN } from '../support/api.js';
 import { embeddedProcess, NO_RATE_LIMITS } from '../support/runtimes.js';
 import { BenchApi, envNumber, killChildren, percentile, progress, round } from './support.js';
@@ -106,7 +107,9 @@ function summary(values: number[]): Summary {
 
 const box = { cpus: cpus().length, node: process.version, loadAvgAtStart: loadavg().map((v) => round(v, 2)) };
 const dataDir = await mkdtemp(join(tmpdir(), 'bench-stream-'));
-const runtime = await embeddedProcess(dataDir, NO_RATE_LIMITS);
+// What `pnpm start` runs: the build, current, with the service node flags.
+await buildWorkspace();
+const runtime = await embeddedProcess(dataDir, NO_RATE_LIMITS, serviceEntry('embedded'));
 let exitCode = 0;
 let result: Record<string, unknown> = {};
 try {

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BUILD_NODE_ARGS, REPO_ROOT } from '../build/workspace-build.js';
+import { BUILD_NODE_ARGS, HEAP_NODE_ARGS, REPO_ROOT } from '../build/workspace-build.js';
 
 export { REPO_ROOT };
 
@@ -43,7 +43,8 @@ process.once('exit', () => {
 
 /** How node runs an entry: compiled JavaScript with the build condition, TypeScript through tsx. */
 export function nodeArgs(entry: string): string[] {
-  return entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [...BUILD_NODE_ARGS, entry];
+  const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : BUILD_NODE_ARGS;
+  return [...HEAP_NODE_ARGS, ...loader, entry];
 }
 
 /**
