@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import type { EventEnvelope } from '@lead-capture/contracts';
+import { type EventEnvelope, newId } from '@lead-capture/contracts';
 import { InvalidEventError } from './errors.js';
 import { invalidEventType, invalidTopicPattern } from './topic.js';
 import type { EventValidator, PublishOptions, SubscribeOptions } from './types.js';
@@ -12,10 +11,10 @@ export function buildEnvelope<TData>(
   validate: EventValidator | undefined,
 ): EventEnvelope<string, TData> {
   const envelope: EventEnvelope<string, TData> = {
-    id: options?.id ?? randomUUID(),
+    id: options?.id ?? newId(),
     type,
     occurredAt: new Date().toISOString(),
-    correlationId: options?.correlationId ?? randomUUID(),
+    correlationId: options?.correlationId ?? newId(),
     ...(options?.causationId === undefined ? {} : { causationId: options.causationId }),
     data,
   };

@@ -2,7 +2,7 @@ import type { EventEnvelope } from '@lead-capture/contracts';
 import type { DocStore, Transaction } from '@lead-capture/docstore';
 
 export interface PublishOptions {
-  /** Event id; generated (UUID v4) when absent. Pass one to make a re-publish idempotent downstream. */
+  /** Event id; generated (UUID v7, `newId`) when absent. Pass one to make a re-publish idempotent downstream. */
   id?: string;
   /** Correlation id; a new UUID when absent. */
   correlationId?: string;

@@ -3,17 +3,17 @@ import { createEnvelope } from './envelope.js';
 import { SAMPLE_EVENT_DATA, SAMPLE_IDS } from './samples.js';
 import { validateEnvelope } from './validate.js';
 
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO_UTC_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('createEnvelope', () => {
-  it('stamps a new event with UUID v4 ids and an ISO 8601 UTC time with milliseconds', () => {
+  it('stamps a new event with UUID v7 ids and an ISO 8601 UTC time with milliseconds', () => {
     const before = Date.now();
     const event = createEnvelope('lead.deleted', { leadId: SAMPLE_IDS.lead });
     expect(event.type).toBe('lead.deleted');
     expect(event.data).toEqual({ leadId: SAMPLE_IDS.lead });
-    expect(event.id).toMatch(UUID_V4);
-    expect(event.correlationId).toMatch(UUID_V4);
+    expect(event.id).toMatch(UUID_V7);
+    expect(event.correlationId).toMatch(UUID_V7);
     expect(event.correlationId).not.toBe(event.id);
     expect(event.occurredAt).toMatch(ISO_UTC_MS);
     expect(Date.parse(event.occurredAt)).toBeGreaterThanOrEqual(before);

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { EventData } from './events/index.js';
+import { newId } from './ids.js';
 
 /**
  * Every message on the bus is an envelope: an id that consumers use for idempotency, the event type
@@ -20,9 +20,9 @@ export interface EventEnvelope<TType extends string = string, TData = unknown> {
 }
 
 export interface EnvelopeOptions {
-  /** Event id; a new UUID v4 when absent. Pass a stored one to make a re-publish idempotent downstream. */
+  /** Event id; a new UUID v7 (`newId`) when absent. Pass a stored one to make a re-publish idempotent downstream. */
   id?: string;
-  /** A new UUID v4 when absent (the start of a new journey). */
+  /** A new UUID v7 when absent (the start of a new journey). */
   correlationId?: string;
   causationId?: string;
 }
@@ -34,10 +34,10 @@ export function createEnvelope<TType extends string, TData extends EventData<TTy
   options: EnvelopeOptions = {},
 ): EventEnvelope<TType, TData> {
   const envelope: EventEnvelope<TType, TData> = {
-    id: options.id ?? randomUUID(),
+    id: options.id ?? newId(),
     type,
     occurredAt: new Date().toISOString(),
-    correlationId: options.correlationId ?? randomUUID(),
+    correlationId: options.correlationId ?? newId(),
     data,
   };
   if (options.causationId !== undefined) envelope.causationId = options.causationId;

@@ -89,5 +89,6 @@ export type {
 } from './events/source.js';
 export { SOURCE_FORMATS } from './events/source.js';
 export type { UserCreated, UserDeleted, UserSnapshot, UserUpdated } from './events/user.js';
+export { newId } from './ids.js';
 export { validateEnvelope, validateEvent } from './validate.js';
 export { describeValidationError, type ValidationIssue } from './validation-message.js';

@@ -141,4 +141,4 @@ export {
 export { subscribeGroup } from './subscribe.js';
 export { parseTrustProxy, type TrustProxySetting, toFastifyTrustProxy, trustProxy } from './trust-proxy.js';
 export { uniqueBy } from './unique.js';
-export { uuidV5 } from './uuid-v5.js';
+export { timeOrderedUuidV5, uuidV5 } from './uuid-v5.js';

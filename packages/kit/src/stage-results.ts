@@ -1,11 +1,14 @@
 import type { EventDataMap, EventEnvelope, EventType } from '@lead-capture/contracts';
 import { type Collection, type DocStore, isDuplicateKeyError } from '@lead-capture/docstore';
 import type { Outbox, OutboxChange } from './outbox.js';
-import { uuidV5 } from './uuid-v5.js';
+import { timeOrderedUuidV5 } from './uuid-v5.js';
 
-/** The id of the event a stage publishes for a trigger: UUID v5 of the trigger's id, the same on every delivery and replica. */
+/**
+ * The id of the event a stage publishes for a trigger: derived from the trigger's id (UUID v5, with
+ * the trigger's time first when it has one: `timeOrderedUuidV5`), the same on every delivery and replica.
+ */
 export function derivedEventId(triggerEventId: string, namespace: string): string {
-  return uuidV5(triggerEventId, namespace);
+  return timeOrderedUuidV5(triggerEventId, namespace, triggerEventId);
 }
 
 /** What a stage computed for one triggering event, stored under the trigger's id. */

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { DeliveryContext } from '@lead-capture/bus';
-import type { EventOf, LeadReceived } from '@lead-capture/contracts';
+import { type EventOf, type LeadReceived, newId } from '@lead-capture/contracts';
 import { isDuplicateKeyError } from '@lead-capture/docstore';
 import type { Outbox } from '@lead-capture/kit';
 import type { LeadContext } from './context.js';
@@ -48,7 +47,7 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
     const now = new Date().toISOString();
     const placement = await defaultPlacement(collections);
     const lead: LeadDoc = {
-      _id: randomUUID(),
+      _id: newId(),
       submissionId: received.submissionId,
       ...fields,
       ...derivedFields(fields),
@@ -294,7 +293,7 @@ function captureState(received: LeadReceived, eventId: string, kind: CaptureStat
     importId: received.importId ?? null,
     importRow: received.importRow ?? null,
     deduplicated: false,
-    capturedEventId: randomUUID(),
+    capturedEventId: newId(),
   };
 }
 

@@ -1,6 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { UnroutableError } from '@lead-capture/bus';
-import type { ImportStatus, LeadImportProgress, LeadReceived } from '@lead-capture/contracts';
+import {
+  type ImportStatus,
+  type LeadImportProgress,
+  type LeadReceived,
+  newId,
+} from '@lead-capture/contracts';
 import { isDuplicateKeyError } from '@lead-capture/docstore';
 import type { Outbox } from '@lead-capture/kit';
 import type { LeadContext } from './context.js';
@@ -131,7 +135,7 @@ export function createImportTracker({ collections, bus }: LeadContext, outbox: O
         uploaded: false,
         status: 'in_progress',
         tally: { created: 0, duplicates: 0, failed: 0 },
-        doneEventId: randomUUID(),
+        doneEventId: newId(),
         finishedAt: null,
       });
     },

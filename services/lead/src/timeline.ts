@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import type { JsonObject } from '@lead-capture/contracts';
+import { type JsonObject, newId } from '@lead-capture/contracts';
 import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
 import type { TimelineActor, TimelineDoc, TimelineType } from './store.js';
 
@@ -30,7 +29,7 @@ export function nextPosition(now: number): number {
 /** Writes the entry once: a redelivered event finds its entry written and writes nothing. */
 export async function recordTimeline(timeline: Collection<TimelineDoc>, entry: TimelineEntry): Promise<void> {
   const now = Date.now();
-  const id = randomUUID();
+  const id = newId();
   try {
     await timeline.insertOne({
       _id: id,

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '@lead-capture/contracts';
 import { type Collection, type Filter, isDuplicateKeyError } from '@lead-capture/docstore';
 import {
   failedFields,
@@ -77,7 +77,7 @@ export class NotificationMails {
     const key = { leadId: mail.leadId, captureId: mail.captureId, recipientKey: mail.to.toLowerCase() };
     const leaseUntil = new Date(now.getTime() + this.leaseMs).toISOString();
     const created: MailDocument = {
-      _id: randomUUID(),
+      _id: newId(),
       ...key,
       to: mail.to,
       subject: mail.subject,

@@ -1,6 +1,6 @@
 import type { EventEnvelope, EventOf, LeadScored, SentNotification } from '@lead-capture/contracts';
 import type { DocStore } from '@lead-capture/docstore';
-import { type Logger, type Outbox, StageResults, uuidV5 } from '@lead-capture/kit';
+import { type Logger, type Outbox, StageResults, timeOrderedUuidV5 } from '@lead-capture/kit';
 import {
   MailDeliveryError,
   type Mailer,
@@ -18,7 +18,7 @@ const NOTIFIED_EVENT_NAMESPACE = '5b0d7c1e-4f7a-4e39-9a52-0c6f1d3e8a71';
 
 /** The id of the lead.notified that answers a lead.scored: every redelivery publishes the same event. */
 export function notifiedEventId(scoredEventId: string): string {
-  return uuidV5(`lead.notified:${scoredEventId}`, NOTIFIED_EVENT_NAMESPACE);
+  return timeOrderedUuidV5(`lead.notified:${scoredEventId}`, NOTIFIED_EVENT_NAMESPACE, scoredEventId);
 }
 
 /** The notifications made for each lead.scored, stored with its lead.notified (kit's StageResults). */

@@ -1,7 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import type { Enrollment, EventEnvelope, EventOf, LeadNotified } from '@lead-capture/contracts';
+import {
+  type Enrollment,
+  type EventEnvelope,
+  type EventOf,
+  type LeadNotified,
+  newId,
+} from '@lead-capture/contracts';
 import type { DocStore } from '@lead-capture/docstore';
-import { type Outbox, StageResults, uuidV5 } from '@lead-capture/kit';
+import { type Outbox, StageResults, timeOrderedUuidV5 } from '@lead-capture/kit';
 import {
   ENROLLMENTS_COLLECTION,
   type EnrollmentDocument,
@@ -20,7 +25,7 @@ const ENROLLED_EVENT_NAMESPACE = '9e4c2b7a-1d3f-4a8e-b6c5-2f7d0e9a1b3c';
 export const STOP_STATUSES: ReadonlySet<string> = new Set(['contacted', 'converted', 'closed']);
 
 export function enrolledEventId(notifiedEventId: string): string {
-  return uuidV5(`lead.enrolled:${notifiedEventId}`, ENROLLED_EVENT_NAMESPACE);
+  return timeOrderedUuidV5(`lead.enrolled:${notifiedEventId}`, ENROLLED_EVENT_NAMESPACE, notifiedEventId);
 }
 
 /** The enrolments made for each lead.notified, stored with its lead.enrolled (kit's StageResults). */
@@ -68,7 +73,7 @@ export function createNotifiedHandler(deps: EnrollerDeps) {
     for (const sequence of candidates) {
       const at = now();
       const document: EnrollmentDocument = {
-        _id: randomUUID(),
+        _id: newId(),
         sequenceId: sequence._id,
         sequenceName: sequence.name,
         leadId,

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { type LeadgenRef, type MappedSubmission, mapSubmission, nestingDepth } from '@lead-capture/capture';
-import type { ClientInfo, LeadReceived, SubmissionOrigin } from '@lead-capture/contracts';
+import { type ClientInfo, type LeadReceived, newId, type SubmissionOrigin } from '@lead-capture/contracts';
 import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
 import {
   AppError,
@@ -140,7 +139,7 @@ export class SubmissionIntake {
     const mapped = mapSubmission(payload, source.fieldMappings, source.format);
     if (!mapped.ok) throw badRequest(mapped.error);
     const { outbox, claims, logger } = this.options;
-    const submissionId = randomUUID();
+    const submissionId = newId();
     const receivedAt = new Date();
     const event = leadReceivedData(source, submissionId, receivedAt, 'webhook', mapped.submission, meta);
     const dedupeKey = dedupeKeyOf(source.sourceId, idempotencyKey, payload);
@@ -200,7 +199,7 @@ export class SubmissionIntake {
     const giveUpAt = new Date(receivedAt.getTime() + this.options.leadgenGiveUpMs);
     const entries = refs.map((ref) => ({
       ref,
-      submissionId: randomUUID(),
+      submissionId: newId(),
       dedupeKey: dedupeKeyOf(source.sourceId, `leadgen ${ref.leadgenId}`, undefined),
     }));
     try {
@@ -312,7 +311,7 @@ export class SubmissionIntake {
     payload: unknown,
     error: string,
   ): Promise<void> {
-    const submissionId = randomUUID();
+    const submissionId = newId();
     const receivedAt = new Date();
     const entry = this.logEntry(submissionId, source, receivedAt, meta, payload);
     const excerpt = excerptOf(entry.payload);

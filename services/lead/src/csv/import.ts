@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import {
   CSV_IMPORT_SOURCE,
   type JsonObject,
   type LeadField,
   type LeadReceived,
+  newId,
 } from '@lead-capture/contracts';
 import { badRequest, payloadTooLarge } from '@lead-capture/kit';
 import type { LeadContext } from '../context.js';
@@ -250,7 +250,7 @@ export async function importCsvFile(
   const { config } = context;
   const prepared = await prepare(path, options, config.IMPORT_MAX_ROWS);
   const rowCount = prepared.rows;
-  const importId = randomUUID();
+  const importId = newId();
   const finder = duplicateFinder(context);
   const skipped = skippedRowsCollector();
   let accepted = 0;
@@ -270,7 +270,7 @@ export async function importCsvFile(
     const receivedAt = new Date().toISOString();
     const received = batch.map(
       (pendingRow): LeadReceived => ({
-        submissionId: randomUUID(),
+        submissionId: newId(),
         sourceId: CSV_IMPORT_SOURCE.id,
         sourceName: CSV_IMPORT_SOURCE.name,
         receivedAt,
