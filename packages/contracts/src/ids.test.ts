@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { newId } from './ids.js';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -22,5 +22,19 @@ describe('newId', () => {
     const ids = Array.from({ length: 10_000 }, () => newId());
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('stays in order past 4,096 ids in one millisecond, borrowing the next one', () => {
+    const now = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(now + 10_000);
+    try {
+      const ids = Array.from({ length: 10_000 }, () => newId());
+      expect([...ids].sort()).toEqual(ids);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(timeOf(ids[0]!)).toBe(now + 10_000);
+      expect(timeOf(ids.at(-1)!)).toBe(now + 10_002);
+    } finally {
+      clock.mockRestore();
+    }
   });
 });
