@@ -1,6 +1,5 @@
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { openEmbeddedStore } from '../src/index.js';
-import { tempDir } from './temp-dir.js';
+import { describe, expect, it } from 'vitest';
+import { storeDir } from './temp-dir.js';
 
 /**
  * The store computes each indexed path's column in JavaScript instead of by `json_extract` over the
@@ -43,12 +42,8 @@ const VALUES: unknown[] = [
 
 describe('indexed columns computed in JavaScript', () => {
   it('hold what json_extract gives over the stored document, on insert and on update', async () => {
-    const dir = await tempDir('column-values');
-    const store = await openEmbeddedStore({ dataDir: dir.path });
-    onTestFinished(async () => {
-      await store.close();
-      await dir.remove();
-    });
+    const dir = await storeDir('column-values');
+    const store = await dir.open();
     const items = store.collection('items');
     await items.createIndex({ value: 1 });
     await items.createIndex({ 'inner.value': 1, other: -1 });

@@ -1,19 +1,10 @@
 import { join } from 'node:path';
 import Database from 'libsql';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STORE_FILE } from '../src/embedded/store.js';
-import {
-  type Collection,
-  type Filter,
-  type FindOptions,
-  type IndexKeys,
-  openEmbeddedStore,
-  type SortSpec,
-} from '../src/index.js';
+import type { Collection, Filter, FindOptions, IndexKeys, SortSpec } from '../src/index.js';
 import { seededRandom } from './random.js';
-import { tempDir } from './temp-dir.js';
-
-type EmbeddedStore = Awaited<ReturnType<typeof openEmbeddedStore>>;
+import { type EmbeddedStore, storeDir } from './temp-dir.js';
 
 /** What `read` answers, and how many rows of `collection` it decoded (read as documents) meanwhile. */
 async function rowsDecodedBy<T>(
@@ -67,12 +58,8 @@ const SORTS: (SortSpec | undefined)[] = [
 describe('embedded store: queries through indexes', () => {
   // Many queries against a collection SQL cannot help (the scan): slow on a busy machine, not a measure.
   it('answer exactly as a scan does, through inserts, updates and deletes', async () => {
-    const dataDir = await tempDir('indexed');
-    const store = await openEmbeddedStore({ dataDir: dataDir.path });
-    onTestFinished(async () => {
-      await store.close();
-      await dataDir.remove();
-    });
+    const dataDir = await storeDir('indexed');
+    const store = await dataDir.open();
     const random = seededRandom(20240501);
     const plain = store.collection('plain');
     const indexed = store.collection('indexed');
@@ -347,12 +334,8 @@ describe('embedded store: queries through indexes', () => {
   }, 180_000);
 
   it('reads only the candidate rows of an equality on a multikey field', async () => {
-    const dataDir = await tempDir('multikey');
-    let store = await openEmbeddedStore({ dataDir: dataDir.path });
-    onTestFinished(async () => {
-      await store.close();
-      await dataDir.remove();
-    });
+    const dataDir = await storeDir('multikey');
+    let store = await dataDir.open();
     let leads = store.collection('leads');
     await leads.createIndex({ identityKeys: 1 });
     await leads.createIndex({ tagIds: 1, createdAt: -1 });
@@ -441,7 +424,7 @@ describe('embedded store: queries through indexes', () => {
 
     // The catalog remembers the element tables across a restart.
     await store.close();
-    store = await openEmbeddedStore({ dataDir: dataDir.path });
+    store = await dataDir.open();
     leads = store.collection('leads');
     expect(await decoded(() => leads.findOne({ identityKeys: 'email:u12345@x.com' }))).toMatchObject({
       result: { _id: 'l12345' },
@@ -450,12 +433,8 @@ describe('embedded store: queries through indexes', () => {
   }, 120_000);
 
   it('counts and pages a literal search in SQL, reading only the rows it answers', async () => {
-    const dataDir = await tempDir('search');
-    const store = await openEmbeddedStore({ dataDir: dataDir.path });
-    onTestFinished(async () => {
-      await store.close();
-      await dataDir.remove();
-    });
+    const dataDir = await storeDir('search');
+    const store = await dataDir.open();
     const leads = store.collection('leads');
     await leads.createIndex({ searchText: 1 }, { substring: true });
     await leads.createIndex({ company: 1 });
@@ -498,12 +477,8 @@ describe('embedded store: queries through indexes', () => {
   });
 
   it('builds an element table when a field first holds an array, also over existing rows', async () => {
-    const dataDir = await tempDir('multikey-build');
-    let store = await openEmbeddedStore({ dataDir: dataDir.path });
-    onTestFinished(async () => {
-      await store.close();
-      await dataDir.remove();
-    });
+    const dataDir = await storeDir('multikey-build');
+    let store = await dataDir.open();
     let items = store.collection('items');
     await items.insertMany(
       Array.from({ length: 300 }, (_, i) => ({ _id: `i${i}`, tags: [`t${i % 30}`], n: i })),
@@ -539,19 +514,15 @@ describe('embedded store: queries through indexes', () => {
     for (const [name] of tables) db.exec(`DROP TABLE "${name}"`);
     db.exec('ALTER TABLE catalog DROP COLUMN elements');
     db.close();
-    store = await openEmbeddedStore({ dataDir: dataDir.path });
+    store = await dataDir.open();
     items = store.collection('items');
     expect(await decoded(() => items.countDocuments({ tags: 't3' }))).toEqual({ result: 10, rows: 10 });
     expect(await decoded(() => items.countDocuments({ code: 'c3' }))).toEqual({ result: 43, rows: 43 });
   });
 
   it('keeps each indexed path in a column of its own, and rebuilds an older layout on open', async () => {
-    const dataDir = await tempDir('index-columns');
-    let store = await openEmbeddedStore({ dataDir: dataDir.path });
-    onTestFinished(async () => {
-      await store.close();
-      await dataDir.remove();
-    });
+    const dataDir = await storeDir('index-columns');
+    let store = await dataDir.open();
     let leads = store.collection('leads');
     await leads.createIndex({ status: 1, score: -1 });
     await leads.createIndex({ 'contact.city': 1 });
@@ -603,7 +574,7 @@ describe('embedded store: queries through indexes', () => {
     );
     db.exec("UPDATE catalog SET columns = NULL WHERE name = 'leads'");
     db.close();
-    store = await openEmbeddedStore({ dataDir: dataDir.path });
+    store = await dataDir.open();
     leads = store.collection('leads');
     await expectAnswers();
     await store.close();
@@ -618,6 +589,6 @@ describe('embedded store: queries through indexes', () => {
     expect(indexSql.map(([sql]) => sql).join('\n')).not.toContain('json_extract');
     expect(indexSql).toHaveLength(2);
     db.close();
-    store = await openEmbeddedStore({ dataDir: dataDir.path });
+    store = await dataDir.open();
   });
 });
