@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import Ajv, { type Options as AjvOptions, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, {
@@ -19,6 +20,8 @@ export interface HttpAppOptions {
   bodyLimit?: number;
   /** Fastify's trustProxy: whether X-Forwarded-* set request.ip / protocol (behind the gateway or a load balancer). */
   trustProxy?: FastifyServerOptions['trustProxy'];
+  /** How long a connection answered before its request's body arrived goes on reading it. */
+  lingeringCloseMs?: number;
 }
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -179,6 +182,38 @@ function rejectPoisonedKeys(key: string, value: unknown): unknown {
   return value;
 }
 
+/** How long a connection answered before its request's body arrived keeps reading it (nginx: 30 s). */
+const LINGERING_CLOSE_MS = 30_000;
+
+/**
+ * A lingering close, as nginx and Apache do. An error answered before the request's body has all
+ * arrived (a 413 on a declared length, a 401 or 404 before a large upload) goes out with
+ * `Connection: close`: the rest of the body must not be taken for the next request. Closing the
+ * socket outright would make the kernel reset the connection as that rest comes in, and a reset
+ * throws away the answer the client has not read yet: it would see ECONNRESET or EPIPE instead of
+ * the 413. So the socket sends its FIN after the answer and goes on reading (Node's parser discards
+ * the unread body) until the client closes its side or `lingerMs` pass.
+ *
+ * Node's server closes a `Connection: close` socket with `socket.destroySoon()` once the answer is
+ * written; this socket's own destroySoon is replaced, nothing else changes. The app ends lingering
+ * sockets when it closes, so they never hold up a shutdown.
+ */
+function closeLingeringly(socket: Socket, lingerMs: number, lingering: Set<Socket>): void {
+  if (socket.destroyed) return;
+  socket.destroySoon = function lingeringClose(this: Socket) {
+    const close = () => this.destroy();
+    const deadline = setTimeout(close, lingerMs);
+    deadline.unref();
+    lingering.add(this);
+    this.once('end', close);
+    this.once('close', () => {
+      clearTimeout(deadline);
+      lingering.delete(this);
+    });
+    this.end();
+  };
+}
+
 /**
  * A fastify app (not listening) with the conventions of every service: one error handler and a
  * not-found handler answering `{ error }`, request ids (X-Request-Id honoured when sane, echoed
@@ -190,6 +225,7 @@ export function createHttpApp({
   logger,
   bodyLimit = 1_048_576,
   trustProxy = false,
+  lingeringCloseMs = LINGERING_CLOSE_MS,
 }: HttpAppOptions): FastifyInstance {
   // Typed with fastify's base logger, like every route plugin (ServiceModule.registerRoutes).
   const app = Fastify<Server, IncomingMessage, ServerResponse, FastifyBaseLogger>({
@@ -226,6 +262,16 @@ export function createHttpApp({
     void reply.header(REQUEST_ID_HEADER, request.id);
     rejectMalformedQueryString(request);
     rejectSmuggledQueryNames(request);
+  });
+
+  const lingering = new Set<Socket>();
+  app.addHook('onSend', async (request, reply) => {
+    if (reply.statusCode < 400 || request.raw.complete) return;
+    void reply.header('connection', 'close');
+    closeLingeringly(request.raw.socket, lingeringCloseMs, lingering);
+  });
+  app.addHook('preClose', async () => {
+    for (const socket of lingering) socket.destroy();
   });
 
   return app;

@@ -103,8 +103,8 @@ export async function registerUpstreams(
     scope.removeAllContentTypeParsers();
     // Not parsed: streamed on, counted against the limit. A declared length over it is refused
     // before a byte is read; an undeclared (chunked) one fails the upstream call when it passes it.
-    // Either way the answer is 413 with `Connection: close`, so the client never waits on a
-    // connection whose unread body would be taken for its next request.
+    // Either way the answer is 413, and kit's app closes the connection lingeringly (the unread
+    // body must not be taken for the next request, nor reset the connection before the answer).
     scope.addContentTypeParser('*', (request, payload, done) => {
       const limit = bodyLimitFor(request, gatewayLimit);
       if (limit === undefined) return done(null, payload);
@@ -113,9 +113,6 @@ export async function registerUpstreams(
       const counted = new BodyLimit(limit);
       payload.on('error', (error) => counted.destroy(error));
       done(null, payload.pipe(counted));
-    });
-    scope.addHook('onSend', async (request, reply) => {
-      if (reply.statusCode === 413 && !request.raw.complete) void reply.header('connection', 'close');
     });
 
     for (const { prefix, service } of ROUTING_TABLE) {
