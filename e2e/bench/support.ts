@@ -242,6 +242,26 @@ export function sampleRss(pid: number, intervalMs = 250): { stop: () => number; 
   };
 }
 
+/** The token the bench gives a process's METRICS_TOKEN, so it can read /metrics on the API port. */
+export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
+
+/**
+ * The chain's backlog as the process's /metrics reports it: the ready messages of every consumer
+ * group's queue and the events of every outbox not yet handed to the bus, those above 0 by name.
+ */
+export async function chainBacklog(baseUrl: string): Promise<Record<string, number>> {
+  const response = await fetch(`${baseUrl}/metrics`, {
+    headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` },
+  });
+  if (response.status !== 200) throw new Error(`GET /metrics: ${response.status}`);
+  const backlog: Record<string, number> = {};
+  const gauges = /^(bus_queue_ready_messages|outbox_pending_events)\{(?:group|outbox)="([^"]+)"\} (\d+)/gm;
+  for (const [, , name, value] of (await response.text()).matchAll(gauges)) {
+    if (Number(value) > 0) backlog[name!] = (backlog[name!] ?? 0) + Number(value);
+  }
+  return backlog;
+}
+
 export interface Credentials {
   email: string;
   password: string;

@@ -17,6 +17,8 @@ const SCENARIOS: Record<string, string> = {
   'default (newest first, page 1)': '/api/leads',
   'status + sort by score, page 5': '/api/leads?status=qualified&sort=-score&page=5&limit=50',
   'source + assignee': `/api/leads?sourceId=${SOURCE_IDS[3]}&assignedTo=${USER_IDS[2]}`,
+  'source + qualification': `/api/leads?sourceId=${SOURCE_IDS[3]}&qualification=warm`,
+  'status + qualification + assignee': `/api/leads?status=new&qualification=hot&assignedTo=${USER_IDS[5]}`,
   unassigned: '/api/leads?assignedTo=unassigned&limit=100',
   'duplicates only': '/api/leads?duplicates=only',
   'date range (30 days)': `/api/leads?startDate=${new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10)}&endDate=${new Date().toISOString().slice(0, 10)}`,
