@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import Database from 'libsql';
 import { describe, expect, it } from 'vitest';
 import { STORE_FILE } from '../src/embedded/store.js';
-import type { Collection, Filter, FindOptions, IndexKeys, SortSpec } from '../src/index.js';
+import type { Collection, Filter, FindOptions, IndexKeys, SortSpec, SqlValue } from '../src/index.js';
 import { seededRandom } from './random.js';
 import { type EmbeddedStore, storeDir } from './temp-dir.js';
 
@@ -59,7 +59,8 @@ describe('embedded store: queries through indexes', () => {
   // Many queries against a collection SQL cannot help (the scan): slow on a busy machine, not a measure.
   it('answer exactly as a scan does, through inserts, updates and deletes', async () => {
     const dataDir = await storeDir('indexed');
-    const store = await dataDir.open();
+    // A short probe, so that conjunctions of equalities take both of the plans (see Table's plan).
+    const store = await dataDir.open({ planProbeRows: 10 });
     const random = seededRandom(20240501);
     const plain = store.collection('plain');
     const indexed = store.collection('indexed');
@@ -474,6 +475,70 @@ describe('embedded store: queries through indexes', () => {
     const folded = await decoded(() => leads.countDocuments({ company: { $regex: 'ådå', $options: 'i' } }));
     expect(folded.result).toBe(300);
     expect(folded.rows).toBe(3000);
+  });
+
+  it('intersects equalities no one index covers through their indexes, or lets the selective one drive', async () => {
+    const dataDir = await storeDir('conjunction');
+    const store = await dataDir.open({ planProbeRows: 25 });
+    const leads = store.collection('leads');
+    const ownIndexes: IndexKeys[] = [
+      { sourceId: 1, createdAt: -1 },
+      { qualification: 1, createdAt: -1 },
+      { owner: 1 },
+    ];
+    for (const keys of ownIndexes) await leads.createIndex(keys);
+    await leads.createIndex({ status: 1, qualification: 1 });
+    await leads.insertMany(
+      Array.from({ length: 3000 }, (_, i) => ({
+        _id: `l${String(i).padStart(4, '0')}`,
+        sourceId: i < 2900 ? 'csv' : 'form',
+        qualification: ['hot', 'warm', 'cold'][i % 3],
+        status: ['new', 'lost'][i % 2],
+        owner: i % 100 === 0 ? 'o1' : null,
+        createdAt: new Date(BASE_TIME + i * 1000),
+      })),
+    );
+    const table = store.table('leads');
+    /** SQLite's plan for the last count's condition, one line per step. */
+    const planOfLastCount = async () => {
+      const condition = table.lastCondition!;
+      return store.sql.read((sql) =>
+        sql
+          .all(
+            `EXPLAIN QUERY PLAN SELECT COUNT(*) FROM ${table.rows} WHERE ${condition.sql}`,
+            condition.params as SqlValue[],
+          )
+          .map((row) => String(row[3])),
+      );
+    };
+
+    // Neither is selective: the qualification is a set of row ids from its index, and the count
+    // reads index entries only.
+    expect(await leads.countDocuments({ sourceId: 'csv', qualification: 'warm' })).toBe(967);
+    expect(await planOfLastCount()).toEqual([
+      expect.stringMatching(/USING COVERING INDEX "?i:leads:sourceId_1_createdAt_-1/),
+      expect.stringMatching(/LIST SUBQUERY/),
+      expect.stringMatching(/USING COVERING INDEX "?i:leads:qualification_1_createdAt_-1/),
+    ]);
+    const page = await leads.find(
+      { qualification: 'warm', sourceId: 'csv' },
+      { sort: { createdAt: -1 }, skip: 10, limit: 3 },
+    );
+    expect(page.map((lead) => lead._id)).toEqual(['l2869', 'l2866', 'l2863']);
+
+    // The owner matches 30 leads: it drives, and the others are tested on its rows.
+    expect(await leads.countDocuments({ sourceId: 'csv', qualification: 'hot', owner: 'o1' })).toBe(10);
+    expect(await planOfLastCount()).toEqual([expect.stringMatching(/USING INDEX "?i:leads:owner_1/)]);
+    expect(await leads.countDocuments({ qualification: 'hot', sourceId: 'form' })).toBe(33);
+    expect(await planOfLastCount()).toEqual([
+      expect.stringMatching(/USING INDEX "?i:leads:sourceId_1_createdAt_-1/),
+    ]);
+
+    // One index covers both: left to SQLite, which takes it.
+    expect(await leads.countDocuments({ qualification: 'cold', status: 'new' })).toBe(500);
+    expect(await planOfLastCount()).toEqual([
+      expect.stringMatching(/USING COVERING INDEX "?i:leads:status_1_qualification_1/),
+    ]);
   });
 
   it('builds an element table when a field first holds an array, also over existing rows', async () => {

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
+import type { EmbeddedStoreOptions } from '../src/embedded/store.js';
 import { openEmbeddedStore } from '../src/index.js';
 
 /** A fresh directory under the OS temp dir, and a function that removes it. */
@@ -17,7 +18,10 @@ export type EmbeddedStore = Awaited<ReturnType<typeof openEmbeddedStore>>;
  * after a close, to check what survives a restart). When the test finishes, every store opened is
  * closed and the directory removed.
  */
-export async function storeDir(label: string): Promise<{ path: string; open(): Promise<EmbeddedStore> }> {
+export async function storeDir(label: string): Promise<{
+  path: string;
+  open(options?: Omit<EmbeddedStoreOptions, 'dataDir'>): Promise<EmbeddedStore>;
+}> {
   const dir = await tempDir(label);
   const opened: EmbeddedStore[] = [];
   onTestFinished(async () => {
@@ -26,8 +30,8 @@ export async function storeDir(label: string): Promise<{ path: string; open(): P
   });
   return {
     path: dir.path,
-    async open() {
-      const store = await openEmbeddedStore({ dataDir: dir.path });
+    async open(options = {}) {
+      const store = await openEmbeddedStore({ ...options, dataDir: dir.path });
       opened.push(store);
       return store;
     },

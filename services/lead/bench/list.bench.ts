@@ -18,6 +18,8 @@ const SCENARIOS: Record<string, string> = {
   'status + sort by score, page 5': '/api/leads?status=qualified&sort=-score&page=5&limit=50',
   'source + assignee': `/api/leads?sourceId=${SOURCE_IDS[3]}&assignedTo=${USER_IDS[2]}`,
   'source + qualification': `/api/leads?sourceId=${SOURCE_IDS[3]}&qualification=warm`,
+  'big source (half the leads) + qualification': `/api/leads?sourceId=${SOURCE_IDS[0]}&qualification=warm`,
+  'big source + assignee': `/api/leads?sourceId=${SOURCE_IDS[0]}&assignedTo=${USER_IDS[2]}`,
   'status + qualification + assignee': `/api/leads?status=new&qualification=hot&assignedTo=${USER_IDS[5]}`,
   unassigned: '/api/leads?assignedTo=unassigned&limit=100',
   'duplicates only': '/api/leads?duplicates=only',

@@ -16,7 +16,14 @@ import { EmbeddedCollection } from './collection.js';
 import { migrateLegacyStore } from './legacy/migrate.js';
 import { type DirectoryLock, lockDirectory } from './lock.js';
 import { secureDataDirectory } from './permissions.js';
-import { type CatalogEntry, type Db, type Statement, Table, type TableHost } from './table.js';
+import {
+  type CatalogEntry,
+  type Db,
+  PLAN_PROBE_ROWS,
+  type Statement,
+  Table,
+  type TableHost,
+} from './table.js';
 
 export interface EmbeddedStoreOptions {
   /** Where the data lives: `store.sqlite` (and its `-wal`, `-shm`) and the `LOCK` file. */
@@ -26,6 +33,12 @@ export interface EmbeddedStoreOptions {
   ttlSweepIntervalMs?: number;
   /** SQLite page cache per connection, in KiB. Default 16 MiB. */
   cacheKiB?: number;
+  /**
+   * How many index entries a query plan first follows an equality for, to learn whether it is
+   * selective (see Table's plan). Default PLAN_PROBE_ROWS; tests lower it to reach every plan with
+   * few rows.
+   */
+  planProbeRows?: number;
 }
 
 export const STORE_FILE = 'store.sqlite';
@@ -156,6 +169,7 @@ export class EmbeddedDocStore implements DocStore, TableHost {
   readonly #ttlTimer: NodeJS.Timeout;
   readonly #checkpointer: Checkpointer;
   readonly #walLimitFrames: number;
+  readonly planProbeRows: number;
   #batch: Batch | null = null;
   #commitScheduled = false;
   /** Committed batches waiting for the WAL sync that acknowledges them. */
@@ -194,6 +208,7 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     this.#reader = reader;
     this.#lock = lock;
     this.#logger = options.logger;
+    this.planProbeRows = options.planProbeRows ?? PLAN_PROBE_ROWS;
 
     this.sql = this.#sqlAccess();
     this.#checkpointer = new Checkpointer(path, options.logger);

@@ -4,7 +4,7 @@ import type { Document, Filter, FindOptions, SortSpec } from '../types.js';
 import { decodeDocument, encodeDate, encodeDocument, tagged } from './encoding.js';
 import { duplicateKeyError, elementKeys, type IndexDefinition, uniqueKeys } from './indexes.js';
 import { documentMatcher } from './simple-match.js';
-import { type FieldInfo, translateFilter } from './translate.js';
+import { type Condition, type FieldInfo, translateFilter } from './translate.js';
 import {
   ARRAY_TYPE,
   compareValues,
@@ -49,7 +49,15 @@ export interface TableHost {
   onRollback(undo: () => void): void;
   /** Runs `done` once the current batch is committed. */
   onCommit(done: () => void): void;
+  /** How many rows a query plan's probe of an equality counts at most (see Table.#plan). */
+  readonly planProbeRows: number;
 }
+
+/** How many index entries a query plan first follows an equality for, unless the store says otherwise. */
+export const PLAN_PROBE_ROWS = 2000;
+/** How long a query plan's probe count is reused, and how many are kept per table. */
+const PROBE_TTL_MS = 5000;
+const MAX_PROBES = 200;
 
 export function quote(identifier: string): string {
   return `"${identifier.replaceAll('"', '""')}"`;
@@ -177,6 +185,10 @@ export class Table {
   readonly #freshTables = new Set<string>();
   /** Rows decoded by select and count (tests read it: how far SQL narrowed a filter). */
   rowsDecoded = 0;
+  /** The WHERE condition of the last select or count, as planned (tests read its query plan). */
+  lastCondition: Condition | null = null;
+  /** Recent probe counts of the query plan, by cap, condition and parameters. */
+  readonly #probes = new Map<string, { size: number; at: number }>();
   /** The table exists for the writer (maybe not committed yet). */
   #created: boolean;
   /** The table exists for every connection: its creation is committed. */
@@ -268,7 +280,12 @@ export class Table {
     const flags = this.types.get(path);
     if (flags === undefined) return undefined;
     if (path === '_id') {
-      return { expr: 'id', exact: flags & OTHER_TYPE ? undefined : STRING_TYPE, typeExpr: null };
+      return {
+        expr: 'id',
+        exact: flags & OTHER_TYPE ? undefined : STRING_TYPE,
+        typeExpr: null,
+        indexed: true,
+      };
     }
     const json = jsonPath(path);
     if (json === undefined) return undefined;
@@ -281,9 +298,87 @@ export class Table {
       expr: column ? columnName(path) : `json_extract(doc, ${json})`,
       exact,
       typeExpr: `json_type(doc, ${json})`,
+      ...(column && this.#leadingIndexed(path) && { indexed: true }),
       ...(fts && this.#usable(db, fts) && { fts }),
       ...(elements && this.#usable(db, elements) && { elements }),
     };
+  }
+
+  /** Whether an SQL index (over the paths' columns) leads with the path. */
+  #leadingIndexed(path: string): boolean {
+    return this.#sqlIndexColumns().some((columns) => columns[0] === columnName(path));
+  }
+
+  /** The columns of each declared index that has an SQL index, in its order (`id` for _id). */
+  #sqlIndexColumns(): string[][] {
+    return this.indexes
+      .map((index) => Object.keys(index.keys))
+      .filter((paths) => paths.every((path) => path === '_id' || this.#columns.has(path)))
+      .map((paths) => paths.map((path) => (path === '_id' ? 'id' : columnName(path))));
+  }
+
+  /**
+   * The query plan of a conjunction of equalities on indexed columns that no one index covers
+   * (`sourceId` and `qualification`, each with an index of its own). SQLite drives such a query by
+   * one index and reads every row it yields to test the others; with no statistics it may well take
+   * the one matching 50,000 rows, at 1.5-4 µs a row. So each equality is first followed through its
+   * index, for at most `planProbeRows` entries, then (when none stopped short) five times as many;
+   * the counts are kept for a few seconds (a list counts and then pages the same filter):
+   * - the one matching the fewest drives, and the others are tested on its rows (their indexes
+   *   disabled);
+   * - when every one matches more than the longer probe, reading rows costs more than building sets:
+   *   each equality but the first becomes a set of row ids read from its own index (~1 µs an entry),
+   *   so the query reads index entries and the rows that match them all (a count reads no row).
+   */
+  #plan(db: Db, condition: Condition): Condition {
+    this.lastCondition = this.#planned(db, condition);
+    return this.lastCondition;
+  }
+
+  #planned(db: Db, condition: Condition): Condition {
+    const conjuncts = condition.conjuncts;
+    const terms = conjuncts?.filter((part) => part.indexed);
+    if (!conjuncts || !terms || terms.length < 2) return condition;
+    const columns = new Set(terms.map((term) => term.indexed!.column));
+    const covered = this.#sqlIndexColumns().some((index) => {
+      const leading = new Set(index.slice(0, columns.size));
+      return leading.size === columns.size && [...columns].every((column) => leading.has(column));
+    });
+    if (covered) return condition;
+    let cap = this.#host.planProbeRows;
+    let sizes = this.#probe(db, terms, cap);
+    if (Math.min(...sizes) >= cap) {
+      cap *= 5;
+      sizes = this.#probe(db, terms, cap);
+    }
+    const smallest = sizes.indexOf(Math.min(...sizes));
+    const driver = terms[smallest];
+    const selective = (sizes[smallest] ?? cap) < cap;
+    const sqlOf = (part: Condition): string => {
+      if (!part.indexed || part === driver) return part.sql ?? '1';
+      return selective ? part.indexed.unindexed : `rid IN (SELECT rid FROM ${this.rows} WHERE ${part.sql})`;
+    };
+    return { ...condition, sql: conjuncts.map((part) => `(${sqlOf(part)})`).join(' AND ') };
+  }
+
+  /**
+   * How many rows each condition matches, counted through its index up to `cap`. A count is an
+   * estimate for the plan only (a stale one costs time, never a wrong answer), so it is kept for
+   * PROBE_TTL_MS.
+   */
+  #probe(db: Db, terms: Condition[], cap: number): number[] {
+    const now = Date.now();
+    return terms.map((term) => {
+      const key = `${cap} ${term.sql} ${JSON.stringify(term.params)}`;
+      const known = this.#probes.get(key);
+      if (known && known.at > now - PROBE_TTL_MS) return known.size;
+      const [size] = this.#host
+        .statement(db, `SELECT COUNT(*) FROM (SELECT 1 FROM ${this.rows} WHERE ${term.sql} LIMIT ${cap})`)
+        .get(...term.params) as [number];
+      if (this.#probes.size >= MAX_PROBES) this.#probes.clear();
+      this.#probes.set(key, { size, at: now });
+      return size;
+    });
   }
 
   /**
@@ -693,7 +788,10 @@ export class Table {
    */
   *select(db: Db, filter: Filter, options: Omit<FindOptions, 'projection'> = {}): Generator<Row> {
     if (!this.#visibleTo(db)) return;
-    const condition = translateFilter(filter, (path) => this.field(path, db));
+    const condition = this.#plan(
+      db,
+      translateFilter(filter, (path) => this.field(path, db)),
+    );
     const matches = condition.exact ? null : documentMatcher(filter);
     const skip = options.skip ?? 0;
     const limit = options.limit ? options.limit : undefined;
@@ -759,7 +857,10 @@ export class Table {
 
   count(db: Db, filter: Filter): number {
     if (!this.#visibleTo(db)) return 0;
-    const condition = translateFilter(filter, (path) => this.field(path, db));
+    const condition = this.#plan(
+      db,
+      translateFilter(filter, (path) => this.field(path, db)),
+    );
     const where = condition.sql === null ? '' : ` WHERE ${condition.sql}`;
     if (condition.exact) {
       const [count] = this.#host

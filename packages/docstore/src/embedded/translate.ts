@@ -18,6 +18,8 @@ export interface FieldInfo {
    * scalar element of each document under its elementKey. It narrows equality and `$in` of scalars.
    */
   elements?: string;
+  /** An SQL index leads with the field's column, so an equality on it can drive a query. */
+  indexed?: boolean;
 }
 
 /**
@@ -29,6 +31,13 @@ export interface Condition {
   sql: string | null;
   params: unknown[];
   exact: boolean;
+  /**
+   * An equality (or `$in`) on a column an index leads with: the column, and this condition's SQL with
+   * that index disabled (the column behind a unary `+`), same parameters. See Table's query plan.
+   */
+  indexed?: { column: string; unindexed: string };
+  /** The parts of a conjunction (two or more), each with its SQL and parameters, in the order of `sql`. */
+  conjuncts?: Condition[];
 }
 
 export type FieldLookup = (path: string) => FieldInfo | undefined;
@@ -58,10 +67,14 @@ export function translateFilter(filter: Filter, lookup: FieldLookup): Condition 
 function and(parts: Condition[]): Condition {
   const sqls = parts.filter((part) => part.sql !== null);
   if (sqls.some((part) => part.sql === '0' && part.exact)) return NONE;
+  const exact = parts.every((part) => part.exact);
+  if (sqls.length === 1) return { ...sqls[0]!, exact };
+  const conjuncts = sqls.flatMap((part) => part.conjuncts ?? [part]);
   return {
-    sql: sqls.length === 0 ? null : sqls.map((part) => `(${part.sql})`).join(' AND '),
-    params: sqls.flatMap((part) => part.params),
-    exact: parts.every((part) => part.exact),
+    sql: sqls.length === 0 ? null : conjuncts.map((part) => `(${part.sql})`).join(' AND '),
+    params: conjuncts.flatMap((part) => part.params),
+    exact,
+    ...(conjuncts.length > 1 && { conjuncts }),
   };
 }
 
@@ -133,13 +146,23 @@ function fieldCondition(path: string, condition: unknown, lookup: FieldLookup): 
   return equals(field, condition);
 }
 
+/** An exact condition on the field's column, `sqlOn(column)`, marked as one an index can drive. */
+function onColumn(field: FieldInfo, sqlOn: (column: string) => string, params: unknown[]): Condition {
+  return {
+    sql: sqlOn(field.expr),
+    params,
+    exact: true,
+    ...(field.indexed && { indexed: { column: field.expr, unindexed: sqlOn(`+${field.expr}`) } }),
+  };
+}
+
 function equals(field: FieldInfo, operand: unknown): Condition {
   if (field.exact === undefined) return elementsOf(field, [operand]);
   if (operand === undefined || operand instanceof RegExp) return UNDECIDED;
-  if (operand === null) return { sql: `${field.expr} IS NULL`, params: [], exact: true };
+  if (operand === null) return onColumn(field, (column) => `${column} IS NULL`, []);
   // An exact field holds scalars only: an object, an array or NaN equals none of them.
   if (valueFlag(operand) !== field.exact) return NONE;
-  return { sql: `${field.expr} = ?`, params: [sqlValue(operand)], exact: true };
+  return onColumn(field, (column) => `${column} = ?`, [sqlValue(operand)]);
 }
 
 function within(field: FieldInfo, operands: unknown): Condition {
@@ -152,11 +175,14 @@ function within(field: FieldInfo, operands: unknown): Condition {
     if (operand === null) withNull = true;
     else if (valueFlag(operand) === field.exact) values.push(sqlValue(operand));
   }
-  const sqls: string[] = [];
-  if (values.length > 0) sqls.push(`${field.expr} IN (${values.map(() => '?').join(', ')})`);
-  if (withNull) sqls.push(`${field.expr} IS NULL`);
-  if (sqls.length === 0) return NONE;
-  return { sql: sqls.join(' OR '), params: values, exact: true };
+  if (values.length === 0 && !withNull) return NONE;
+  const sqlOn = (column: string) => {
+    const sqls: string[] = [];
+    if (values.length > 0) sqls.push(`${column} IN (${values.map(() => '?').join(', ')})`);
+    if (withNull) sqls.push(`${column} IS NULL`);
+    return sqls.join(' OR ');
+  };
+  return onColumn(field, sqlOn, values);
 }
 
 /**

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { StoreLogger } from '../../logger.js';
 import type { Document } from '../../types.js';
 import type { IndexDefinition } from '../indexes.js';
-import { type Db, type Statement, Table, type TableHost } from '../table.js';
+import { type Db, PLAN_PROBE_ROWS, type Statement, Table, type TableHost } from '../table.js';
 import { normalizeValue } from '../values.js';
 import { decodeJson } from './codec.js';
 import { readLines } from './files.js';
@@ -85,6 +85,7 @@ function migrationHost(db: Db): TableHost {
   let depth = 0;
   return {
     writer: db,
+    planProbeRows: PLAN_PROBE_ROWS,
     statement(target, sql) {
       let statement = statements.get(sql);
       if (!statement) {
