@@ -187,6 +187,8 @@ export class Table {
   rowsDecoded = 0;
   /** The WHERE condition of the last select or count, as planned (tests read its query plan). */
   lastCondition: Condition | null = null;
+  /** What #sqlIndexColumns answered, and for which indexes and number of columns. */
+  #indexColumns: { indexes: IndexDefinition[]; columns: number; value: string[][] } | null = null;
   /** Recent probe counts of the query plan, by cap, condition and parameters. */
   readonly #probes = new Map<string, { size: number; at: number }>();
   /** The table exists for the writer (maybe not committed yet). */
@@ -309,12 +311,20 @@ export class Table {
     return this.#sqlIndexColumns().some((columns) => columns[0] === columnName(path));
   }
 
-  /** The columns of each declared index that has an SQL index, in its order (`id` for _id). */
+  /**
+   * The columns of each declared index that has an SQL index, in its order (`id` for _id). Kept
+   * while the indexes (replaced, never changed in place) and the set of columns stay the same: every
+   * query's field lookups ask.
+   */
   #sqlIndexColumns(): string[][] {
-    return this.indexes
+    const known = this.#indexColumns;
+    if (known && known.indexes === this.indexes && known.columns === this.#columns.size) return known.value;
+    const value = this.indexes
       .map((index) => Object.keys(index.keys))
       .filter((paths) => paths.every((path) => path === '_id' || this.#columns.has(path)))
       .map((paths) => paths.map((path) => (path === '_id' ? 'id' : columnName(path))));
+    this.#indexColumns = { indexes: this.indexes, columns: this.#columns.size, value };
+    return value;
   }
 
   /**
