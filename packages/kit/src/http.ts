@@ -36,9 +36,12 @@ function requestIdOf(request: IncomingMessage): string {
 /**
  * ajv as every route validates with. `strictNumbers` refuses NaN and ±Infinity where a number is
  * expected (JSON.parse turns `1e400` into Infinity); `removeAdditional: false` lets
- * `additionalProperties: false` refuse unknown fields instead of dropping them.
+ * `additionalProperties: false` refuse unknown fields instead of dropping them; `allowUnionTypes`:
+ * a field that is a string or null (`type: ['string', 'null']`) is meant, not a strict-mode warning
+ * on the console at every start.
  */
 const AJV_OPTIONS: AjvOptions = {
+  allowUnionTypes: true,
   removeAdditional: false,
   useDefaults: true,
   allErrors: false,
