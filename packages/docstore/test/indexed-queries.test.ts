@@ -534,6 +534,12 @@ describe('embedded store: queries through indexes', () => {
       expect.stringMatching(/USING INDEX "?i:leads:sourceId_1_createdAt_-1/),
     ]);
 
+    // An _id drives (it matches one row at most; the plan counts nothing for it).
+    expect(await leads.countDocuments({ sourceId: 'csv', qualification: 'warm', _id: 'l0001' })).toBe(1);
+    expect(await planOfLastCount()).toEqual([
+      expect.stringMatching(/USING INDEX sqlite_autoindex_.* \(id=\?\)/),
+    ]);
+
     // One index covers both: left to SQLite, which takes it.
     expect(await leads.countDocuments({ qualification: 'cold', status: 'new' })).toBe(500);
     expect(await planOfLastCount()).toEqual([

@@ -287,6 +287,7 @@ export class Table {
         exact: flags & OTHER_TYPE ? undefined : STRING_TYPE,
         typeExpr: null,
         indexed: true,
+        unique: true,
       };
     }
     const json = jsonPath(path);
@@ -301,6 +302,7 @@ export class Table {
       exact,
       typeExpr: `json_type(doc, ${json})`,
       ...(column && this.#leadingIndexed(path) && { indexed: true }),
+      ...(column && this.#uniqueIndexOn(path) && { unique: true }),
       ...(fts && this.#usable(db, fts) && { fts }),
       ...(elements && this.#usable(db, elements) && { elements }),
     };
@@ -355,6 +357,9 @@ export class Table {
       return leading.size === columns.size && [...columns].every((column) => leading.has(column));
     });
     if (covered) return condition;
+    // An equality on _id or a unique field matches one row at most: it drives, nothing to count.
+    const unique = terms.find((term) => term.indexed?.unique);
+    if (unique) return this.#driven(condition, conjuncts, unique, true);
     let cap = this.#host.planProbeRows;
     let sizes = this.#probe(db, terms, cap);
     if (Math.min(...sizes) >= cap) {
@@ -362,8 +367,14 @@ export class Table {
       sizes = this.#probe(db, terms, cap);
     }
     const smallest = sizes.indexOf(Math.min(...sizes));
-    const driver = terms[smallest];
-    const selective = (sizes[smallest] ?? cap) < cap;
+    return this.#driven(condition, conjuncts, terms[smallest]!, (sizes[smallest] ?? cap) < cap);
+  }
+
+  /**
+   * The condition driven by `driver`'s index: the other equalities tested on its rows (`selective`),
+   * or each read as a set of row ids from its own index.
+   */
+  #driven(condition: Condition, conjuncts: Condition[], driver: Condition, selective: boolean): Condition {
     const sqlOf = (part: Condition): string => {
       if (!part.indexed || part === driver) return part.sql ?? '1';
       return selective ? part.indexed.unindexed : `rid IN (SELECT rid FROM ${this.rows} WHERE ${part.sql})`;

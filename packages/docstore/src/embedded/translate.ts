@@ -20,6 +20,8 @@ export interface FieldInfo {
   elements?: string;
   /** An SQL index leads with the field's column, so an equality on it can drive a query. */
   indexed?: boolean;
+  /** The field is _id or the only field of a unique index: an equality to a value matches one row at most. */
+  unique?: boolean;
 }
 
 /**
@@ -35,7 +37,7 @@ export interface Condition {
    * An equality (or `$in`) on a column an index leads with: the column, and this condition's SQL with
    * that index disabled (the column behind a unary `+`), same parameters. See Table's query plan.
    */
-  indexed?: { column: string; unindexed: string };
+  indexed?: { column: string; unindexed: string; unique?: boolean };
   /** The parts of a conjunction (two or more), each with its SQL and parameters, in the order of `sql`. */
   conjuncts?: Condition[];
 }
@@ -146,13 +148,24 @@ function fieldCondition(path: string, condition: unknown, lookup: FieldLookup): 
   return equals(field, condition);
 }
 
-/** An exact condition on the field's column, `sqlOn(column)`, marked as one an index can drive. */
-function onColumn(field: FieldInfo, sqlOn: (column: string) => string, params: unknown[]): Condition {
+/**
+ * An exact condition on the field's column, `sqlOn(column)`, marked as one an index can drive
+ * (`toOneValue`: an equality to a value, which a unique field matches once at most).
+ */
+function onColumn(
+  field: FieldInfo,
+  sqlOn: (column: string) => string,
+  params: unknown[],
+  toOneValue = false,
+): Condition {
+  const unique = toOneValue && field.unique;
   return {
     sql: sqlOn(field.expr),
     params,
     exact: true,
-    ...(field.indexed && { indexed: { column: field.expr, unindexed: sqlOn(`+${field.expr}`) } }),
+    ...(field.indexed && {
+      indexed: { column: field.expr, unindexed: sqlOn(`+${field.expr}`), ...(unique && { unique }) },
+    }),
   };
 }
 
@@ -162,7 +175,7 @@ function equals(field: FieldInfo, operand: unknown): Condition {
   if (operand === null) return onColumn(field, (column) => `${column} IS NULL`, []);
   // An exact field holds scalars only: an object, an array or NaN equals none of them.
   if (valueFlag(operand) !== field.exact) return NONE;
-  return onColumn(field, (column) => `${column} = ?`, [sqlValue(operand)]);
+  return onColumn(field, (column) => `${column} = ?`, [sqlValue(operand)], true);
 }
 
 function within(field: FieldInfo, operands: unknown): Condition {
