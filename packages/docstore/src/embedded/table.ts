@@ -53,6 +53,15 @@ export interface TableHost {
   readonly planProbeRows: number;
 }
 
+/** What a collection's indexes make of its paths (see Table.#indexRoles). */
+interface IndexRoles {
+  indexes: IndexDefinition[];
+  columns: number;
+  leading: Set<string>;
+  unique: Set<string>;
+  sqlIndexColumns: string[][];
+}
+
 /** How many index entries a query plan first follows an equality for, unless the store says otherwise. */
 export const PLAN_PROBE_ROWS = 2000;
 /** How long a query plan's probe count is reused, and how many are kept per table. */
@@ -187,8 +196,8 @@ export class Table {
   rowsDecoded = 0;
   /** The WHERE condition of the last select or count, as planned (tests read its query plan). */
   lastCondition: Condition | null = null;
-  /** What #sqlIndexColumns answered, and for which indexes and number of columns. */
-  #indexColumns: { indexes: IndexDefinition[]; columns: number; value: string[][] } | null = null;
+  /** What #indexRoles answered, for which indexes and number of columns. */
+  #roles: IndexRoles | null = null;
   /** Recent probe counts of the query plan, by cap, condition and parameters. */
   readonly #probes = new Map<string, { size: number; at: number }>();
   /** The table exists for the writer (maybe not committed yet). */
@@ -301,32 +310,40 @@ export class Table {
       expr: column ? columnName(path) : `json_extract(doc, ${json})`,
       exact,
       typeExpr: `json_type(doc, ${json})`,
-      ...(column && this.#leadingIndexed(path) && { indexed: true }),
-      ...(column && this.#uniqueIndexOn(path) && { unique: true }),
+      ...(column && this.#indexRoles().leading.has(path) && { indexed: true }),
+      ...(column && this.#indexRoles().unique.has(path) && { unique: true }),
       ...(fts && this.#usable(db, fts) && { fts }),
       ...(elements && this.#usable(db, elements) && { elements }),
     };
   }
 
-  /** Whether an SQL index (over the paths' columns) leads with the path. */
-  #leadingIndexed(path: string): boolean {
-    return this.#sqlIndexColumns().some((columns) => columns[0] === columnName(path));
-  }
-
   /**
-   * The columns of each declared index that has an SQL index, in its order (`id` for _id). Kept
-   * while the indexes (replaced, never changed in place) and the set of columns stay the same: every
-   * query's field lookups ask.
+   * The paths an SQL index (over the paths' columns) leads with, those that are the only field of a
+   * unique index, and each SQL index's columns in its order (`id` for _id). Kept while the indexes
+   * (replaced, never changed in place) and the set of columns stay the same: every query's field
+   * lookups ask.
    */
-  #sqlIndexColumns(): string[][] {
-    const known = this.#indexColumns;
-    if (known && known.indexes === this.indexes && known.columns === this.#columns.size) return known.value;
-    const value = this.indexes
-      .map((index) => Object.keys(index.keys))
-      .filter((paths) => paths.every((path) => path === '_id' || this.#columns.has(path)))
-      .map((paths) => paths.map((path) => (path === '_id' ? 'id' : columnName(path))));
-    this.#indexColumns = { indexes: this.indexes, columns: this.#columns.size, value };
-    return value;
+  #indexRoles(): IndexRoles {
+    const known = this.#roles;
+    if (known && known.indexes === this.indexes && known.columns === this.#columns.size) return known;
+    const withColumns = this.indexes.filter((index) =>
+      Object.keys(index.keys).every((path) => path === '_id' || this.#columns.has(path)),
+    );
+    const roles: IndexRoles = {
+      indexes: this.indexes,
+      columns: this.#columns.size,
+      leading: new Set(withColumns.map((index) => Object.keys(index.keys)[0]!)),
+      unique: new Set(
+        this.indexes
+          .filter((index) => index.unique && Object.keys(index.keys).length === 1)
+          .map((index) => Object.keys(index.keys)[0]!),
+      ),
+      sqlIndexColumns: withColumns.map((index) =>
+        Object.keys(index.keys).map((path) => (path === '_id' ? 'id' : columnName(path))),
+      ),
+    };
+    this.#roles = roles;
+    return roles;
   }
 
   /**
@@ -352,7 +369,7 @@ export class Table {
     const terms = conjuncts?.filter((part) => part.indexed);
     if (!conjuncts || !terms || terms.length < 2) return condition;
     const columns = new Set(terms.map((term) => term.indexed!.column));
-    const covered = this.#sqlIndexColumns().some((index) => {
+    const covered = this.#indexRoles().sqlIndexColumns.some((index) => {
       const leading = new Set(index.slice(0, columns.size));
       return leading.size === columns.size && [...columns].every((column) => leading.has(column));
     });
