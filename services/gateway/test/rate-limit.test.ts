@@ -27,12 +27,13 @@ afterEach(async () => {
 async function gatewayWith(
   env: Record<string, string>,
   rateLimitStore?: RateLimitStore,
+  now: () => number = clockAtWindowStart(),
 ): Promise<TestGateway> {
   const gateway = await createTestGateway({
     env: { METRICS_TOKEN, ...env },
     services: [createTestIntakeService()],
     rateLimitStore,
-    now: clockAtWindowStart(),
+    now,
   });
   cleanups.push(() => gateway.close());
   return gateway;
@@ -129,8 +130,10 @@ describe.runIf(redisAvailable)('in Redis (shared by replicas)', () => {
       [1, 2].map(() => createRedisRateLimitStore({ url: REDIS_URL, keyPrefix, logger: silent })),
     );
     for (const store of stores) cleanups.push(() => store.close());
-    const replicaA = await gatewayWith({}, stores[0]);
-    const replicaB = await gatewayWith({}, stores[1]);
+    // One clock for both: two clocks made either side of a minute would count in different windows.
+    const now = clockAtWindowStart();
+    const replicaA = await gatewayWith({}, stores[0], now);
+    const replicaB = await gatewayWith({}, stores[1], now);
     await send(50, () => apiRequest(replicaA));
     const rest = await send(50, () => apiRequest(replicaB));
     expect(rest[49]!.headers['ratelimit-remaining']).toBe('0');
