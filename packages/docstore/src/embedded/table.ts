@@ -194,8 +194,6 @@ export class Table {
   readonly #freshTables = new Set<string>();
   /** Rows decoded by select and count (tests read it: how far SQL narrowed a filter). */
   rowsDecoded = 0;
-  /** The WHERE condition of the last select or count, as planned (tests read its query plan). */
-  lastCondition: Condition | null = null;
   /** What #indexRoles answered, for which indexes and number of columns. */
   #roles: IndexRoles | null = null;
   /** Recent probe counts of the query plan, by cap, condition and parameters. */
@@ -347,7 +345,9 @@ export class Table {
   }
 
   /**
-   * The query plan of a conjunction of equalities on indexed columns that no one index covers
+   * The SQL condition of `filter` on `db`, as select and count run it (tests read its query plan).
+   *
+   * A conjunction of equalities on indexed columns that no one index covers
    * (`sourceId` and `qualification`, each with an index of its own). SQLite drives such a query by
    * one index and reads every row it yields to test the others; with no statistics it may well take
    * the one matching 50,000 rows, at 1.5-4 µs a row. So each equality is first followed through its
@@ -359,9 +359,11 @@ export class Table {
    *   each equality but the first becomes a set of row ids read from its own index (~1 µs an entry),
    *   so the query reads index entries and the rows that match them all (a count reads no row).
    */
-  #plan(db: Db, condition: Condition): Condition {
-    this.lastCondition = this.#planned(db, condition);
-    return this.lastCondition;
+  condition(db: Db, filter: Filter): Condition {
+    return this.#planned(
+      db,
+      translateFilter(filter, (path) => this.field(path, db)),
+    );
   }
 
   #planned(db: Db, condition: Condition): Condition {
@@ -826,10 +828,7 @@ export class Table {
    */
   *select(db: Db, filter: Filter, options: Omit<FindOptions, 'projection'> = {}): Generator<Row> {
     if (!this.#visibleTo(db)) return;
-    const condition = this.#plan(
-      db,
-      translateFilter(filter, (path) => this.field(path, db)),
-    );
+    const condition = this.condition(db, filter);
     const matches = condition.exact ? null : documentMatcher(filter);
     const skip = options.skip ?? 0;
     const limit = options.limit ? options.limit : undefined;
@@ -895,10 +894,7 @@ export class Table {
 
   count(db: Db, filter: Filter): number {
     if (!this.#visibleTo(db)) return 0;
-    const condition = this.#plan(
-      db,
-      translateFilter(filter, (path) => this.field(path, db)),
-    );
+    const condition = this.condition(db, filter);
     const where = condition.sql === null ? '' : ` WHERE ${condition.sql}`;
     if (condition.exact) {
       const [count] = this.#host
