@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CHAIN_METRIC_NAMES } from '@lead-capture/kit';
 import { REPO_ROOT } from '../../scripts/distributed/service-process.js';
 import type { LoadResult, LoadSpec } from './load-generator.js';
 
@@ -255,8 +256,9 @@ export async function chainBacklog(baseUrl: string): Promise<Record<string, numb
   });
   if (response.status !== 200) throw new Error(`GET /metrics: ${response.status}`);
   const backlog: Record<string, number> = {};
-  const gauges = /^(bus_queue_ready_messages|outbox_pending_events)\{(?:group|outbox)="([^"]+)"\} (\d+)/gm;
-  for (const [, , name, value] of (await response.text()).matchAll(gauges)) {
+  const { queueReady, outboxPending } = CHAIN_METRIC_NAMES;
+  const gauges = new RegExp(`^(?:${queueReady}\\{group|${outboxPending}\\{outbox)="([^"]+)"\\} (\\d+)`, 'gm');
+  for (const [, name, value] of (await response.text()).matchAll(gauges)) {
     if (Number(value) > 0) backlog[name!] = (backlog[name!] ?? 0) + Number(value);
   }
   return backlog;
