@@ -268,10 +268,14 @@ export function createHttpApp({
   });
 
   const lingering = new Set<Socket>();
-  app.addHook('onSend', async (request, reply) => {
-    if (reply.statusCode < 400 || request.raw.complete) return;
-    void reply.header('connection', 'close');
-    closeLingeringly(request.raw.socket, lingeringCloseMs, lingering);
+  // A callback hook, not an async one: it runs on every answer (each webhook), and an async hook
+  // costs a promise per answer for a check that is nearly always false.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (reply.statusCode >= 400 && !request.raw.complete) {
+      void reply.header('connection', 'close');
+      closeLingeringly(request.raw.socket, lingeringCloseMs, lingering);
+    }
+    done(null, payload);
   });
   app.addHook('preClose', async () => {
     for (const socket of lingering) socket.destroy();
