@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
 import { type EventEnvelope, validateEvent } from '@lead-capture/contracts';
-import { type DocStore, openStore } from '@lead-capture/docstore';
+import { type DocStore, type Document, openStore } from '@lead-capture/docstore';
 import { killAtMarker, waitFor } from '@lead-capture/testing';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -22,6 +22,34 @@ function recordingBus() {
     },
   } as unknown as MessageBus;
   return { bus, state };
+}
+
+/**
+ * Counts the reads (findOne, find) that transactions of `store` make of `collection`, by wrapping
+ * the store's own transaction method (store and transactions stay the same objects: the bus and the
+ * store recognize them).
+ */
+function countReadsInTransactions(store: DocStore, collection: string): { count: number } {
+  const counter = { count: 0 };
+  const transaction = store.transaction.bind(store);
+  store.transaction = (work) =>
+    transaction((tx) => {
+      // The same transaction object, its collection() wrapped: the store knows its transactions.
+      const open = tx.collection.bind(tx);
+      tx.collection = <TDoc extends Document = Document>(name: string) => {
+        const target = open<TDoc>(name);
+        if (name !== collection) return target;
+        return new Proxy(target, {
+          get(object, property) {
+            if (property === 'findOne' || property === 'find') counter.count++;
+            const value = Reflect.get(object, property, object);
+            return typeof value === 'function' ? value.bind(object) : value;
+          },
+        });
+      };
+      return work(tx);
+    });
+  return counter;
 }
 
 describe('Outbox', () => {
@@ -269,6 +297,68 @@ describe('Outbox on the in-process bus journaled in the same store', () => {
     const leadId = randomUUID();
     await outbox.change((change) => change.emit(leadId, 'lead.deleted', { leadId }));
     expect(await outbox.pending()).toBe(1);
+    await bus.close();
+  });
+
+  it('reads whether a stream has an entry waiting only while the outbox may hold one, and keeps the stream in order', async () => {
+    // Nothing receives lead.deleted yet: the first event of the stream waits as an entry.
+    const bus = journaledBus(['lead.merged']);
+    const outbox = new Outbox({ store, bus, logger, collection: 'test_outbox' });
+    await outbox.createIndexes();
+    const entryReads = countReadsInTransactions(store, 'test_outbox');
+    const stream = randomUUID();
+    const first = await outbox.change((change) => change.emit(stream, 'lead.deleted', { leadId: stream }));
+    const seen = await consume(bus);
+    // Now the group receives it, but the stream's next event must not overtake the waiting one: it
+    // takes the entry path too, and both go out in order after the commit.
+    const second = await outbox.change((change) => change.emit(stream, 'lead.deleted', { leadId: stream }));
+    expect(entryReads.count).toBeGreaterThan(0);
+    expect(await outbox.pending()).toBe(0);
+    await waitFor('both events delivered', () => seen.length === 2, 5000);
+    expect(seen).toEqual([first.id, second.id]);
+
+    // The next relay pass finds the outbox empty: a change no longer reads it.
+    expect(await outbox.relay()).toBe(0);
+    entryReads.count = 0;
+    const other = randomUUID();
+    const third = await outbox.change((change) => change.emit(other, 'lead.deleted', { leadId: other }));
+    expect(entryReads.count).toBe(0);
+    expect(await outbox.pending()).toBe(0);
+    await waitFor('the third event delivered', () => seen.length === 3, 5000);
+    expect(seen[2]).toBe(third.id);
+    await bus.close();
+  });
+
+  it('does not take the outbox for empty while a change has an entry uncommitted', async () => {
+    const bus = journaledBus(['lead.merged']);
+    const outbox = new Outbox({ store, bus, logger, collection: 'test_outbox' });
+    await outbox.createIndexes();
+    expect(await outbox.relay()).toBe(0); // empty: changes stop reading it
+    const stream = randomUUID();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let emitted!: () => void;
+    const entryWritten = new Promise<void>((resolve) => {
+      emitted = resolve;
+    });
+    // Nothing receives lead.deleted yet: the change writes an entry, then stays open.
+    const firstChange = outbox.change(async (change) => {
+      const envelope = await change.emit(stream, 'lead.deleted', { leadId: stream });
+      emitted();
+      await released;
+      return envelope;
+    });
+    await entryWritten;
+    // A relay pass meanwhile reads committed data only: it must not conclude the outbox is empty.
+    expect(await outbox.relay()).toBe(0);
+    release();
+    const first = await firstChange;
+    const seen = await consume(bus);
+    const second = await outbox.change((change) => change.emit(stream, 'lead.deleted', { leadId: stream }));
+    await waitFor('both events delivered', () => seen.length === 2, 5000);
+    expect(seen).toEqual([first.id, second.id]);
     await bus.close();
   });
 

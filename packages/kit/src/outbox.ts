@@ -102,6 +102,24 @@ export class Outbox {
   #lastPosition = 0;
   #task: PeriodicTask | undefined;
   #stopping = false;
+  /**
+   * Whether the collection may hold an entry: false once a relay pass found it empty while no change
+   * of this outbox had an entry uncommitted, true again as soon as a change writes one. Only read with
+   * a transactional publisher, whose bus and store belong to this process alone: nobody else writes
+   * this collection then, so while it is false an event's "older entry of the stream waiting?" read
+   * is skipped (one read per event on the embedded chain).
+   */
+  #mayHoldEntries = true;
+  /**
+   * The bus keeps its queues in this store (a transactional publisher): bus, store and so this
+   * collection belong to this one process. Elsewhere replicas share the collection, and a relay must
+   * look for what another replica left.
+   */
+  readonly #ownsCollection: boolean;
+  /** Changes of this outbox that wrote an entry and are not committed or rolled back yet. */
+  #changesWritingEntries = 0;
+  /** Counts entry writes, so a relay pass knows whether one started during its read. */
+  #entryWrites = 0;
 
   constructor(options: OutboxOptions) {
     this.#options = options;
@@ -109,6 +127,7 @@ export class Outbox {
     this.#takeOverAfterMs = options.takeOverAfterMs ?? 5000;
     this.#maxBackoffMs = options.maxBackoffMs ?? 5 * 60_000;
     this.#now = options.now ?? Date.now;
+    this.#ownsCollection = options.bus.transactionalPublisher?.(options.store) !== undefined;
     let outboxes = outboxesByStore.get(options.store);
     if (!outboxes) {
       outboxes = new Map();
@@ -134,6 +153,7 @@ export class Outbox {
     const staged: StagedPublish[] = [];
     // A bus that could not read its journal stages nothing: the events then take the entry path.
     await publisher?.ready().catch(() => {});
+    let writesEntries = false;
     let result: T;
     try {
       result = await this.#options.store.transaction(async (tx) => {
@@ -144,13 +164,19 @@ export class Outbox {
             const entry = this.#entry(stream, type, data, options);
             // Queued in this very commit when the bus's queues live in this store, unless an older
             // event of the stream still waits here (it must be published first).
-            if (publisher && !(await entries.findOne({ stream }, { projection: { _id: 1 } }))) {
+            if (publisher && !(await this.#olderEntryWaits(entries, stream))) {
               const queued = await publisher.stage(tx, entry.envelope);
               if (queued) {
                 staged.push(queued);
                 return entry.envelope;
               }
             }
+            if (!writesEntries) {
+              writesEntries = true;
+              this.#changesWritingEntries++;
+            }
+            this.#entryWrites++;
+            this.#mayHoldEntries = true;
             await entries.insertOne(entry);
             streams.add(stream);
             return entry.envelope;
@@ -160,12 +186,20 @@ export class Outbox {
     } catch (error) {
       for (const queued of staged) queued.aborted();
       throw error;
+    } finally {
+      if (writesEntries) this.#changesWritingEntries--;
     }
     for (const queued of staged) queued.committed();
     // Order holds within a stream only, so the streams of one change (a CSV batch: one per row) go
     // out together rather than one broker round trip after another.
     await Promise.all([...streams].map((stream) => this.publishStream(stream)));
     return result;
+  }
+
+  /** Whether an entry of `stream` waits in the collection (read only while any entry may). */
+  async #olderEntryWaits(entries: Collection<OutboxEntry>, stream: string): Promise<boolean> {
+    if (!this.#mayHoldEntries) return false;
+    return (await entries.findOne({ stream }, { projection: { _id: 1 } })) !== null;
   }
 
   /** Publishes what waits in one stream, oldest first; what the bus refuses stays for the relay. */
@@ -208,6 +242,10 @@ export class Outbox {
    */
   async relay(): Promise<number> {
     const now = this.#now();
+    if (this.#ownsCollection) {
+      if (this.#mayHoldEntries) await this.#noteWhetherEmpty();
+      if (!this.#mayHoldEntries) return 0;
+    }
     const due = await this.#entries.find(
       { nextAttemptAt: { $lte: new Date(now) } },
       { sort: { position: 1 }, limit: RELAY_BATCH },
@@ -248,6 +286,19 @@ export class Outbox {
       }
     }
     return published;
+  }
+
+  /**
+   * Clears #mayHoldEntries when the collection is empty. Only when no change of this outbox has an
+   * entry uncommitted, and none wrote one during the read (the read sees committed entries only).
+   */
+  async #noteWhetherEmpty(): Promise<void> {
+    if (this.#changesWritingEntries > 0) return;
+    const writesBefore = this.#entryWrites;
+    const any = await this.#entries.findOne({}, { projection: { _id: 1 } });
+    if (!any && this.#changesWritingEntries === 0 && this.#entryWrites === writesBefore) {
+      this.#mayHoldEntries = false;
+    }
   }
 
   /** Entries waiting, for tests and health details. */

@@ -85,8 +85,12 @@ export class StageResults<TEvent extends EventEnvelope, TResult extends object, 
     try {
       await this.deps.outbox.change(async (change) => {
         const results = change.collection<StageResultDoc<TResult>>(this.options.collection);
-        // A racing delivery committed first (transactions see each other's commits in order).
-        if (!stored && (await results.findOne({ _id: event.id }, { projection: { _id: 1 } }))) return;
+        // A racing delivery committed first (transactions see each other's commits in order). In a
+        // transaction the result's unique id settles that race instead: its insert below fails with
+        // a duplicate key and everything this change wrote is rolled back (handled after the change).
+        if (!stored && !this.deps.store.transactional) {
+          if (await results.findOne({ _id: event.id }, { projection: { _id: 1 } })) return;
+        }
         // The event first: where the store has no transactions, it is then never lost to a crash
         // between the two writes (a redelivery records it again, under the same id).
         await change.emit(
@@ -116,7 +120,24 @@ export class StageResults<TEvent extends EventEnvelope, TResult extends object, 
       // Another delivery of the same event committed its result (and its event) first. Without a
       // stored result the collision was this event's outbox entry, still waiting after a crash on a
       // store without transactions: the bus retries once the relay has published it.
-      if (!(await this.results.findOne({ _id: event.id }, { projection: { _id: 1 } }))) throw error;
+      if (!(await this.#resultStored(event.id))) throw error;
     }
+  }
+
+  /**
+   * Whether a result is stored for the trigger, as a transaction sees it: the racing delivery's
+   * result may still wait in the embedded store's group commit, which a transaction reads (and
+   * answers only once it is committed) but the read connection does not see yet.
+   */
+  async #resultStored(triggerEventId: string): Promise<boolean> {
+    const { store } = this.deps;
+    const find = (results: Collection<StageResultDoc<TResult>>) =>
+      results.findOne({ _id: triggerEventId }, { projection: { _id: 1 } });
+    if (!store.transactional) return (await find(this.results)) !== null;
+    return (
+      (await store.transaction((tx) =>
+        find(tx.collection<StageResultDoc<TResult>>(this.options.collection)),
+      )) !== null
+    );
   }
 }
