@@ -94,6 +94,24 @@ describe('embedded store: lock', () => {
   });
 });
 
+describe('embedded store: read connections', () => {
+  it('refuses writes on its read connections (libsql opens them read-write whatever the options say)', async () => {
+    const store = await open();
+    await store.collection('leads').insertOne({ _id: 'a' });
+    const stream = store.openReadConnection();
+    try {
+      for (const db of [store.reader, stream]) {
+        expect(() => db.exec('CREATE TABLE written_by_a_reader (a)')).toThrow(/readonly|read-only/i);
+        expect(() => db.prepare('DELETE FROM "d:leads"').run()).toThrow(/readonly|read-only/i);
+      }
+      expect(await store.collection('leads').countDocuments({})).toBe(1);
+    } finally {
+      stream.close();
+      await store.close();
+    }
+  });
+});
+
 describe('embedded store: TTL indexes', () => {
   let store: EmbeddedDocStore;
   afterEach(async () => {

@@ -52,6 +52,8 @@ const WAL_LIMIT_BYTES = 16 * 2 ** 20;
 
 function openConnection(path: string, cacheKiB: number, readonly: boolean): Db {
   const db = new Database(path, readonly ? { readonly: true } : {});
+  // libsql (0.5) ignores `readonly` and opens the file read-write: SQLite itself refuses writes here.
+  if (readonly) db.pragma('query_only = ON');
   if (!readonly) {
     db.pragma('journal_mode = WAL');
     // Checkpoints run on a thread of their own (see Checkpointer), not inside this connection's commits.
