@@ -3,11 +3,13 @@
  * every service module on the embedded store and the journaled in-process bus, as `pnpm start`
  * builds them. Webhooks are injected (`app.inject`, 32 at a time) until LEADS have a 200, then the
  * bench waits until every lead is enrolled. Reports the CPU time (user + system) per lead, which the
- * machine's other load disturbs much less than wall time, and the wall-clock rate. Run:
+ * machine's other load disturbs much less than wall time, the wall-clock rate, and the time the
+ * store's writer connection spends in SQL per lead (see timeWriterStatements). Run:
  * `pnpm bench chain` (BENCH_CHAIN_LEADS, default 2000). Prints a table, then `BENCH_JSON {...}`.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { EmbeddedDocStore } from '@lead-capture/docstore';
 import { buildProductApp } from '../test/product-app.js';
 
 /**
@@ -24,6 +26,63 @@ function mainThreadCpuMicros(): number | null {
   } catch {
     return null;
   }
+}
+
+/** What the bench needs of a statement of the embedded store's libsql connection. */
+type TimedStatement = Record<'run' | 'get' | 'all' | 'iterate', (...args: unknown[]) => unknown>;
+interface WriterConnection {
+  prepare(sql: string): TimedStatement;
+  exec(sql: string): unknown;
+}
+
+/**
+ * Times every SQL call on the embedded store's writer connection (statements and exec: BEGIN, COMMIT,
+ * savepoints), in µs. SQLite lets one connection write at a time, so this is what any design on one
+ * SQLite file must run one call after another, whatever else moves to other threads: 10^6 divided
+ * by it per lead is that writer's ceiling in leads per second. The writer's cached statements are
+ * dropped first, so every one is prepared (and wrapped) anew; `all` runs `iterate` inside, which is
+ * counted once. The timer costs ~0.1 µs a call, about 10 µs per lead.
+ */
+function timeWriterStatements(store: EmbeddedDocStore): { micros: () => number } {
+  const writer = store.writer as unknown as WriterConnection;
+  let nanos = 0n;
+  let depth = 0;
+  const timed =
+    <A extends unknown[], R>(call: (...args: A) => R) =>
+    (...args: A): R => {
+      if (depth++ > 0) {
+        try {
+          return call(...args);
+        } finally {
+          depth--;
+        }
+      }
+      const started = process.hrtime.bigint();
+      try {
+        return call(...args);
+      } finally {
+        depth--;
+        nanos += process.hrtime.bigint() - started;
+      }
+    };
+  const prepare = writer.prepare.bind(writer);
+  writer.prepare = (sql) => {
+    const statement = prepare(sql);
+    for (const method of ['run', 'get', 'all'] as const) {
+      statement[method] = timed(statement[method].bind(statement));
+    }
+    // An iteration reads its rows in its next() calls (100 at a time), after iterate() returned.
+    const iterate = timed(statement.iterate.bind(statement));
+    statement.iterate = (...args) => {
+      const iterator = iterate(...args) as { next: () => unknown };
+      if (depth === 0) iterator.next = timed(iterator.next.bind(iterator));
+      return iterator;
+    };
+    return statement;
+  };
+  writer.exec = timed(writer.exec.bind(writer));
+  store.forget(store.writer);
+  return { micros: () => Number(nanos / 1000n) };
 }
 
 const LEADS = Number(process.env.BENCH_CHAIN_LEADS ?? 2000);
@@ -60,6 +119,8 @@ try {
     return page.json<{ pagination: { total: number } }>().pagination.total;
   };
 
+  const writerCalls =
+    product.store.kind === 'embedded' ? timeWriterStatements(product.store as EmbeddedDocStore) : null;
   const cpuBefore = process.cpuUsage();
   const mainBefore = mainThreadCpuMicros();
   const started = performance.now();
@@ -94,6 +155,7 @@ try {
   const elapsedMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   const mainAfter = mainThreadCpuMicros();
+  const writerMicrosPerLead = writerCalls ? Math.round(writerCalls.micros() / LEADS) : null;
   const results = {
     leads: LEADS,
     refused,
@@ -105,6 +167,8 @@ try {
       mainBefore === null || mainAfter === null ? null : Math.round((mainAfter - mainBefore) / LEADS),
     leadsPerCpuSecond: Math.round((LEADS * 1e6) / (cpu.user + cpu.system)),
     leadsPerSecond: Math.round((done * 1000) / elapsedMs),
+    writerMicrosPerLead,
+    oneWriterCeilingLeadsPerSecond: writerMicrosPerLead ? Math.round(1e6 / writerMicrosPerLead) : null,
   };
   console.log(`embedded chain in one process, ${LEADS} webhooks injected ${CONCURRENT_REQUESTS} at a time`);
   console.table({
@@ -114,6 +178,8 @@ try {
     'main thread CPU per lead (µs)': results.mainThreadCpuMicrosPerLead ?? 'n/a',
     'leads per CPU second': results.leadsPerCpuSecond,
     'leads per second (wall)': results.leadsPerSecond,
+    "writer connection's SQL per lead (µs)": results.writerMicrosPerLead ?? 'n/a',
+    'one writer’s ceiling (leads/s)': results.oneWriterCeilingLeadsPerSecond ?? 'n/a',
   });
   console.log(`BENCH_JSON ${JSON.stringify({ name: 'embedded-chain-in-process', results })}`);
 } finally {
