@@ -362,6 +362,22 @@ describe('Outbox on the in-process bus journaled in the same store', () => {
     await bus.close();
   });
 
+  it('knows of the entries another outbox of this process wrote to the same collection', async () => {
+    const bus = journaledBus(['lead.merged']);
+    const first = new Outbox({ store, bus, logger, collection: 'test_outbox' });
+    const second = new Outbox({ store, bus, logger, collection: 'test_outbox' });
+    await first.createIndexes();
+    expect(await first.relay()).toBe(0); // empty
+    const stream = randomUUID();
+    // Nothing receives lead.deleted yet: the second outbox's event waits as an entry.
+    const waiting = await second.change((change) => change.emit(stream, 'lead.deleted', { leadId: stream }));
+    const seen = await consume(bus);
+    const next = await first.change((change) => change.emit(stream, 'lead.deleted', { leadId: stream }));
+    await waitFor('both events delivered', () => seen.length === 2, 5000);
+    expect(seen).toEqual([waiting.id, next.id]);
+    await bus.close();
+  });
+
   it('has the event queued once the change is committed, and nothing of a change killed before', async () => {
     const fixture = join(import.meta.dirname, '../test/fixtures/outbox-child.ts');
     await store.close();

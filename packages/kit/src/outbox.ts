@@ -68,6 +68,38 @@ export interface OutboxChange {
 /** How many entries one relay pass publishes at most, so a backlog never starves the event loop. */
 const RELAY_BATCH = 500;
 
+/**
+ * What this process knows of one outbox collection's entries. `mayHold`: false once a relay pass
+ * found the collection empty while no change had an entry uncommitted, true again as soon as a change
+ * writes one. Only used with a transactional publisher, whose bus and store belong to this process
+ * alone: nobody else writes the collection then, so while it is false an event's "older entry of the
+ * stream waiting?" read is skipped (one read per event on the embedded chain). Shared by every
+ * outbox of this process on the collection.
+ */
+interface EntryState {
+  mayHold: boolean;
+  /** Changes that wrote an entry and are not committed or rolled back yet. */
+  changesWriting: number;
+  /** Entry writes so far, so a relay pass knows whether one started during its read. */
+  writes: number;
+}
+
+const entryStates = new WeakMap<DocStore, Map<string, EntryState>>();
+
+function entryStateOf(store: DocStore, collection: string): EntryState {
+  let states = entryStates.get(store);
+  if (!states) {
+    states = new Map();
+    entryStates.set(store, states);
+  }
+  let state = states.get(collection);
+  if (!state) {
+    state = { mayHold: true, changesWriting: 0, writes: 0 };
+    states.set(collection, state);
+  }
+  return state;
+}
+
 /** The outboxes made on each store, by collection: the metrics report their backlog. */
 const outboxesByStore = new WeakMap<DocStore, Map<string, Outbox>>();
 
@@ -103,23 +135,13 @@ export class Outbox {
   #task: PeriodicTask | undefined;
   #stopping = false;
   /**
-   * Whether the collection may hold an entry: false once a relay pass found it empty while no change
-   * of this outbox had an entry uncommitted, true again as soon as a change writes one. Only read with
-   * a transactional publisher, whose bus and store belong to this process alone: nobody else writes
-   * this collection then, so while it is false an event's "older entry of the stream waiting?" read
-   * is skipped (one read per event on the embedded chain).
-   */
-  #mayHoldEntries = true;
-  /**
    * The bus keeps its queues in this store (a transactional publisher): bus, store and so this
    * collection belong to this one process. Elsewhere replicas share the collection, and a relay must
    * look for what another replica left.
    */
   readonly #ownsCollection: boolean;
-  /** Changes of this outbox that wrote an entry and are not committed or rolled back yet. */
-  #changesWritingEntries = 0;
-  /** Counts entry writes, so a relay pass knows whether one started during its read. */
-  #entryWrites = 0;
+  /** What this process knows of the collection's entries, shared by its outboxes on it. */
+  readonly #entryState: EntryState;
 
   constructor(options: OutboxOptions) {
     this.#options = options;
@@ -128,6 +150,7 @@ export class Outbox {
     this.#maxBackoffMs = options.maxBackoffMs ?? 5 * 60_000;
     this.#now = options.now ?? Date.now;
     this.#ownsCollection = options.bus.transactionalPublisher?.(options.store) !== undefined;
+    this.#entryState = entryStateOf(options.store, options.collection);
     let outboxes = outboxesByStore.get(options.store);
     if (!outboxes) {
       outboxes = new Map();
@@ -171,12 +194,13 @@ export class Outbox {
                 return entry.envelope;
               }
             }
+            const state = this.#entryState;
             if (!writesEntries) {
               writesEntries = true;
-              this.#changesWritingEntries++;
+              state.changesWriting++;
             }
-            this.#entryWrites++;
-            this.#mayHoldEntries = true;
+            state.writes++;
+            state.mayHold = true;
             await entries.insertOne(entry);
             streams.add(stream);
             return entry.envelope;
@@ -187,7 +211,7 @@ export class Outbox {
       for (const queued of staged) queued.aborted();
       throw error;
     } finally {
-      if (writesEntries) this.#changesWritingEntries--;
+      if (writesEntries) this.#entryState.changesWriting--;
     }
     for (const queued of staged) queued.committed();
     // Order holds within a stream only, so the streams of one change (a CSV batch: one per row) go
@@ -198,7 +222,7 @@ export class Outbox {
 
   /** Whether an entry of `stream` waits in the collection (read only while any entry may). */
   async #olderEntryWaits(entries: Collection<OutboxEntry>, stream: string): Promise<boolean> {
-    if (!this.#mayHoldEntries) return false;
+    if (!this.#entryState.mayHold) return false;
     return (await entries.findOne({ stream }, { projection: { _id: 1 } })) !== null;
   }
 
@@ -243,8 +267,8 @@ export class Outbox {
   async relay(): Promise<number> {
     const now = this.#now();
     if (this.#ownsCollection) {
-      if (this.#mayHoldEntries) await this.#noteWhetherEmpty();
-      if (!this.#mayHoldEntries) return 0;
+      if (this.#entryState.mayHold) await this.#noteWhetherEmpty();
+      if (!this.#entryState.mayHold) return 0;
     }
     const due = await this.#entries.find(
       { nextAttemptAt: { $lte: new Date(now) } },
@@ -289,16 +313,15 @@ export class Outbox {
   }
 
   /**
-   * Clears #mayHoldEntries when the collection is empty. Only when no change of this outbox has an
-   * entry uncommitted, and none wrote one during the read (the read sees committed entries only).
+   * Clears `mayHold` when the collection is empty. Only when no change has an entry uncommitted, and
+   * none wrote one during the read (the read sees committed entries only).
    */
   async #noteWhetherEmpty(): Promise<void> {
-    if (this.#changesWritingEntries > 0) return;
-    const writesBefore = this.#entryWrites;
+    const state = this.#entryState;
+    if (state.changesWriting > 0) return;
+    const writesBefore = state.writes;
     const any = await this.#entries.findOne({}, { projection: { _id: 1 } });
-    if (!any && this.#changesWritingEntries === 0 && this.#entryWrites === writesBefore) {
-      this.#mayHoldEntries = false;
-    }
+    if (!any && state.changesWriting === 0 && state.writes === writesBefore) state.mayHold = false;
   }
 
   /** Entries waiting, for tests and health details. */
