@@ -171,6 +171,34 @@ describe('Outbox', () => {
     expect(state.published.map((event) => event.id)).toEqual([first.id, second.id, unrelated.id]);
   });
 
+  it('relays what another replica left even after finding the outbox empty (replicas share it)', async () => {
+    const { bus, state } = recordingBus();
+    const replicaA = outboxOn(bus);
+    await replicaA.createIndexes();
+    expect(await replicaA.relay()).toBe(0); // nothing there yet
+    // Replica B is another process on the same database: a store handle of its own.
+    const storeOfB = new Proxy(store, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const replicaB = new Outbox({
+      store: storeOfB,
+      bus,
+      logger,
+      collection: 'test_outbox',
+      now: () => clock,
+    });
+    state.down = true;
+    const leadId = randomUUID();
+    const envelope = await replicaB.change((change) => change.emit(leadId, 'lead.deleted', { leadId }));
+    state.down = false;
+    clock += 60_000; // B's lease on its entry is over
+    expect(await replicaA.relay()).toBe(1);
+    expect(state.published.map((published) => published.id)).toEqual([envelope.id]);
+  });
+
   it('lets only one of two relays (two replicas) publish an entry', async () => {
     const { bus, state } = recordingBus();
     const replicaA = outboxOn(bus);
@@ -335,26 +363,13 @@ describe('Outbox on the in-process bus journaled in the same store', () => {
     await outbox.createIndexes();
     expect(await outbox.relay()).toBe(0); // empty: changes stop reading it
     const stream = randomUUID();
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let emitted!: () => void;
-    const entryWritten = new Promise<void>((resolve) => {
-      emitted = resolve;
-    });
-    // Nothing receives lead.deleted yet: the change writes an entry, then stays open.
-    const firstChange = outbox.change(async (change) => {
+    // Nothing receives lead.deleted yet: the change writes an entry, and a relay pass runs before its
+    // commit. That pass reads committed data only: it must not conclude the outbox is empty.
+    const first = await outbox.change(async (change) => {
       const envelope = await change.emit(stream, 'lead.deleted', { leadId: stream });
-      emitted();
-      await released;
+      expect(await outbox.relay()).toBe(0);
       return envelope;
     });
-    await entryWritten;
-    // A relay pass meanwhile reads committed data only: it must not conclude the outbox is empty.
-    expect(await outbox.relay()).toBe(0);
-    release();
-    const first = await firstChange;
     const seen = await consume(bus);
     const second = await outbox.change((change) => change.emit(stream, 'lead.deleted', { leadId: stream }));
     await waitFor('both events delivered', () => seen.length === 2, 5000);

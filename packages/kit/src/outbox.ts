@@ -1,4 +1,4 @@
-import type { MessageBus, StagedPublish } from '@lead-capture/bus';
+import type { MessageBus, StagedPublish, TransactionalPublisher } from '@lead-capture/bus';
 import { InvalidEventError } from '@lead-capture/bus';
 import {
   createEnvelope,
@@ -135,11 +135,11 @@ export class Outbox {
   #task: PeriodicTask | undefined;
   #stopping = false;
   /**
-   * The bus keeps its queues in this store (a transactional publisher): bus, store and so this
-   * collection belong to this one process. Elsewhere replicas share the collection, and a relay must
-   * look for what another replica left.
+   * Set when the bus keeps its queues in this store: events are then queued in their change's own
+   * commit, and bus, store and so this collection belong to this one process. Elsewhere replicas
+   * share the collection, and a relay must look for what another replica left.
    */
-  readonly #ownsCollection: boolean;
+  readonly #publisher: TransactionalPublisher | undefined;
   /** What this process knows of the collection's entries, shared by its outboxes on it. */
   readonly #entryState: EntryState;
 
@@ -149,7 +149,7 @@ export class Outbox {
     this.#takeOverAfterMs = options.takeOverAfterMs ?? 5000;
     this.#maxBackoffMs = options.maxBackoffMs ?? 5 * 60_000;
     this.#now = options.now ?? Date.now;
-    this.#ownsCollection = options.bus.transactionalPublisher?.(options.store) !== undefined;
+    this.#publisher = options.bus.transactionalPublisher?.(options.store);
     this.#entryState = entryStateOf(options.store, options.collection);
     let outboxes = outboxesByStore.get(options.store);
     if (!outboxes) {
@@ -172,7 +172,7 @@ export class Outbox {
   /** Runs `work` with its writes and events in one transaction, then publishes the events. */
   async change<T>(work: (change: OutboxChange) => Promise<T>): Promise<T> {
     const streams = new Set<string>();
-    const publisher = this.#options.bus.transactionalPublisher?.(this.#options.store);
+    const publisher = this.#publisher;
     const staged: StagedPublish[] = [];
     // A bus that could not read its journal stages nothing: the events then take the entry path.
     await publisher?.ready().catch(() => {});
@@ -266,7 +266,7 @@ export class Outbox {
    */
   async relay(): Promise<number> {
     const now = this.#now();
-    if (this.#ownsCollection) {
+    if (this.#publisher) {
       if (this.#entryState.mayHold) await this.#noteWhetherEmpty();
       if (!this.#entryState.mayHold) return 0;
     }
@@ -313,15 +313,15 @@ export class Outbox {
   }
 
   /**
-   * Clears `mayHold` when the collection is empty. Only when no change has an entry uncommitted, and
-   * none wrote one during the read (the read sees committed entries only).
+   * Clears `mayHold` when the collection is empty. Only when no change has an entry uncommitted as
+   * the read starts, and none wrote one during it (the read sees committed entries only).
    */
   async #noteWhetherEmpty(): Promise<void> {
     const state = this.#entryState;
     if (state.changesWriting > 0) return;
     const writesBefore = state.writes;
     const any = await this.#entries.findOne({}, { projection: { _id: 1 } });
-    if (!any && state.changesWriting === 0 && state.writes === writesBefore) state.mayHold = false;
+    if (!any && state.writes === writesBefore) state.mayHold = false;
   }
 
   /** Entries waiting, for tests and health details. */
