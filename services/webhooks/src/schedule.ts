@@ -15,8 +15,9 @@ export function retryDelayMs(failures: number, random: () => number = Math.rando
 }
 
 /**
- * When the next attempt is due, or null when the delivery has used its retry window: a Retry-After
- * (429, 503) is honoured when given, capped at a day; otherwise the backoff.
+ * When the next attempt is due, or null when the delivery has used its retry window: the backoff,
+ * or a Retry-After (429, 503) when that asks for longer (capped at a day). A Retry-After never
+ * shortens the backoff: `Retry-After: 0` from a struggling receiver must not make the worker hammer it.
  */
 export function nextAttemptAt(options: {
   now: Date;
@@ -27,10 +28,9 @@ export function nextAttemptAt(options: {
   random?: () => number;
 }): Date | null {
   const { now, failures, windowStartedAt, windowMs, retryAfterSeconds, random } = options;
-  const delay =
-    retryAfterSeconds !== null
-      ? Math.min(retryAfterSeconds * 1000, RETRY_AFTER_MAX_MS)
-      : retryDelayMs(failures, random);
+  const backoff = retryDelayMs(failures, random);
+  const asked = retryAfterSeconds === null ? 0 : Math.min(retryAfterSeconds * 1000, RETRY_AFTER_MAX_MS);
+  const delay = Math.max(backoff, asked);
   const at = new Date(now.getTime() + delay);
   return at.getTime() - windowStartedAt.getTime() > windowMs ? null : at;
 }

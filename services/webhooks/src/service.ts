@@ -72,6 +72,7 @@ export function createWebhooksService(
     concurrency: config.OUTBOUND_WEBHOOK_CONCURRENCY,
     leaseMs: options.leaseMs ?? 2 * config.OUTBOUND_WEBHOOK_TIMEOUT_MS + 30_000,
     retryWindowMs: config.OUTBOUND_WEBHOOK_RETRY_HOURS * hour,
+    maxAttempts: config.OUTBOUND_WEBHOOK_MAX_ATTEMPTS,
     disableAfterMs: config.OUTBOUND_WEBHOOK_DISABLE_AFTER_HOURS * hour,
     onPass: options.onDispatchPass,
     send: options.send,

@@ -43,6 +43,12 @@ export type SubscriptionDocument = {
   secrets: SigningSecret[];
   /** First failed attempt since the last success; null while it is healthy. */
   failingSince: string | null;
+  /**
+   * The in-flight lease: who attempts one of its deliveries now (`<process>/<delivery id>`) and until
+   * when at most. One delivery per subscription is in flight at a time. Absent on older documents.
+   */
+  sendingOwner?: string | null;
+  sendingUntil?: Date | null;
   createdAt: string;
   updatedAt: string;
   createdBy: string;
@@ -129,6 +135,7 @@ export async function createIndexes(collections: WebhookCollections, retentionDa
   const retentionSeconds = retentionDays * 24 * 60 * 60;
   const { subscriptions, deliveries, attempts, leadKeys } = collections;
   await subscriptions.createIndex({ active: 1 });
+  await subscriptions.createIndex({ sendingUntil: 1 });
   await deliveries.createIndex({ subscriptionId: 1, eventId: 1 }, { unique: true });
   await deliveries.createIndex({ status: 1, nextAttemptAt: 1 });
   await deliveries.createIndex({ subscriptionId: 1, createdAt: -1 });

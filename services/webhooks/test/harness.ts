@@ -25,12 +25,25 @@ export interface Received {
 /** How the receiver answers a request: status, headers, body; or `hold` to never answer. */
 export type Answer = { status: number; headers?: Record<string, string>; body?: string } | 'hold';
 
+/** A promise the test settles when it wants a held answer to go out. */
+export interface Gate {
+  promise: Promise<void>;
+  open: () => void;
+}
+
+export function gate(): Gate {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
 /** A real HTTP server on 127.0.0.1 that records every request and answers as `respond` says. */
 export interface Receiver {
   url: string;
   port: number;
   received: Received[];
-  respond: (request: Received, index: number) => Answer;
+  /** An answer, or a promise of one (answered when it resolves). */
+  respond: (request: Received, index: number) => Answer | Promise<Answer>;
   close(): Promise<void>;
 }
 
@@ -61,13 +74,15 @@ export async function startReceiver(
         body: Buffer.concat(chunks).toString('utf8'),
       };
       receiver.received.push(received);
-      const answer = receiver.respond(received, receiver.received.length - 1);
-      if (answer === 'hold') {
-        held.push(response);
-        return;
-      }
-      response.writeHead(answer.status, answer.headers ?? {});
-      response.end(answer.body ?? '');
+      void Promise.resolve(receiver.respond(received, receiver.received.length - 1)).then((answer) => {
+        if (answer === 'hold') {
+          held.push(response);
+          return;
+        }
+        if (response.destroyed) return;
+        response.writeHead(answer.status, answer.headers ?? {});
+        response.end(answer.body ?? '');
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
