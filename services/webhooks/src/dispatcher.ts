@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Logger, type PeriodicTask, startPeriodicTask } from '@lead-capture/kit';
 import { MailDeliveryError, type Mailer, parseRecipient } from '@lead-capture/mailer';
+import { releaseIfResumed } from './pausing.js';
 import { nextAttemptAt } from './schedule.js';
 import { type SenderOptions, type SendOutcome, sendWebhook } from './sender.js';
 import { signedHeaders } from './signing.js';
@@ -214,6 +215,12 @@ export class DeliveryDispatcher {
       return this.settle(delivery, { status: 'cancelled', lastError: 'Subscription deleted' });
     if (!subscription.active && !isTest) {
       return this.settle(delivery, { status: 'cancelled', lastError: 'Subscription inactive' });
+    }
+    if (subscription.pausedReason && !isTest) {
+      // Paused after this delivery was recorded: held until an admin resumes the subscription.
+      const held = await this.settle(delivery, { status: 'held' });
+      if ((await releaseIfResumed(collections, subscription._id, now())) > 0) this.wake();
+      return held;
     }
 
     const attemptedAt = now();

@@ -5,6 +5,7 @@ import { loadWebhooksConfig, type WebhooksConfig } from './config.js';
 import { DeliveryDispatcher } from './dispatcher.js';
 import { createFanOutHandler } from './fan-out.js';
 import { createLeadReader } from './lead-detail.js';
+import { CREATOR_SYNC_GROUP, createCreatorHandler } from './pausing.js';
 import { subscriptionRoutes } from './routes/webhook-subscriptions/index.js';
 import type { sendWebhook } from './sender.js';
 import { createIndexes, webhookCollections } from './store.js';
@@ -83,6 +84,7 @@ export function createWebhooksService(
     now,
   });
   let subscription: Subscription | undefined;
+  let creatorSubscription: Subscription | undefined;
 
   return {
     name: 'webhooks',
@@ -115,11 +117,17 @@ export function createWebhooksService(
           ...(options.eventRetryDelayMs ? { retryDelayMs: options.eventRetryDelayMs } : {}),
         },
       );
+      creatorSubscription = await subscribeGroup(
+        bus,
+        CREATOR_SYNC_GROUP,
+        createCreatorHandler({ collections, logger, now }),
+      );
       dispatcher.start();
     },
 
     async stop() {
       await subscription?.cancel();
+      await creatorSubscription?.cancel();
       await dispatcher.stop();
       mailer.close();
     },

@@ -208,8 +208,10 @@ export interface WebhooksHarness {
   capture(
     overrides?: Partial<LeadSnapshot>,
   ): Promise<{ captured: LeadCaptured; event: EventEnvelope; detail: JsonObject }>;
-  /** As a member with full scope unless `identity` says otherwise. */
+  /** As an admin (user `userId`) with full scope unless `identity` says otherwise. */
   call(method: string, url: string, body?: unknown, identity?: Partial<Identity> | null): Promise<Reply>;
+  /** The user of the default identity: an admin. */
+  userId: string;
   close(): Promise<void>;
 }
 
@@ -261,6 +263,7 @@ export async function startWebhooksHarness(
       closeBus: true,
       ...(options.store ? { store: options.store } : {}),
       internal: leads,
+      identity: { role: 'admin' },
     },
   );
   const harness: WebhooksHarness = {
@@ -281,6 +284,7 @@ export async function startWebhooksHarness(
       return { captured, event, detail };
     },
     call: h.call,
+    userId: h.userId,
     close: h.close,
   };
   return harness;
