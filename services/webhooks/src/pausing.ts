@@ -1,6 +1,7 @@
 import type { EventEnvelope, UserDeleted, UserUpdated } from '@lead-capture/contracts';
 import { isDuplicateKeyError } from '@lead-capture/docstore';
 import type { Logger } from '@lead-capture/kit';
+import { dueNowWithNewWindow } from './schedule.js';
 import type { CreatorDocument, DeliveryDocument, PausedReason, WebhookCollections } from './store.js';
 
 /** The consumer group of the gateway's user events (declared in contracts' chain.ts). */
@@ -32,15 +33,7 @@ export async function releaseHeld(
 ): Promise<number> {
   const { modifiedCount } = await collections.deliveries.updateMany(
     { subscriptionId, status: 'held' },
-    {
-      $set: {
-        status: 'pending',
-        nextAttemptAt: now,
-        windowStartedAt: now,
-        failures: 0,
-        expiresAt: null,
-      },
-    },
+    { $set: dueNowWithNewWindow(now) },
   );
   return modifiedCount;
 }

@@ -1,3 +1,17 @@
+/**
+ * What makes a delivery due now with a new retry window (a redelivery, a resume): the window's
+ * attempts counted afresh, and out of the retention until it is finished again.
+ */
+export function dueNowWithNewWindow(now: Date) {
+  return {
+    status: 'pending',
+    nextAttemptAt: now,
+    windowStartedAt: now,
+    failures: 0,
+    expiresAt: null,
+  } as const;
+}
+
 /** Wait before the second attempt; each later wait doubles, up to RETRY_MAX_DELAY_MS. */
 export const RETRY_BASE_DELAY_MS = 30_000;
 export const RETRY_MAX_DELAY_MS = 12 * 60 * 60_000;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { badRequest, conflict, notFound, uniqueBy } from '@lead-capture/kit';
 import type { DeliveryDispatcher } from './dispatcher.js';
 import { cancelHeld, releaseHeld } from './pausing.js';
+import { dueNowWithNewWindow } from './schedule.js';
 import type { DeliveryQuery, SubscriptionInput, SubscriptionPatch } from './schemas.js';
 import { generateSecret } from './signing.js';
 import {
@@ -271,15 +272,7 @@ export class SubscriptionCatalog {
         $or: [{ status: { $ne: 'delivering' } }, { leaseUntil: { $lte: now } }],
       },
       {
-        $set: {
-          status: 'pending',
-          nextAttemptAt: now,
-          windowStartedAt: now,
-          failures: 0,
-          expiresAt: null,
-          leaseOwner: null,
-          leaseUntil: null,
-        },
+        $set: { ...dueNowWithNewWindow(now), leaseOwner: null, leaseUntil: null },
       },
     );
     if (!reset) throw conflict('This delivery is being attempted right now; try again in a moment');
