@@ -103,6 +103,13 @@ export const READ_MODELS = [
       'record a delivery to every outbound webhook subscription the event matches (the lead read from the lead service), and the source and qualification of each lead for the filters once it is deleted',
   },
   {
+    consumer: 'webhooks',
+    group: 'webhooks.user.pause',
+    consumes: ['user.updated', 'user.deleted'],
+    purpose:
+      'pause the outbound webhook subscriptions of an admin who is deactivated, demoted or deleted (an admin resumes them)',
+  },
+  {
     consumer: 'gateway',
     consumes: LIVE_STREAM_EVENT_TYPES,
     purpose: 'push every lead change to the open dashboards (GET /api/stream)',

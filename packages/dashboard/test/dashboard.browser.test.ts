@@ -458,4 +458,50 @@ describe.runIf(chromiumPresent)('the dashboard in a browser', () => {
       return value.startsWith('whsec_') && value !== secret;
     });
   });
+
+  it('shows the subscription of a deactivated admin as paused and why, and an admin resumes it', async () => {
+    const leaver = {
+      email: uniqueEmail('leaver'),
+      password: 'leaving-admin-password-1',
+      name: 'Leaving Admin',
+    };
+    const user = await api.call<{ id: string }>('POST', '/api/users', { ...leaver, role: 'admin' });
+    const subscription = await apiClient(app.url, leaver).call<{ id: string }>(
+      'POST',
+      '/api/webhook-subscriptions',
+      { url: receiver.url, eventTypes: ['lead.captured'], description: 'Leaver sync' },
+    );
+    await api.call('PATCH', `/api/users/${user.id}`, { active: false });
+    await waitFor('the subscription to be paused', async () => {
+      const current = await api.call<{ status: string }>(
+        'GET',
+        `/api/webhook-subscriptions/${subscription.id}`,
+      );
+      return current.status === 'paused';
+    });
+    // A lead while it is paused: held, not sent.
+    const email = uniqueEmail('held');
+    await postLead({ email, firstName: 'Held', lastName: 'Lead' });
+    await waitFor('the held delivery', async () => {
+      const log = await api.call<{ data: Array<{ status: string }> }>(
+        'GET',
+        `/api/webhook-subscriptions/${subscription.id}/deliveries`,
+      );
+      return log.data.some((delivery) => delivery.status === 'held');
+    });
+    expect(receiver.received.some((hit) => hit.body.includes(email))).toBe(false);
+
+    await page.goto(`${app.url}/webhooks?subscription=${subscription.id}`);
+    const row = page.locator('tr', { hasText: 'Leaver sync' });
+    await row.locator('td', { hasText: 'paused: the admin it stands for was deactivated' }).waitFor();
+    await page.getByTestId('paused-notice').filter({ hasText: 'was deactivated' }).waitFor();
+    await page.locator('table.deliveries tr[data-status="held"]').first().waitFor();
+
+    await page.getByRole('button', { name: 'Resume subscription' }).click();
+    await row.locator('td', { hasText: /^active$/ }).waitFor();
+    await waitFor('the held lead at the receiver', () =>
+      receiver.received.some((hit) => hit.body.includes(email) && hit.body.includes('"lead.captured"')),
+    );
+    expect(await page.getByTestId('paused-notice').count()).toBe(0);
+  });
 });

@@ -160,12 +160,16 @@ export async function saveScreenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(SCREENSHOTS_DIR, `${name}.png`), fullPage: true });
 }
 
-/** The public API, for what a test sets up outside the browser (sources, webhook posts). */
-export function apiClient(url: string) {
+/**
+ * The public API, for what a test sets up outside the browser (sources, webhook posts), signed in
+ * as the first admin unless `credentials` says who.
+ */
+export function apiClient(url: string, credentials: { email: string; password: string } = ADMIN) {
   let token: string | undefined;
   async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
     if (!token && path !== '/api/auth/login') {
-      token = (await call<{ token: string }>('POST', '/api/auth/login', ADMIN)).token;
+      const { email, password } = credentials;
+      token = (await call<{ token: string }>('POST', '/api/auth/login', { email, password })).token;
     }
     const response = await fetch(`${url}${path}`, {
       method,

@@ -24,6 +24,12 @@ export const WEBHOOKS_CONFIG = {
     default: 72,
     doc: 'How long a delivery is retried (exponential backoff with jitter) after its first attempt',
   }),
+  OUTBOUND_WEBHOOK_MAX_ATTEMPTS: int({
+    min: 1,
+    max: 100,
+    default: 20,
+    doc: 'Attempts of one delivery at most (per retry window: a redelivery starts a new one); then it is failed',
+  }),
   OUTBOUND_WEBHOOK_DISABLE_AFTER_HOURS: int({
     min: 1,
     max: 24 * 60,

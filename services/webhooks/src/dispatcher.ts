@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Logger, type PeriodicTask, startPeriodicTask } from '@lead-capture/kit';
 import { MailDeliveryError, type Mailer, parseRecipient } from '@lead-capture/mailer';
+import { releaseIfResumed } from './pausing.js';
 import { nextAttemptAt } from './schedule.js';
 import { type SenderOptions, type SendOutcome, sendWebhook } from './sender.js';
 import { signedHeaders } from './signing.js';
@@ -24,6 +25,8 @@ export interface DispatcherDeps {
   /** How long a claimed delivery is held; a crashed holder's claim is taken over after it. */
   leaseMs: number;
   retryWindowMs: number;
+  /** Attempts of one delivery in one retry window at most (OUTBOUND_WEBHOOK_MAX_ATTEMPTS); then it is failed. */
+  maxAttempts: number;
   disableAfterMs: number;
   /** Called after each pass has ended (tests wait on it instead of sleeping). */
   onPass?: () => void;
@@ -33,6 +36,8 @@ export interface DispatcherDeps {
 
 /** Deliveries one pass attempts at most; the next pass goes on. */
 const PASS_LIMIT = 500;
+/** Due deliveries one claim looks at; those of subscriptions with an attempt under way are passed over. */
+const CLAIM_CANDIDATES = 20;
 /** Wait between two tries of a subscription's alert mail when the SMTP server refused it. */
 const ALERT_RETRY_MS = 5 * 60_000;
 
@@ -41,6 +46,11 @@ const ALERT_RETRY_MS = 5 * 60_000;
  * attempted), so the schedule survives restarts and any number of worker replicas share it: each
  * claims one due delivery at a time with findOneAndUpdate. A delivery whose holder died mid-attempt
  * is attempted again, with the same `webhook-id`, once its lease has run out.
+ *
+ * One delivery per subscription is in flight at a time, across replicas: the claim first takes the
+ * subscription's own lease (`sendingOwner` / `sendingUntil`, as long as the delivery's), and gives it
+ * back when the attempt is settled. A slow or failing receiver then gets one request at a time,
+ * and its backlog does not take every worker from the other subscriptions.
  */
 export class DeliveryDispatcher {
   private readonly owner = randomUUID();
@@ -103,12 +113,13 @@ export class DeliveryDispatcher {
         const delivery = await this.claimDue();
         if (!delivery) return;
         handled++;
-        await this.attempt(delivery).catch((error: unknown) => {
+        await this.attempt(delivery).catch(async (error: unknown) => {
           // Its lease runs out and it is attempted again then; the others go on now.
           this.deps.logger.error(
             { err: error, deliveryId: delivery._id },
             'Webhook delivery failed unexpectedly',
           );
+          await this.releaseSubscription(delivery.subscriptionId, delivery._id).catch(() => undefined);
         });
       }
     };
@@ -134,18 +145,66 @@ export class DeliveryDispatcher {
     } as const;
   }
 
-  private claimDue(): Promise<DeliveryDocument | null> {
+  /**
+   * The earliest due delivery of a subscription with no attempt under way, claimed with its
+   * subscription's lease; null when there is none.
+   */
+  private async claimDue(): Promise<DeliveryDocument | null> {
+    const { deliveries, subscriptions } = this.deps.collections;
     const now = this.deps.now();
-    return this.deps.collections.deliveries.findOneAndUpdate(
-      {
-        $or: [
-          { status: 'pending', nextAttemptAt: { $lte: now } },
-          { status: 'delivering', leaseUntil: { $lte: now } },
-        ],
-      },
-      { $set: this.leaseOf(now) },
-      { sort: { nextAttemptAt: 1 } },
+    const due = {
+      $or: [
+        { status: 'pending', nextAttemptAt: { $lte: now } },
+        { status: 'delivering', leaseUntil: { $lte: now } },
+      ],
+    };
+    const busy = await subscriptions.find({ sendingUntil: { $gt: now } }, { projection: { _id: 1 } });
+    const candidates = await deliveries.find(
+      busy.length > 0 ? { ...due, subscriptionId: { $nin: busy.map(({ _id }) => _id) } } : due,
+      { sort: { nextAttemptAt: 1 }, limit: CLAIM_CANDIDATES, projection: { _id: 1, subscriptionId: 1 } },
     );
+    const tried = new Set<string>();
+    for (const { _id, subscriptionId } of candidates) {
+      if (tried.has(subscriptionId)) continue;
+      tried.add(subscriptionId);
+      if (!(await this.takeSubscription(subscriptionId, _id, now))) continue;
+      const claimed = await deliveries.findOneAndUpdate({ _id, ...due }, { $set: this.leaseOf(now) });
+      if (claimed) return claimed;
+      await this.releaseSubscription(subscriptionId, _id);
+    }
+    return null;
+  }
+
+  /**
+   * Takes the subscription's in-flight lease; false while another attempt of it is under way. A
+   * subscription that no longer exists has none to take: its delivery is claimed and cancelled.
+   */
+  private async takeSubscription(subscriptionId: string, deliveryId: string, now: Date): Promise<boolean> {
+    const { subscriptions } = this.deps.collections;
+    const { matchedCount } = await subscriptions.updateOne(
+      { _id: subscriptionId, $or: [{ sendingUntil: null }, { sendingUntil: { $lte: now } }] },
+      {
+        $set: {
+          sendingOwner: this.sendingOwnerOf(deliveryId),
+          sendingUntil: new Date(now.getTime() + this.deps.leaseMs),
+        },
+      },
+    );
+    if (matchedCount > 0) return true;
+    return (await subscriptions.countDocuments({ _id: subscriptionId })) === 0;
+  }
+
+  /** Gives the subscription's in-flight lease back, if this claim of the delivery still holds it. */
+  private async releaseSubscription(subscriptionId: string, deliveryId: string): Promise<void> {
+    await this.deps.collections.subscriptions.updateOne(
+      { _id: subscriptionId, sendingOwner: this.sendingOwnerOf(deliveryId) },
+      { $set: { sendingOwner: null, sendingUntil: null } },
+    );
+  }
+
+  /** Who holds a subscription's lease: this process, for this delivery. */
+  private sendingOwnerOf(deliveryId: string): string {
+    return `${this.owner}/${deliveryId}`;
   }
 
   private async attempt(delivery: DeliveryDocument): Promise<DeliveryDocument | null> {
@@ -156,6 +215,12 @@ export class DeliveryDispatcher {
       return this.settle(delivery, { status: 'cancelled', lastError: 'Subscription deleted' });
     if (!subscription.active && !isTest) {
       return this.settle(delivery, { status: 'cancelled', lastError: 'Subscription inactive' });
+    }
+    if (subscription.pausedReason && !isTest) {
+      // Paused after this delivery was recorded: held until an admin resumes the subscription.
+      const held = await this.settle(delivery, { status: 'held' });
+      if ((await releaseIfResumed(collections, subscription._id, now())) > 0) this.wake();
+      return held;
     }
 
     const attemptedAt = now();
@@ -201,8 +266,9 @@ export class DeliveryDispatcher {
       else await this.failing(subscription, attemptedAt);
     }
     const failures = delivery.failures + 1;
+    const capped = failures >= this.deps.maxAttempts;
     const retryAt =
-      isRetryable(outcome) && delivery.windowStartedAt
+      isRetryable(outcome) && delivery.windowStartedAt && !capped
         ? nextAttemptAt({
             now: attemptedAt,
             failures,
@@ -213,22 +279,31 @@ export class DeliveryDispatcher {
           })
         : null;
     if (retryAt === null) {
-      return this.settle(delivery, { ...common, failures, status: 'failed' });
+      const lastError =
+        capped && isRetryable(outcome)
+          ? `${outcome.error ?? 'Failed'}; gave up after ${failures} attempts (OUTBOUND_WEBHOOK_MAX_ATTEMPTS)`
+          : outcome.error;
+      return this.settle(delivery, { ...common, lastError, failures, status: 'failed' });
     }
     return this.settle(delivery, { ...common, failures, status: 'pending', nextAttemptAt: retryAt }, false);
   }
 
-  /** Records the outcome, if this instance still holds the claim; `final` starts the retention. */
+  /**
+   * Records the outcome, if this instance still holds the claim, and gives the subscription's
+   * in-flight lease back; `final` starts the retention.
+   */
   private async settle(
     delivery: DeliveryDocument,
     set: Partial<DeliveryDocument>,
     final = true,
   ): Promise<DeliveryDocument | null> {
     const finish = final ? { nextAttemptAt: null, expiresAt: this.deps.now() } : {};
-    return this.deps.collections.deliveries.findOneAndUpdate(
+    const settled = await this.deps.collections.deliveries.findOneAndUpdate(
       { _id: delivery._id, leaseOwner: this.owner, status: 'delivering' },
       { $set: { ...set, ...finish, leaseOwner: null, leaseUntil: null } },
     );
+    await this.releaseSubscription(delivery.subscriptionId, delivery._id);
+    return settled;
   }
 
   private async healthy(subscription: SubscriptionDocument): Promise<void> {

@@ -12,6 +12,7 @@ import type { DocStore } from '@lead-capture/docstore';
 import type { Logger } from '@lead-capture/kit';
 import { uuidV5 } from '@lead-capture/kit';
 import { type LeadDetail, type LeadReader, NotAppliedYetError } from './lead-detail.js';
+import { releaseIfResumed } from './pausing.js';
 import {
   ALL_EVENTS,
   type DeliveryDocument,
@@ -115,7 +116,12 @@ export function createFanOutHandler(deps: FanOutDeps) {
     const created = store.transactional
       ? await store.transaction((tx) => write(webhookCollections(tx)))
       : await write(base);
-    if (created > 0) deps.onDeliveries();
+    // Those of a paused subscription were held; one resumed since it was read sends them now.
+    let released = 0;
+    for (const subscription of subscriptions.filter(({ pausedReason }) => pausedReason)) {
+      released += await releaseIfResumed(base, subscription._id, now());
+    }
+    if (created > 0 || released > 0) deps.onDeliveries();
   }
 
   async function appliedLeadOf(event: EventEnvelope): Promise<LeadDetail | null> {
@@ -216,6 +222,9 @@ export function createFanOutHandler(deps: FanOutDeps) {
     const createdAt = now().toISOString();
     let created = 0;
     for (const subscription of subscriptions) {
+      // A paused subscription's events are kept, not sent: held until an admin resumes it (and
+      // removed after the log's retention if none does).
+      const held = Boolean(subscription.pausedReason);
       const delivery: DeliveryDocument = {
         _id: deliveryIdOf(subscription._id, event.id),
         subscriptionId: subscription._id,
@@ -223,10 +232,10 @@ export function createFanOutHandler(deps: FanOutDeps) {
         eventType: event.type,
         occurredAt: event.occurredAt,
         body,
-        status: 'pending',
+        status: held ? 'held' : 'pending',
         attempts: 0,
         failures: 0,
-        nextAttemptAt: now(),
+        nextAttemptAt: held ? null : now(),
         windowStartedAt: now(),
         leaseOwner: null,
         leaseUntil: null,
@@ -234,7 +243,7 @@ export function createFanOutHandler(deps: FanOutDeps) {
         lastStatusCode: null,
         lastError: null,
         createdAt,
-        expiresAt: null,
+        expiresAt: held ? now() : null,
       };
       const { _id, ...fields } = delivery;
       const result = await collections.deliveries.updateOne(

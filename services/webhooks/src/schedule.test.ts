@@ -11,13 +11,17 @@ describe('retry schedule', () => {
     expect(retryDelayMs(1, () => 0.999_999)).toBe(36_000);
   });
 
-  it('stops once the next attempt would fall outside the window; Retry-After wins over the backoff', () => {
+  it('stops once the next attempt would fall outside the window; a Retry-After only lengthens the wait', () => {
     const windowStartedAt = new Date('2026-01-01T00:00:00Z');
     const windowMs = 72 * 3600_000;
     const base = { windowStartedAt, windowMs, random: () => 0.5 };
-    expect(
-      nextAttemptAt({ ...base, now: new Date('2026-01-01T00:00:00Z'), failures: 1, retryAfterSeconds: 7 }),
-    ).toEqual(new Date('2026-01-01T00:00:07Z'));
+    const first = { ...base, now: new Date('2026-01-01T00:00:00Z'), failures: 1 };
+    // Shorter than the 30 s backoff (0 included): the backoff.
+    for (const retryAfterSeconds of [0, 7]) {
+      expect(nextAttemptAt({ ...first, retryAfterSeconds })).toEqual(new Date('2026-01-01T00:00:30Z'));
+    }
+    // Longer: the Retry-After.
+    expect(nextAttemptAt({ ...first, retryAfterSeconds: 300 })).toEqual(new Date('2026-01-01T00:05:00Z'));
     expect(
       nextAttemptAt({
         ...base,

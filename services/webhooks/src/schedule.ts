@@ -1,3 +1,17 @@
+/**
+ * What makes a delivery due now with a new retry window (a redelivery, a resume): the window's
+ * attempts counted afresh, and out of the retention until it is finished again.
+ */
+export function dueNowWithNewWindow(now: Date) {
+  return {
+    status: 'pending',
+    nextAttemptAt: now,
+    windowStartedAt: now,
+    failures: 0,
+    expiresAt: null,
+  } as const;
+}
+
 /** Wait before the second attempt; each later wait doubles, up to RETRY_MAX_DELAY_MS. */
 export const RETRY_BASE_DELAY_MS = 30_000;
 export const RETRY_MAX_DELAY_MS = 12 * 60 * 60_000;
@@ -15,8 +29,9 @@ export function retryDelayMs(failures: number, random: () => number = Math.rando
 }
 
 /**
- * When the next attempt is due, or null when the delivery has used its retry window: a Retry-After
- * (429, 503) is honoured when given, capped at a day; otherwise the backoff.
+ * When the next attempt is due, or null when the delivery has used its retry window: the backoff,
+ * or a Retry-After (429, 503) when that asks for longer (capped at a day). A Retry-After never
+ * shortens the backoff: `Retry-After: 0` from a struggling receiver must not make the worker hammer it.
  */
 export function nextAttemptAt(options: {
   now: Date;
@@ -27,10 +42,9 @@ export function nextAttemptAt(options: {
   random?: () => number;
 }): Date | null {
   const { now, failures, windowStartedAt, windowMs, retryAfterSeconds, random } = options;
-  const delay =
-    retryAfterSeconds !== null
-      ? Math.min(retryAfterSeconds * 1000, RETRY_AFTER_MAX_MS)
-      : retryDelayMs(failures, random);
+  const backoff = retryDelayMs(failures, random);
+  const asked = retryAfterSeconds === null ? 0 : Math.min(retryAfterSeconds * 1000, RETRY_AFTER_MAX_MS);
+  const delay = Math.max(backoff, asked);
   const at = new Date(now.getTime() + delay);
   return at.getTime() - windowStartedAt.getTime() > windowMs ? null : at;
 }

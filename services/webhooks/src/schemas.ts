@@ -1,6 +1,6 @@
 import { QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
 import { LIMIT_QUERY_SCHEMA, PAGE_QUERY_SCHEMA, pagedListSchema } from '@lead-capture/kit';
-import { ALL_EVENTS, DELIVERY_STATUSES, SUBSCRIBABLE_EVENTS, TEST_EVENT } from './store.js';
+import { ALL_EVENTS, DELIVERY_STATUSES, PAUSED_REASONS, SUBSCRIBABLE_EVENTS, TEST_EVENT } from './store.js';
 import { MAX_URL_LENGTH } from './target.js';
 
 export const MAX_ALERT_EMAILS = 20;
@@ -84,6 +84,24 @@ const subscriptionProperties = {
   eventTypes: { type: 'array', items: { type: 'string' } },
   filters,
   active: { type: 'boolean' },
+  status: {
+    type: 'string',
+    enum: ['active', 'paused', 'disabled'],
+    description:
+      'disabled: `active` is false; paused: its admin is no longer one (see pausedReason), nothing is sent and its events are held until an admin resumes it; otherwise active',
+  },
+  pausedReason: {
+    type: ['string', 'null'],
+    enum: [...PAUSED_REASONS, null],
+    description:
+      'Why it is paused: the admin it stands for (its creator, or who last resumed it) was deactivated, demoted to member, or deleted',
+  },
+  pausedAt: nullableDateTime,
+  createdBy: { type: 'string', description: 'The user who created it (for an API key: the key’s creator)' },
+  ownerId: {
+    type: 'string',
+    description: 'The admin it stands for: its creator, or the admin who last resumed it',
+  },
   disabledReason: {
     type: ['string', 'null'],
     enum: ['gone', 'failing', null],
@@ -108,6 +126,11 @@ const subscriptionRequired = [
   'eventTypes',
   'filters',
   'active',
+  'status',
+  'pausedReason',
+  'pausedAt',
+  'createdBy',
+  'ownerId',
   'disabledReason',
   'disabledAt',
   'failingSince',
@@ -148,6 +171,20 @@ export const ROTATED_SECRET = {
     },
   },
 } as const;
+
+export const RESUME_BODY = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    deliverHeld: {
+      type: 'boolean',
+      default: true,
+      description:
+        'Send the events held while it was paused (default), each with a new retry window; false cancels them',
+    },
+  },
+} as const;
+export type ResumeBody = SchemaType<typeof RESUME_BODY>;
 
 export const ID_PARAMS = {
   type: 'object',

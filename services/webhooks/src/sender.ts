@@ -1,7 +1,14 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { hostOf, type ResolvedAddress, resolveTarget, type TargetPolicy, urlProblem } from './target.js';
+import {
+  hostOf,
+  type ResolvedAddress,
+  resolveAll,
+  resolveTarget,
+  type TargetPolicy,
+  urlProblem,
+} from './target.js';
 
 /** Bytes of an answer kept in the attempt log. */
 export const RESPONSE_EXCERPT_BYTES = 1024;
@@ -31,7 +38,7 @@ export interface SendOutcome {
 
 export interface SenderOptions extends TargetPolicy {
   timeoutMs: number;
-  /** The resolver (tests point a name at 127.0.0.1); default the system's. */
+  /** The resolver (tests point a name at 127.0.0.1); default resolveAll, the system's DNS servers. */
   resolve?: (host: string) => Promise<ResolvedAddress[]>;
   /** A monotonic clock in ms for the duration; default performance.now. */
   elapsed?: () => number;
@@ -64,7 +71,10 @@ export async function sendWebhook(request: OutgoingRequest, options: SenderOptio
   const deadline = AbortSignal.timeout(options.timeoutMs);
   let target: ResolvedAddress;
   try {
-    target = await raceDeadline(resolveTarget(hostOf(url), options, options.resolve), deadline);
+    const resolve =
+      options.resolve ??
+      ((host: string) => resolveAll(host, { timeoutMs: options.timeoutMs, signal: deadline }));
+    target = await raceDeadline(resolveTarget(hostOf(url), options, resolve), deadline);
   } catch (error) {
     if (error instanceof Error && error.name === 'TargetRefusedError')
       return fail(`Refused: ${error.message}`, true);

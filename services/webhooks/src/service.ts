@@ -5,6 +5,7 @@ import { loadWebhooksConfig, type WebhooksConfig } from './config.js';
 import { DeliveryDispatcher } from './dispatcher.js';
 import { createFanOutHandler } from './fan-out.js';
 import { createLeadReader } from './lead-detail.js';
+import { CREATOR_SYNC_GROUP, createCreatorHandler } from './pausing.js';
 import { subscriptionRoutes } from './routes/webhook-subscriptions/index.js';
 import type { sendWebhook } from './sender.js';
 import { createIndexes, webhookCollections } from './store.js';
@@ -72,6 +73,7 @@ export function createWebhooksService(
     concurrency: config.OUTBOUND_WEBHOOK_CONCURRENCY,
     leaseMs: options.leaseMs ?? 2 * config.OUTBOUND_WEBHOOK_TIMEOUT_MS + 30_000,
     retryWindowMs: config.OUTBOUND_WEBHOOK_RETRY_HOURS * hour,
+    maxAttempts: config.OUTBOUND_WEBHOOK_MAX_ATTEMPTS,
     disableAfterMs: config.OUTBOUND_WEBHOOK_DISABLE_AFTER_HOURS * hour,
     onPass: options.onDispatchPass,
     send: options.send,
@@ -82,6 +84,7 @@ export function createWebhooksService(
     now,
   });
   let subscription: Subscription | undefined;
+  let creatorSubscription: Subscription | undefined;
 
   return {
     name: 'webhooks',
@@ -114,11 +117,17 @@ export function createWebhooksService(
           ...(options.eventRetryDelayMs ? { retryDelayMs: options.eventRetryDelayMs } : {}),
         },
       );
+      creatorSubscription = await subscribeGroup(
+        bus,
+        CREATOR_SYNC_GROUP,
+        createCreatorHandler({ collections, logger, now }),
+      );
       dispatcher.start();
     },
 
     async stop() {
       await subscription?.cancel();
+      await creatorSubscription?.cancel();
       await dispatcher.stop();
       mailer.close();
     },

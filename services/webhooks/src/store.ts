@@ -5,6 +5,7 @@ export const SUBSCRIPTIONS_COLLECTION = 'webhooks_subscriptions';
 export const DELIVERIES_COLLECTION = 'webhooks_deliveries';
 export const ATTEMPTS_COLLECTION = 'webhooks_attempts';
 export const LEAD_KEYS_COLLECTION = 'webhooks_lead_keys';
+export const CREATORS_COLLECTION = 'webhooks_creators';
 
 /** The event types a subscription may name (`*`: all of them): the contract's list, which the worker consumes. */
 export const SUBSCRIBABLE_EVENTS = WEBHOOK_EVENT_TYPES;
@@ -22,6 +23,10 @@ export interface SigningSecret {
 }
 
 export type DisabledReason = 'gone' | 'failing';
+
+/** Why a subscription is paused: the admin it stands for is no longer one (user.updated / user.deleted). */
+export const PAUSED_REASONS = ['creator_deactivated', 'creator_demoted', 'creator_deleted'] as const;
+export type PausedReason = (typeof PAUSED_REASONS)[number];
 
 export type SubscriptionDocument = {
   _id: string;
@@ -43,12 +48,37 @@ export type SubscriptionDocument = {
   secrets: SigningSecret[];
   /** First failed attempt since the last success; null while it is healthy. */
   failingSince: string | null;
+  /**
+   * The in-flight lease: who attempts one of its deliveries now (`<process>/<delivery id>`) and until
+   * when at most. One delivery per subscription is in flight at a time. Absent on older documents.
+   */
+  sendingOwner?: string | null;
+  sendingUntil?: Date | null;
   createdAt: string;
   updatedAt: string;
+  /** The user who created it (an API key's: the key's creator). */
   createdBy: string;
+  /** The API key it was created with, if any. */
+  createdByApiKeyId?: string | null;
+  /**
+   * The admin it stands for: its creator, or the admin who last resumed it. When that user is
+   * deactivated, demoted or deleted, it is paused. Absent on older documents: `createdBy`.
+   */
+  ownerId?: string;
+  /** Set while paused (nothing is sent; its events are held); an admin resumes it. */
+  pausedReason?: PausedReason | null;
+  pausedAt?: string | null;
 };
 
-export const DELIVERY_STATUSES = ['pending', 'delivering', 'succeeded', 'failed', 'cancelled'] as const;
+/** `held`: recorded while its subscription is paused, sent when an admin resumes it. */
+export const DELIVERY_STATUSES = [
+  'pending',
+  'delivering',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'held',
+] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 export type DeliveryDocument = {
@@ -109,11 +139,25 @@ export type LeadKeysDocument = {
   goneAt: Date | null;
 };
 
+/**
+ * What the service knows of a user who may own subscriptions, from the gateway's user events: the
+ * newest event applied, so that a late older one changes nothing.
+ */
+export type CreatorDocument = {
+  _id: string;
+  /** occurredAt of the newest user event applied. */
+  asOf: string;
+  active: boolean;
+  role: 'admin' | 'member' | null;
+  deleted: boolean;
+};
+
 export interface WebhookCollections {
   subscriptions: Collection<SubscriptionDocument>;
   deliveries: Collection<DeliveryDocument>;
   attempts: Collection<AttemptDocument>;
   leadKeys: Collection<LeadKeysDocument>;
+  creators: Collection<CreatorDocument>;
 }
 
 export function webhookCollections(store: Pick<DocStore, 'collection'>): WebhookCollections {
@@ -122,6 +166,7 @@ export function webhookCollections(store: Pick<DocStore, 'collection'>): Webhook
     deliveries: store.collection<DeliveryDocument>(DELIVERIES_COLLECTION),
     attempts: store.collection<AttemptDocument>(ATTEMPTS_COLLECTION),
     leadKeys: store.collection<LeadKeysDocument>(LEAD_KEYS_COLLECTION),
+    creators: store.collection<CreatorDocument>(CREATORS_COLLECTION),
   };
 }
 
@@ -129,9 +174,13 @@ export async function createIndexes(collections: WebhookCollections, retentionDa
   const retentionSeconds = retentionDays * 24 * 60 * 60;
   const { subscriptions, deliveries, attempts, leadKeys } = collections;
   await subscriptions.createIndex({ active: 1 });
+  await subscriptions.createIndex({ sendingUntil: 1 });
+  await subscriptions.createIndex({ ownerId: 1 });
+  await subscriptions.createIndex({ createdBy: 1 });
   await deliveries.createIndex({ subscriptionId: 1, eventId: 1 }, { unique: true });
   await deliveries.createIndex({ status: 1, nextAttemptAt: 1 });
   await deliveries.createIndex({ subscriptionId: 1, createdAt: -1 });
+  await deliveries.createIndex({ subscriptionId: 1, status: 1 });
   await deliveries.createIndex({ expiresAt: 1 }, { expireAfterSeconds: retentionSeconds });
   await attempts.createIndex({ deliveryId: 1, number: 1 });
   await attempts.createIndex({ attemptedAt: 1 }, { expireAfterSeconds: retentionSeconds });

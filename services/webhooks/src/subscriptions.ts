@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { badRequest, conflict, notFound, uniqueBy } from '@lead-capture/kit';
 import type { DeliveryDispatcher } from './dispatcher.js';
+import { cancelHeld, releaseHeld } from './pausing.js';
+import { dueNowWithNewWindow } from './schedule.js';
 import type { DeliveryQuery, SubscriptionInput, SubscriptionPatch } from './schemas.js';
 import { generateSecret } from './signing.js';
 import {
@@ -45,7 +47,11 @@ export class SubscriptionCatalog {
     return url;
   }
 
-  async create(input: SubscriptionInput, createdBy: string): Promise<SubscriptionDocument> {
+  /** A new subscription, standing for `creator` (an admin; an API key's creator). */
+  async create(
+    input: SubscriptionInput,
+    creator: { userId: string; apiKeyId: string | null },
+  ): Promise<SubscriptionDocument> {
     const at = this.options.now().toISOString();
     const subscription: SubscriptionDocument = {
       _id: randomUUID(),
@@ -63,7 +69,11 @@ export class SubscriptionCatalog {
       failingSince: null,
       createdAt: at,
       updatedAt: at,
-      createdBy,
+      createdBy: creator.userId,
+      createdByApiKeyId: creator.apiKeyId,
+      ownerId: creator.userId,
+      pausedReason: null,
+      pausedAt: null,
     };
     await this.collections.subscriptions.insertOne(subscription);
     return subscription;
@@ -102,6 +112,30 @@ export class SubscriptionCatalog {
     );
     if (!updated) throw notFound('Webhook subscription not found');
     return updated;
+  }
+
+  /**
+   * Resumes a paused subscription: from now on it stands for `adminId` (so what happens to that
+   * admin's account decides whether it pauses again), and the deliveries held while it was paused
+   * go out now, each with a new retry window, or are cancelled when `deliverHeld` is false. 409
+   * when it is not paused.
+   */
+  async resume(id: string, adminId: string, deliverHeld: boolean): Promise<SubscriptionDocument> {
+    const current = await this.require(id);
+    const now = this.options.now();
+    const resumed = current.pausedReason
+      ? await this.collections.subscriptions.findOneAndUpdate(
+          { _id: current._id, pausedReason: current.pausedReason },
+          {
+            $set: { pausedReason: null, pausedAt: null, ownerId: adminId, updatedAt: now.toISOString() },
+          },
+        )
+      : null;
+    if (!resumed) throw conflict('This subscription is not paused');
+    if (deliverHeld) await releaseHeld(this.collections, resumed._id, now);
+    else await cancelHeld(this.collections, resumed._id, now);
+    this.dispatcher.wake();
+    return resumed;
   }
 
   /** Deletes the subscription and its log; deliveries still waiting are dropped with it. */
@@ -228,6 +262,9 @@ export class SubscriptionCatalog {
   ): Promise<{ delivery: DeliveryDocument; attempts: AttemptDocument[] }> {
     const subscription = await this.require(id);
     const { delivery } = await this.requireDelivery(subscription._id, deliveryId);
+    if (subscription.pausedReason) {
+      throw conflict('This subscription is paused; an admin resumes it first');
+    }
     const now = this.options.now();
     const reset = await this.collections.deliveries.findOneAndUpdate(
       {
@@ -235,15 +272,7 @@ export class SubscriptionCatalog {
         $or: [{ status: { $ne: 'delivering' } }, { leaseUntil: { $lte: now } }],
       },
       {
-        $set: {
-          status: 'pending',
-          nextAttemptAt: now,
-          windowStartedAt: now,
-          failures: 0,
-          expiresAt: null,
-          leaseOwner: null,
-          leaseUntil: null,
-        },
+        $set: { ...dueNowWithNewWindow(now), leaseOwner: null, leaseUntil: null },
       },
     );
     if (!reset) throw conflict('This delivery is being attempted right now; try again in a moment');

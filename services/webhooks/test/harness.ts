@@ -25,12 +25,25 @@ export interface Received {
 /** How the receiver answers a request: status, headers, body; or `hold` to never answer. */
 export type Answer = { status: number; headers?: Record<string, string>; body?: string } | 'hold';
 
+/** A promise the test settles when it wants a held answer to go out. */
+export interface Gate {
+  promise: Promise<void>;
+  open: () => void;
+}
+
+export function gate(): Gate {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
 /** A real HTTP server on 127.0.0.1 that records every request and answers as `respond` says. */
 export interface Receiver {
   url: string;
   port: number;
   received: Received[];
-  respond: (request: Received, index: number) => Answer;
+  /** An answer, or a promise of one (answered when it resolves). */
+  respond: (request: Received, index: number) => Answer | Promise<Answer>;
   close(): Promise<void>;
 }
 
@@ -61,13 +74,15 @@ export async function startReceiver(
         body: Buffer.concat(chunks).toString('utf8'),
       };
       receiver.received.push(received);
-      const answer = receiver.respond(received, receiver.received.length - 1);
-      if (answer === 'hold') {
-        held.push(response);
-        return;
-      }
-      response.writeHead(answer.status, answer.headers ?? {});
-      response.end(answer.body ?? '');
+      void Promise.resolve(receiver.respond(received, receiver.received.length - 1)).then((answer) => {
+        if (answer === 'hold') {
+          held.push(response);
+          return;
+        }
+        if (response.destroyed) return;
+        response.writeHead(answer.status, answer.headers ?? {});
+        response.end(answer.body ?? '');
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -193,8 +208,10 @@ export interface WebhooksHarness {
   capture(
     overrides?: Partial<LeadSnapshot>,
   ): Promise<{ captured: LeadCaptured; event: EventEnvelope; detail: JsonObject }>;
-  /** As a member with full scope unless `identity` says otherwise. */
+  /** As an admin (user `userId`) with full scope unless `identity` says otherwise. */
   call(method: string, url: string, body?: unknown, identity?: Partial<Identity> | null): Promise<Reply>;
+  /** The user of the default identity: an admin. */
+  userId: string;
   close(): Promise<void>;
 }
 
@@ -246,6 +263,7 @@ export async function startWebhooksHarness(
       closeBus: true,
       ...(options.store ? { store: options.store } : {}),
       internal: leads,
+      identity: { role: 'admin' },
     },
   );
   const harness: WebhooksHarness = {
@@ -266,6 +284,7 @@ export async function startWebhooksHarness(
       return { captured, event, detail };
     },
     call: h.call,
+    userId: h.userId,
     close: h.close,
   };
   return harness;

@@ -9,6 +9,7 @@ import {
   type WebhookDelivery,
   type WebhookSubscription,
 } from '../api/client.js';
+import { session } from '../api/session.js';
 import { useStream } from '../api/stream.js';
 import {
   ConfirmButton,
@@ -25,7 +26,7 @@ import { updateQuery, useLocation } from '../router.js';
 /** The event types a subscription may take (`*`: every one of them, also those added later). */
 const EVENT_TYPES = WEBHOOK_EVENT_TYPES;
 const ALL_EVENTS = '*';
-const DELIVERY_STATUSES = ['pending', 'delivering', 'succeeded', 'failed', 'cancelled'] as const;
+const DELIVERY_STATUSES = ['pending', 'delivering', 'succeeded', 'failed', 'cancelled', 'held'] as const;
 const DELIVERIES_PER_PAGE = 20;
 /** While a delivery log is open, lead events make new deliveries: it is asked again at most this often. */
 const LOG_REFRESH_INTERVAL_MS = 3000;
@@ -80,11 +81,26 @@ function bodyOf(draft: Draft) {
   };
 }
 
+/** Why a subscription is paused, in words. */
+const PAUSED_BECAUSE: Record<NonNullable<WebhookSubscription['pausedReason']>, string> = {
+  creator_deactivated: 'the admin it stands for was deactivated',
+  creator_demoted: 'the admin it stands for is no longer an admin',
+  creator_deleted: 'the admin it stands for was deleted',
+};
+
 function stateOf(subscription: WebhookSubscription): string {
-  if (subscription.active) return 'active';
-  if (subscription.disabledReason === 'gone') return 'disabled: the receiver answered 410 Gone';
-  if (subscription.disabledReason === 'failing') return 'disabled: failing for days';
-  return 'inactive';
+  if (!subscription.active) {
+    if (subscription.disabledReason === 'gone') return 'disabled: the receiver answered 410 Gone';
+    if (subscription.disabledReason === 'failing') return 'disabled: failing for days';
+    return 'inactive';
+  }
+  if (subscription.pausedReason) return `paused: ${PAUSED_BECAUSE[subscription.pausedReason]}`;
+  return 'active';
+}
+
+/** Subscriptions send lead data out of the workspace: only an admin changes them (the API says so too). */
+function isAdmin(): boolean {
+  return session.user?.role === 'admin';
 }
 
 /**
@@ -99,6 +115,7 @@ export function Webhooks() {
   const selected = subscriptions.data?.find((subscription) => subscription.id === selectedId);
   const [secret, setSecret] = useState<{ value: string; note: string } | undefined>(undefined);
   const [creating, setCreating] = useState(false);
+  const admin = isAdmin();
 
   const select = (id: string | undefined) => updateQuery({ subscription: id });
 
@@ -106,14 +123,17 @@ export function Webhooks() {
     <section aria-labelledby="webhooks-title">
       <div class="toolbar">
         <h1 id="webhooks-title">Outbound webhooks</h1>
-        <button type="button" class="primary" onClick={() => setCreating(true)} disabled={creating}>
-          New subscription
-        </button>
+        {admin && (
+          <button type="button" class="primary" onClick={() => setCreating(true)} disabled={creating}>
+            New subscription
+          </button>
+        )}
       </div>
       <p class="muted">
         Lead events are POSTed as JSON to each subscription's URL, signed as the Standard Webhooks
         specification says (<code>webhook-id</code>, <code>webhook-timestamp</code>,{' '}
         <code>webhook-signature</code>), and retried for about three days when the receiver fails.
+        {!admin && ' Only an admin can create, change or resume subscriptions.'}
       </p>
       {secret && (
         <SecretNotice secret={secret.value} note={secret.note} onDone={() => setSecret(undefined)} />
@@ -182,6 +202,7 @@ export function Webhooks() {
         <SubscriptionDetail
           key={selected.id}
           subscription={selected}
+          admin={admin}
           sources={sources.data ?? []}
           onChanged={() => void subscriptions.reload()}
           onSecret={(value, note) => setSecret({ value, note })}
@@ -348,6 +369,7 @@ function SubscriptionForm(props: {
 
 function SubscriptionDetail(props: {
   subscription: WebhookSubscription;
+  admin: boolean;
   sources: Source[];
   onChanged: () => void;
   onSecret: (secret: string, note: string) => void;
@@ -358,6 +380,7 @@ function SubscriptionDetail(props: {
   const action = useAction();
   const [testResult, setTestResult] = useState<WebhookDelivery | undefined>(undefined);
   const [logVersion, setLogVersion] = useState(0);
+  const [deliverHeld, setDeliverHeld] = useState(true);
 
   return (
     <article class="subscription-detail" aria-labelledby="subscription-title">
@@ -370,45 +393,87 @@ function SubscriptionDetail(props: {
         {subscription.previousSecretExpiresAt &&
           ` · the previous secret also signs until ${formatDate(subscription.previousSecretExpiresAt)}`}
       </p>
-      <div class="actions">
-        <button
-          type="button"
-          disabled={action.pending}
-          onClick={() =>
-            void action.run(async () => {
-              setTestResult(unwrap(await api.POST('/api/webhook-subscriptions/{id}/test', path)));
-              setLogVersion((version) => version + 1);
-            })
-          }
-        >
-          Send test event
-        </button>
-        <ConfirmButton
-          question="Rotate the signing secret? The current one keeps signing beside the new one for a while."
-          action={action}
-          onConfirm={async () => {
-            const rotated = unwrap(await api.POST('/api/webhook-subscriptions/{id}/rotate-secret', path));
-            props.onSecret(
-              rotated.secret,
-              `The new signing secret, shown this once only: copy it now. The previous one also signs until ${formatDate(rotated.previousSecretExpiresAt)}.`,
-            );
-            props.onChanged();
-          }}
-        >
-          Rotate secret
-        </ConfirmButton>
-        <ConfirmButton
-          danger
-          question={`Delete the subscription to ${subscription.url} and its delivery log?`}
-          action={action}
-          onConfirm={async () => {
-            unwrap(await api.DELETE('/api/webhook-subscriptions/{id}', path));
-            props.onDeleted();
-          }}
-        >
-          Delete subscription
-        </ConfirmButton>
-      </div>
+      {subscription.pausedReason && (
+        <div class="notice" role="status" data-testid="paused-notice">
+          <p>
+            Paused since {formatDate(subscription.pausedAt ?? subscription.updatedAt)}:{' '}
+            {PAUSED_BECAUSE[subscription.pausedReason]}. Nothing is sent; its events are held in the delivery
+            log until an admin resumes it, which makes it stand for that admin.
+          </p>
+          {props.admin && (
+            <div class="actions">
+              <label class="check">
+                <input
+                  type="checkbox"
+                  checked={deliverHeld}
+                  onChange={(event) => setDeliverHeld(event.currentTarget.checked)}
+                />
+                Send the events held while paused
+              </label>
+              <button
+                type="button"
+                class="primary"
+                disabled={action.pending}
+                onClick={() =>
+                  void action.run(async () => {
+                    unwrap(
+                      await api.POST('/api/webhook-subscriptions/{id}/resume', {
+                        ...path,
+                        body: { deliverHeld },
+                      }),
+                    );
+                    props.onChanged();
+                    setLogVersion((version) => version + 1);
+                  })
+                }
+              >
+                Resume subscription
+              </button>
+            </div>
+          )}
+        </div>
+      )}
+      {props.admin && (
+        <div class="actions">
+          <button
+            type="button"
+            disabled={action.pending}
+            onClick={() =>
+              void action.run(async () => {
+                setTestResult(unwrap(await api.POST('/api/webhook-subscriptions/{id}/test', path)));
+                setLogVersion((version) => version + 1);
+              })
+            }
+          >
+            Send test event
+          </button>
+          <ConfirmButton
+            question="Rotate the signing secret? The current one keeps signing beside the new one for a while."
+            action={action}
+            onConfirm={async () => {
+              const rotated = unwrap(await api.POST('/api/webhook-subscriptions/{id}/rotate-secret', path));
+              props.onSecret(
+                rotated.secret,
+                `The new signing secret, shown this once only: copy it now. The previous one also signs until ${formatDate(rotated.previousSecretExpiresAt)}.`,
+              );
+              props.onChanged();
+            }}
+          >
+            Rotate secret
+          </ConfirmButton>
+          <ConfirmButton
+            danger
+            question={`Delete the subscription to ${subscription.url} and its delivery log?`}
+            action={action}
+            onConfirm={async () => {
+              unwrap(await api.DELETE('/api/webhook-subscriptions/{id}', path));
+              props.onDeleted();
+            }}
+          >
+            Delete subscription
+          </ConfirmButton>
+        </div>
+      )}
       <ErrorMessage error={action.error} />
       {testResult && (
         <p role="status" data-testid="test-send-result">
@@ -418,27 +483,36 @@ function SubscriptionDetail(props: {
           {testResult.lastError && ` (${testResult.lastError})`}
         </p>
       )}
-      <SubscriptionForm
-        key={subscription.updatedAt}
-        title="Edit subscription"
-        initial={draftOf(subscription)}
-        sources={props.sources}
-        submitLabel="Save changes"
-        onSubmit={async (draft) => {
-          unwrap(await api.PATCH('/api/webhook-subscriptions/{id}', { ...path, body: bodyOf(draft) }));
-          props.onChanged();
-        }}
-      />
+      {props.admin && (
+        <SubscriptionForm
+          key={subscription.updatedAt}
+          title="Edit subscription"
+          initial={draftOf(subscription)}
+          sources={props.sources}
+          submitLabel="Save changes"
+          onSubmit={async (draft) => {
+            unwrap(await api.PATCH('/api/webhook-subscriptions/{id}', { ...path, body: bodyOf(draft) }));
+            props.onChanged();
+          }}
+        />
+      )}
       <DeliveryLog
         subscriptionId={subscription.id}
         eventTypes={subscription.eventTypes}
         version={logVersion}
+        canRedeliver={props.admin && !subscription.pausedReason}
       />
     </article>
   );
 }
 
-function DeliveryLog(props: { subscriptionId: string; eventTypes: string[]; version: number }) {
+function DeliveryLog(props: {
+  subscriptionId: string;
+  eventTypes: string[];
+  version: number;
+  /** An admin's, of a subscription not paused. */
+  canRedeliver: boolean;
+}) {
   const { subscriptionId, eventTypes, version } = props;
   const [filters, setFilters] = useState<{ status?: string; eventType?: string; from?: string; to?: string }>(
     {},
@@ -584,24 +658,26 @@ function DeliveryLog(props: { subscriptionId: string; eventTypes: string[]; vers
                   </details>
                 </td>
                 <td>
-                  <button
-                    type="button"
-                    disabled={redeliver.pending || delivery.status === 'delivering'}
-                    aria-label={`Redeliver ${delivery.eventType} of ${formatDate(delivery.createdAt)}`}
-                    onClick={() =>
-                      void redeliver.run(async () => {
-                        unwrap(
-                          await api.POST(
-                            '/api/webhook-subscriptions/{id}/deliveries/{deliveryId}/redeliver',
-                            { params: { path: { id: subscriptionId, deliveryId: delivery.id } } },
-                          ),
-                        );
-                        await log.reload();
-                      })
-                    }
-                  >
-                    Redeliver
-                  </button>
+                  {props.canRedeliver && (
+                    <button
+                      type="button"
+                      disabled={redeliver.pending || delivery.status === 'delivering'}
+                      aria-label={`Redeliver ${delivery.eventType} of ${formatDate(delivery.createdAt)}`}
+                      onClick={() =>
+                        void redeliver.run(async () => {
+                          unwrap(
+                            await api.POST(
+                              '/api/webhook-subscriptions/{id}/deliveries/{deliveryId}/redeliver',
+                              { params: { path: { id: subscriptionId, deliveryId: delivery.id } } },
+                            ),
+                          );
+                          await log.reload();
+                        })
+                      }
+                    >
+                      Redeliver
+                    </button>
+                  )}
                 </td>
               </tr>
             ))}

@@ -1,4 +1,4 @@
-import { pagination, requireScope } from '@lead-capture/kit';
+import { pagination, requireRole, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import {
   CREATE_BODY,
@@ -13,6 +13,8 @@ import {
   ID_PARAMS,
   type IdParams,
   PATCH_BODY,
+  RESUME_BODY,
+  type ResumeBody,
   ROTATED_SECRET,
   SUBSCRIPTION,
   SUBSCRIPTION_LIST,
@@ -40,6 +42,11 @@ function subscriptionView(subscription: SubscriptionDocument, now: Date) {
     eventTypes: subscription.eventTypes,
     filters: subscription.filters,
     active: subscription.active,
+    status: !subscription.active ? 'disabled' : subscription.pausedReason ? 'paused' : 'active',
+    pausedReason: subscription.pausedReason ?? null,
+    pausedAt: subscription.pausedAt ?? null,
+    createdBy: subscription.createdBy,
+    ownerId: subscription.ownerId ?? subscription.createdBy,
     disabledReason: subscription.disabledReason,
     disabledAt: subscription.disabledAt,
     failingSince: subscription.failingSince,
@@ -76,13 +83,17 @@ function deliveryView({ delivery, attempts }: { delivery: DeliveryDocument; atte
   };
 }
 
-/** /api/webhook-subscriptions: reads need any identity, writes full scope. */
+/**
+ * /api/webhook-subscriptions: reads need any identity (members and read-only keys included: never a
+ * secret); every change is an admin's, with full scope: a subscription sends lead data out of the
+ * workspace.
+ */
 export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> = async (
   app,
   { catalog, now },
 ) => {
   const read = requireScope('read');
-  const write = requireScope('full');
+  const write = [requireScope('full'), requireRole('admin')];
 
   app.get(
     '/api/webhook-subscriptions',
@@ -103,13 +114,17 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
       preHandler: write,
       schema: {
         tags: TAGS,
-        summary: 'Subscribe a URL to lead events; the answer shows the signing secret once',
+        summary: 'Subscribe a URL to lead events (admins); the answer shows the signing secret once',
         body: CREATE_BODY,
         response: { 201: CREATED_SUBSCRIPTION, ...errorResponses(400, 401, 403) },
       },
     },
     async (request, reply) => {
-      const subscription = await catalog.create(request.body, request.identity?.userId ?? 'unknown');
+      const identity = request.identity!;
+      const subscription = await catalog.create(request.body, {
+        userId: identity.userId,
+        apiKeyId: identity.apiKeyId ?? null,
+      });
       const secret = subscription.secrets[0]!.secret;
       return reply.code(201).send({ ...subscriptionView(subscription, now()), secret });
     },
@@ -135,7 +150,7 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
       preHandler: write,
       schema: {
         tags: TAGS,
-        summary: 'Change a subscription; {"active": true} enables one the worker disabled',
+        summary: 'Change a subscription (admins); {"active": true} enables one the worker disabled',
         params: ID_PARAMS,
         body: PATCH_BODY,
         response: { 200: SUBSCRIPTION, ...errorResponses(400, 401, 403, 404) },
@@ -150,7 +165,7 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
       preHandler: write,
       schema: {
         tags: TAGS,
-        summary: 'Delete a subscription with its delivery log',
+        summary: 'Delete a subscription with its delivery log (admins)',
         params: ID_PARAMS,
         response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404) },
       },
@@ -161,13 +176,41 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
     },
   );
 
+  app.post<{ Params: IdParams; Body: ResumeBody }>(
+    '/api/webhook-subscriptions/:id/resume',
+    {
+      // The body is optional: none sends what was held.
+      preValidation: async (request) => {
+        request.body ??= { deliverHeld: true };
+      },
+      preHandler: write,
+      schema: {
+        tags: TAGS,
+        summary:
+          'Resume a paused subscription (admins): it then stands for you, and the events held meanwhile are sent (or cancelled)',
+        params: ID_PARAMS,
+        body: RESUME_BODY,
+        response: { 200: SUBSCRIPTION, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      const resumed = await catalog.resume(
+        request.params.id,
+        request.identity!.userId,
+        request.body.deliverHeld ?? true,
+      );
+      return subscriptionView(resumed, now());
+    },
+  );
+
   app.post<{ Params: IdParams }>(
     '/api/webhook-subscriptions/:id/rotate-secret',
     {
       preHandler: write,
       schema: {
         tags: TAGS,
-        summary: 'A new signing secret, shown once; the previous one keeps signing for the overlap window',
+        summary:
+          'A new signing secret (admins), shown once; the previous one keeps signing for the overlap window',
         params: ID_PARAMS,
         response: { 200: ROTATED_SECRET, ...errorResponses(401, 403, 404) },
       },
@@ -181,7 +224,7 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
       preHandler: write,
       schema: {
         tags: TAGS,
-        summary: 'Send a webhook.test message now and answer how the attempt went',
+        summary: 'Send a webhook.test message now (admins) and answer how the attempt went',
         params: ID_PARAMS,
         response: { 200: DELIVERY, ...errorResponses(401, 403, 404) },
       },
@@ -214,7 +257,8 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
       preHandler: write,
       schema: {
         tags: TAGS,
-        summary: 'Send a delivery again (same webhook-id, same body), with a new retry window',
+        summary:
+          'Send a delivery again (admins; same webhook-id, same body), with a new retry window; 409 while paused',
         params: DELIVERY_PARAMS,
         response: { 202: DELIVERY, ...errorResponses(401, 403, 404, 409) },
       },
