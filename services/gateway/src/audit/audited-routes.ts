@@ -161,6 +161,15 @@ export const AUDITED_ROUTES: readonly AuditedRoute[] = [
     action: 'webhook_subscription.rotate_secret',
     change: ({ params }) => ({ subscriptionId: params.id }),
   },
+  {
+    method: 'POST',
+    pattern: '/api/webhook-subscriptions/:id/resume',
+    action: 'webhook_subscription.resume',
+    change: ({ params, requestBody }) => ({
+      subscriptionId: params.id,
+      ...pick(requestBody, ['deliverHeld']),
+    }),
+  },
 ];
 
 function decodeSegment(segment: string): string | undefined {
