@@ -1,4 +1,10 @@
-import { type LeadgenRef, type MappedSubmission, mapSubmission, nestingDepth } from '@lead-capture/capture';
+import {
+  type LeadgenRef,
+  type MappedSubmission,
+  type MapSubmissionResult,
+  mapSubmission,
+  nestingDepth,
+} from '@lead-capture/capture';
 import { type ClientInfo, type LeadReceived, newId, type SubmissionOrigin } from '@lead-capture/contracts';
 import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
 import {
@@ -9,6 +15,7 @@ import {
   notFound,
   type Outbox,
   pagination,
+  payloadTooLarge,
 } from '@lead-capture/kit';
 import { COLLECTIONS, type DedupeDoc, type SubmissionDoc, type SubmissionOutcome } from '../collections.js';
 import type { ActiveSource, SourceDirectory } from '../sources/directory.js';
@@ -137,7 +144,7 @@ export class SubmissionIntake {
     idempotencyKey: string | undefined,
   ): Promise<void> {
     const mapped = mapSubmission(payload, source.fieldMappings, source.format);
-    if (!mapped.ok) throw badRequest(mapped.error);
+    if (!mapped.ok) throw mappingRejection(mapped);
     const { outbox, claims, logger } = this.options;
     const submissionId = newId();
     const receivedAt = new Date();
@@ -423,7 +430,7 @@ export class SubmissionIntake {
       await submissions.updateOne({ _id: submissionId }, { $set: { error: mapped.error } }).catch(() => {
         // The 400 below says it all; the log keeps the previous reason.
       });
-      throw badRequest(mapped.error);
+      throw mappingRejection(mapped);
     }
     const meta = { ip: stored.ip, userAgent: stored.userAgent };
     const event = leadReceivedData(
@@ -530,6 +537,11 @@ function leadReceivedData(
     client,
   };
   return data;
+}
+
+/** 413 for a payload beyond the limits of its size or structure, 400 for any other reason. */
+function mappingRejection(result: Extract<MapSubmissionResult, { ok: false }>): AppError {
+  return result.tooLarge ? payloadTooLarge(result.error) : badRequest(result.error);
 }
 
 function storeUnavailable(cause: unknown): AppError {

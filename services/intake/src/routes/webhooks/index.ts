@@ -1,5 +1,5 @@
 import multipart from '@fastify/multipart';
-import { leadgenRefsOf } from '@lead-capture/capture';
+import { leadgenRefsOf, payloadShapeProblem } from '@lead-capture/capture';
 import { describeValidationError, type SchemaType } from '@lead-capture/contracts';
 import {
   AppError,
@@ -9,6 +9,7 @@ import {
   forbidden,
   notFound,
   parseJsonBody,
+  payloadTooLarge,
   unauthorized,
   unsupportedMediaType,
 } from '@lead-capture/kit';
@@ -223,6 +224,11 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
         now: now(),
       });
       if (problem !== undefined) throw unauthorized(problem);
+    }
+    if (source.format === 'facebook-lead-ads') {
+      // The leadgen notification is read before any mapping (which checks this itself).
+      const shapeProblem = payloadShapeProblem(request.body);
+      if (shapeProblem !== undefined) throw payloadTooLarge(shapeProblem);
     }
     const leadgenRefs = source.format === 'facebook-lead-ads' ? leadgenRefsOf(request.body) : null;
     if (leadgenRefs !== null) {
