@@ -1,4 +1,4 @@
-import multipart from '@fastify/multipart';
+import type { Readable } from 'node:stream';
 import { leadgenRefsOf, payloadShapeProblem } from '@lead-capture/capture';
 import { describeValidationError, type SchemaType } from '@lead-capture/contracts';
 import {
@@ -18,6 +18,7 @@ import type { ActiveSource, SourceDirectory } from '../../sources/directory.js';
 import { IDEMPOTENCY_HEADER, idempotencyKeyProblem } from '../../submissions/idempotency.js';
 import { type DeliveryMeta, RETRY_AFTER_SECONDS, type SubmissionIntake } from '../../submissions/intake.js';
 import { parseFormBody } from './form-body.js';
+import { bodyTooLargeMessage, parseMultipartBody } from './multipart-body.js';
 import { sameSecret, signatureProblem } from './signatures.js';
 
 export interface WebhookRoutesOptions {
@@ -162,15 +163,11 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
       return parse(body.toString('utf8'));
     });
   }
-  // Jotform posts multipart/form-data. Fields only: a file part is drained and kept as its name and type.
-  await app.register(multipart, {
-    attachFieldsToBody: 'keyValues',
-    limits: { fieldSize: bodyLimit, fileSize: bodyLimit, fields: 500, files: 20, parts: 520 },
-    onFile: async (part) => {
-      part.file.resume();
-      (part as unknown as { value: unknown }).value = { filename: part.filename, mimetype: part.mimetype };
-    },
-  });
+  // Jotform posts multipart/form-data. Streamed, so the route's byte limit is ours to hold (fastify
+  // holds it only for the bodies it buffers): a file part is dropped as it arrives, kept as its name and type.
+  app.addContentTypeParser('multipart/form-data', async (request: FastifyRequest, body: Readable) =>
+    parseMultipartBody(request.headers, body, request.routeOptions.bodyLimit ?? bodyLimit),
+  );
   app.addContentTypeParser('*', async (request: FastifyRequest) => {
     const type = String(request.headers['content-type'] ?? 'none').slice(0, 100);
     throw unsupportedMediaType(`Unsupported Content-Type: ${type}; send ${ACCEPTED_TYPES}`);
@@ -302,7 +299,6 @@ function deliveryMeta(request: FastifyRequest): DeliveryMeta {
 function clientMessage(error: FastifyError, bodyLimit: number): string {
   if (error instanceof AppError) return error.message;
   if (error.validation?.[0]) return describeValidationError(error.validation[0], 'Request body');
-  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-    return `Request body is too large (limit: ${bodyLimit} bytes)`;
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return bodyTooLargeMessage(bodyLimit);
   return error.message;
 }
