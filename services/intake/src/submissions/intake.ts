@@ -20,7 +20,7 @@ import {
 import { COLLECTIONS, type DedupeDoc, type SubmissionDoc, type SubmissionOutcome } from '../collections.js';
 import type { ActiveSource, SourceDirectory } from '../sources/directory.js';
 import type { DedupeClaims } from './claims.js';
-import { dedupeKeyOf } from './idempotency.js';
+import { dedupeKeyOf, dedupeKeysOf } from './idempotency.js';
 
 /** What a sender should wait before retrying when the submission could not be stored. */
 export const RETRY_AFTER_SECONDS = 10;
@@ -130,7 +130,7 @@ export class SubmissionIntake {
   }
 
   /**
-   * Maps and accepts a delivery. In one outbox change: the idempotency claim, the submission, and —
+   * Maps and accepts a delivery. In one outbox change: the idempotency claims (dedupeKeysOf), the submission, and —
    * when this delivery holds the claim — its lead.received; a repeated delivery is stored as
    * `duplicate_delivery` and publishes nothing. Resolves once all of it is committed: the 200 may be
    * sent then. Throws 400 when the payload cannot make a lead (the route records every rejection
@@ -148,14 +148,20 @@ export class SubmissionIntake {
     const submissionId = newId();
     const receivedAt = new Date();
     const event = leadReceivedData(source, submissionId, receivedAt, 'webhook', mapped.submission, meta);
-    const dedupeKey = dedupeKeyOf(source.sourceId, idempotencyKey, payload);
+    const dedupeKeys = dedupeKeysOf(
+      source.sourceId,
+      idempotencyKey,
+      payload,
+      source.signingSecret !== undefined,
+    );
+    const dedupeKey = dedupeKeys[0]!;
     const json = payloadJson(payload);
     const logEntry = this.logEntry(submissionId, source, receivedAt, meta);
     for (let attempt = 1; ; attempt++) {
       try {
         await outbox.change(async (change) => {
-          const claim = await claims.claim(
-            dedupeKey,
+          const claim = await claims.claimAll(
+            dedupeKeys,
             submissionId,
             receivedAt,
             change.collection<DedupeDoc>(COLLECTIONS.dedupe),

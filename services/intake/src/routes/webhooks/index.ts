@@ -92,7 +92,9 @@ const webhookSchema = {
     'Typeform-Signature, Calendly-Webhook-Signature, Tally-Signature, X-LI-Signature, X-Webflow-Signature, ' +
     'google_key, HandshakeKey, else X-Signature-256: sha256=<hex HMAC-SHA256 of the body>): 401 otherwise. ' +
     'An Idempotency-Key header (or else the identical payload) within the idempotency window makes a ' +
-    'repeated delivery answer 200 without a second lead.',
+    'repeated delivery answer 200 without a second lead; with a signing secret set, the identical payload ' +
+    'is a repeat whatever its Idempotency-Key (the header is not signed). Over the body limit, or beyond ' +
+    'the payload limits (nesting, items, values, fields) or the multipart limits: 413.',
   tags: ['webhooks'],
   consumes: BODY_TYPES,
   headers: {
