@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { streamUntilAnswered } from '@lead-capture/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MULTIPART_LIMITS } from '../src/routes/webhooks/multipart-body.js';
@@ -147,6 +147,31 @@ describe('a multipart webhook (Jotform)', () => {
       maxBytes: 1024,
     });
     expect(answer.status).toBe(413);
+  });
+
+  it('an upload abandoned half-way is a rejected delivery, not a crash', async () => {
+    const abandoned = await intake.addSource();
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect((intake.app.server.address() as AddressInfo).port, '127.0.0.1', () => {
+        socket.write(
+          `POST /api/webhooks/${abandoned.token} HTTP/1.1\r\nHost: x\r\n` +
+            `Content-Type: ${MULTIPART['content-type']}\r\nContent-Length: 100000\r\n\r\n`,
+        );
+        socket.write(part('email', 'half@example.com'), () => {
+          socket.destroy();
+          resolve();
+        });
+      });
+      socket.on('error', reject);
+    });
+    await waitFor('the abandoned upload in the log', async () => {
+      const log = await intake.asUser('GET', `/api/sources/${abandoned.sourceId}/submissions`);
+      return log.json().data.length === 1;
+    });
+    const log = await intake.asUser('GET', `/api/sources/${abandoned.sourceId}/submissions`);
+    expect(log.json().data).toMatchObject([
+      { outcome: 'rejected', error: 'The request body was not received whole' },
+    ]);
   });
 
   it('still takes leads after all of the above', async () => {
