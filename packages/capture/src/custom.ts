@@ -1,3 +1,4 @@
+import { FreeNames } from './free-names.js';
 import { PAYLOAD_LIMITS } from './limits.js';
 import { isPlainObject, MappingError } from './values.js';
 
@@ -52,12 +53,14 @@ function copyEntries(
   consumed: ReadonlySet<string>,
 ): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
+  // `a.b` and `a_b` both become `a_b`: the later one gets a numbered name instead of overwriting.
+  const names = new FreeNames(copy, (name, suffix) => `${name}_${suffix}`);
   for (const [key, value] of entries) {
     const path = [...parentPath, key];
     const name = safeKey(key);
     if (name === undefined || consumed.has(pathKey(path))) continue;
     const copied = copyValue(value, path, consumed);
-    if (copied !== SKIP) copy[freeName(name, copy)] = copied;
+    if (copied !== SKIP) copy[names.of(name)] = copied;
   }
   return copy;
 }
@@ -92,14 +95,6 @@ function safeKey(key: string): string | undefined {
   if (FORBIDDEN_KEYS.has(key)) return undefined;
   const safe = key.replace(/^\$/, '_').replaceAll('.', '_').replaceAll('\0', '_');
   return safe === '' ? '_' : safe;
-}
-
-/** `a.b` and `a_b` both become `a_b`: the later one gets a numbered name instead of overwriting. */
-function freeName(name: string, taken: Record<string, unknown>): string {
-  if (!Object.hasOwn(taken, name)) return name;
-  let suffix = 2;
-  while (Object.hasOwn(taken, `${name}_${suffix}`)) suffix++;
-  return `${name}_${suffix}`;
 }
 
 function describe(path: readonly string[]): string {

@@ -1,6 +1,8 @@
 import type { MappingTarget, SourceFormat } from '@lead-capture/contracts';
+import { FreeNames } from './free-names.js';
+import { PAYLOAD_LIMITS } from './limits.js';
 import { decodeJson } from './path.js';
-import { isPlainObject, MappingError } from './values.js';
+import { isPlainObject, MappingError, PayloadLimitError } from './values.js';
 
 /** A tool's payload as flat named fields, and the targets the format suggests for some of them. */
 export interface FlatPayload {
@@ -45,7 +47,7 @@ const FLATTENERS: Record<Exclude<SourceFormat, 'generic'>, Flattener> = {
   webflow: flattenWebflow,
   unbounce: flattenUnbounce,
   mailchimp: flattenMailchimp,
-  zapier: (payload) => ({ fields: objectOf(payload), hints: {} }),
+  zapier: (payload) => ({ fields: FlatFields.of(objectOf(payload)).values, hints: {} }),
   elfsight: flattenElfsight,
   formstack: flattenFormstack,
 };
@@ -63,28 +65,27 @@ function flattenTypeform(payload: unknown): FlatPayload {
       titles.set(field.id, field.title);
     }
   }
-  const fields: Record<string, unknown> = {};
+  const fields = new FlatFields();
   const hints: Record<string, MappingTarget> = {};
   for (const answer of arrayOf(response.answers)) {
     if (!isPlainObject(answer)) continue;
     const field = isPlainObject(answer.field) ? answer.field : {};
-    const name = freeKey(
-      fields,
+    const name = fields.add(
       titles.get(String(field.id)) ?? textOr(field.ref) ?? textOr(field.id) ?? 'answer',
+      typeformValue(answer),
     );
-    fields[name] = typeformValue(answer);
     if (answer.type === 'email' && !Object.values(hints).includes('email')) hints[name] = 'email';
     if (answer.type === 'phone_number' && !Object.values(hints).includes('phone')) hints[name] = 'phone';
   }
   copyScalars(isPlainObject(response.hidden) ? response.hidden : {}, fields);
   const metadata = isPlainObject(response.metadata) ? response.metadata : {};
   if (typeof metadata.referer === 'string') {
-    fields.page_url = metadata.referer;
+    fields.set('page_url', metadata.referer);
     hints.page_url = 'landingPage';
   }
   copyScalars(pick(response, ['form_id', 'token', 'submitted_at']), fields);
   copyScalars(pick(root, ['event_id']), fields);
-  return { fields, hints };
+  return { fields: fields.values, hints };
 }
 
 function typeformValue(answer: Record<string, unknown>): unknown {
@@ -138,16 +139,20 @@ function flattenFacebookLead(payload: unknown): FlatPayload {
       "A leadgen notification carries only ids; the webhook fetches each lead from the Graph API with the source's graphAccessToken (preview a lead with field_data)",
     );
   }
-  const fields: Record<string, unknown> = {};
+  const fields = new FlatFields();
   for (const item of arrayOf(root.field_data)) {
     if (!isPlainObject(item) || typeof item.name !== 'string') continue;
     const values = arrayOf(item.values).filter((value) => typeof value === 'string');
-    fields[freeKey(fields, item.name)] = values.join(', ');
+    fields.add(item.name, values.join(', '));
   }
   copyScalars(omit(root, ['field_data']), fields);
   return {
-    fields,
-    hints: pickHints(fields, { full_name: 'fullName', phone_number: 'phone', company_name: 'company' }),
+    fields: fields.values,
+    hints: pickHints(fields.values, {
+      full_name: 'fullName',
+      phone_number: 'phone',
+      company_name: 'company',
+    }),
   };
 }
 
@@ -170,33 +175,32 @@ const GOOGLE_COLUMN_TARGETS: Record<string, MappingTarget> = {
 /** `user_column_data[]` named by `column_name` (else `column_id`); `gcl_id` is the click id. */
 function flattenGoogleAds(payload: unknown): FlatPayload {
   const root = objectOf(payload);
-  const fields: Record<string, unknown> = {};
+  const fields = new FlatFields();
   const hints: Record<string, MappingTarget> = {};
   for (const column of arrayOf(root.user_column_data)) {
     if (!isPlainObject(column)) continue;
     const id = textOr(column.column_id);
-    const name = freeKey(fields, textOr(column.column_name) ?? id ?? 'column');
-    fields[name] = column.string_value;
+    const name = fields.add(textOr(column.column_name) ?? id ?? 'column', column.string_value);
     const target = id === undefined ? undefined : GOOGLE_COLUMN_TARGETS[id];
     if (target !== undefined && !Object.values(hints).includes(target)) hints[name] = target;
   }
   // google_key is the shared secret that authenticates the delivery: never kept.
   copyScalars(omit(root, ['user_column_data', 'google_key']), fields);
-  if (typeof fields.gcl_id === 'string') hints.gcl_id = 'gclid';
-  return { fields, hints };
+  if (typeof fields.values.gcl_id === 'string') hints.gcl_id = 'gclid';
+  return { fields: fields.values, hints };
 }
 
 /** The Forms API submission: `fields[].name` / `value`, `context.pageUri`. */
 function flattenHubspotForms(payload: unknown): FlatPayload {
   const root = objectOf(payload);
-  const fields: Record<string, unknown> = {};
+  const fields = new FlatFields();
   for (const item of arrayOf(root.fields)) {
-    if (isPlainObject(item) && typeof item.name === 'string') fields[freeKey(fields, item.name)] = item.value;
+    if (isPlainObject(item) && typeof item.name === 'string') fields.add(item.name, item.value);
   }
   const context = isPlainObject(root.context) ? root.context : {};
   copyScalars(pick(context, ['pageUri', 'pageName']), fields);
   copyScalars(omit(root, ['fields', 'context', 'legalConsentOptions']), fields);
-  return { fields, hints: pickHints(fields, { pageUri: 'landingPage' }) };
+  return { fields: fields.values, hints: pickHints(fields.values, { pageUri: 'landingPage' }) };
 }
 
 /**
@@ -218,19 +222,21 @@ function flattenLinkedin(payload: unknown): FlatPayload {
     });
   }
   const response = isPlainObject(root.formResponse) ? root.formResponse : root;
-  const fields: Record<string, unknown> = {};
+  const fields = new FlatFields();
   const hints: Record<string, MappingTarget> = {};
   for (const answer of arrayOf(response.answers)) {
     if (!isPlainObject(answer)) continue;
     const question = questions.get(String(answer.questionId));
-    const name = freeKey(fields, question?.name ?? `question ${String(answer.questionId)}`);
-    fields[name] = linkedinAnswer(answer.answerDetails);
+    const name = fields.add(
+      question?.name ?? `question ${String(answer.questionId)}`,
+      linkedinAnswer(answer.answerDetails),
+    );
     const target =
       question?.predefined === undefined ? undefined : AD_FORM_CONTACT_TARGETS[question.predefined];
     if (target !== undefined && !Object.values(hints).includes(target)) hints[name] = target;
   }
   copyScalars(pick(root, ['id', 'submittedAt', 'leadType', 'owner', 'versionedLeadGenFormUrn']), fields);
-  return { fields, hints };
+  return { fields: fields.values, hints };
 }
 
 function linkedinAnswer(details: unknown): unknown {
@@ -246,18 +252,16 @@ function linkedinAnswer(details: unknown): unknown {
 function flattenCalendly(payload: unknown): FlatPayload {
   const root = objectOf(payload);
   const invitee = isPlainObject(root.payload) ? root.payload : root;
-  const fields: Record<string, unknown> = {};
+  const fields = new FlatFields();
   copyScalars(omit(invitee, ['questions_and_answers', 'tracking']), fields);
   for (const item of arrayOf(invitee.questions_and_answers)) {
-    if (isPlainObject(item) && typeof item.question === 'string') {
-      fields[freeKey(fields, item.question)] = item.answer;
-    }
+    if (isPlainObject(item) && typeof item.question === 'string') fields.add(item.question, item.answer);
   }
   copyScalars(isPlainObject(invitee.tracking) ? invitee.tracking : {}, fields);
   copyScalars(pick(root, ['event', 'created_at']), fields);
   return {
-    fields,
-    hints: pickHints(fields, {
+    fields: fields.values,
+    hints: pickHints(fields.values, {
       email: 'email',
       name: 'fullName',
       first_name: 'firstName',
@@ -276,11 +280,10 @@ const TALLY_TYPE_TARGETS: Record<string, MappingTarget> = {
 function flattenTally(payload: unknown): FlatPayload {
   const root = objectOf(payload);
   const data = isPlainObject(root.data) ? root.data : root;
-  const fields: Record<string, unknown> = {};
+  const fields = new FlatFields();
   const hints: Record<string, MappingTarget> = {};
   for (const field of arrayOf(data.fields)) {
     if (!isPlainObject(field)) continue;
-    const name = freeKey(fields, textOr(field.label) ?? textOr(field.key) ?? 'field');
     const options = new Map<string, string>();
     for (const option of arrayOf(field.options)) {
       if (isPlainObject(option) && typeof option.id === 'string' && typeof option.text === 'string') {
@@ -288,21 +291,24 @@ function flattenTally(payload: unknown): FlatPayload {
       }
     }
     const value = field.value;
-    fields[name] = Array.isArray(value)
-      ? value.map((item) => (typeof item === 'string' ? (options.get(item) ?? item) : item)).join(', ')
-      : value;
+    const name = fields.add(
+      textOr(field.label) ?? textOr(field.key) ?? 'field',
+      Array.isArray(value)
+        ? value.map((item) => (typeof item === 'string' ? (options.get(item) ?? item) : item)).join(', ')
+        : value,
+    );
     const target = TALLY_TYPE_TARGETS[String(field.type)];
     if (target !== undefined && !Object.values(hints).includes(target)) hints[name] = target;
   }
   copyScalars(pick(data, ['responseId', 'submissionId', 'formId', 'formName', 'createdAt']), fields);
   copyScalars(pick(root, ['eventId', 'eventType']), fields);
-  return { fields, hints };
+  return { fields: fields.values, hints };
 }
 
 /** The form post's fields, with `rawRequest` (JSON text) decoded and `q3_` prefixes dropped. */
 function flattenJotform(payload: unknown): FlatPayload {
   const root = objectOf(payload);
-  const fields: Record<string, unknown> = {};
+  const fields = new FlatFields();
   const raw = typeof root.rawRequest === 'string' ? decodeJson(root.rawRequest) : root.rawRequest;
   const answers = isPlainObject(raw) ? raw : {};
   for (const [key, value] of Object.entries(answers)) {
@@ -311,7 +317,7 @@ function flattenJotform(payload: unknown): FlatPayload {
     flattenInto(fields, match[1], value);
   }
   copyScalars(omit(root, ['rawRequest', 'pretty']), fields);
-  return { fields, hints: {} };
+  return { fields: fields.values, hints: {} };
 }
 
 /**
@@ -320,12 +326,12 @@ function flattenJotform(payload: unknown): FlatPayload {
  */
 function flattenElementor(payload: unknown): FlatPayload {
   const root = objectOf(payload);
-  const fields: Record<string, unknown> = {};
+  const fields = new FlatFields();
   const advanced = new Map<string, { title?: string; value?: unknown }>();
   for (const [key, value] of Object.entries(root)) {
     const match = /^(fields|meta)\[([^\]]+)\]\[(title|value)\]$/.exec(key);
     if (!match) {
-      if (!/^(fields|meta|form)\[/.test(key)) fields[key] = value;
+      if (!/^(fields|meta|form)\[/.test(key)) fields.set(key, value);
       continue;
     }
     const [, group = '', id = '', part = ''] = match;
@@ -335,9 +341,9 @@ function flattenElementor(payload: unknown): FlatPayload {
     advanced.set(`${group}:${id}`, entry);
   }
   for (const [key, entry] of advanced) {
-    fields[freeKey(fields, entry.title ?? key.slice(key.indexOf(':') + 1))] = entry.value;
+    fields.add(entry.title ?? key.slice(key.indexOf(':') + 1), entry.value);
   }
-  return { fields, hints: {} };
+  return { fields: fields.values, hints: {} };
 }
 
 /**
@@ -345,7 +351,7 @@ function flattenElementor(payload: unknown): FlatPayload {
  * first and last name; `source_url` is the page.
  */
 function flattenGravityForms(payload: unknown): FlatPayload {
-  const fields = { ...objectOf(payload) };
+  const fields = FlatFields.of(objectOf(payload)).values;
   const hints: Record<string, MappingTarget> = {};
   const nameField = Object.keys(fields)
     .map((key) => /^(\d+)\.3$/.exec(key)?.[1])
@@ -362,36 +368,44 @@ function flattenGravityForms(payload: unknown): FlatPayload {
 function flattenWebflow(payload: unknown): FlatPayload {
   const root = objectOf(payload);
   const submission = isPlainObject(root.payload) ? root.payload : root;
-  const fields: Record<string, unknown> = {};
+  const fields = new FlatFields();
   copyScalars(isPlainObject(submission.data) ? submission.data : {}, fields);
   const form = pick(submission, ['name', 'formId', 'siteId', 'submittedAt', 'id', 'site', 'd', '_id']);
-  for (const [key, value] of Object.entries(form)) fields[freeKey(fields, `form_${key}`)] = value;
-  return { fields, hints: {} };
+  for (const [key, value] of Object.entries(form)) fields.add(`form_${key}`, value);
+  return { fields: fields.values, hints: {} };
 }
 
 /** The form post's `data.json` (JSON text, each value an array) beside `page_url` and friends. */
 function flattenUnbounce(payload: unknown): FlatPayload {
   const root = objectOf(payload);
-  const fields: Record<string, unknown> = {};
+  const fields = new FlatFields();
   const json = typeof root['data.json'] === 'string' ? decodeJson(root['data.json']) : root['data.json'];
   for (const [key, value] of Object.entries(isPlainObject(json) ? json : {})) {
-    fields[key] = Array.isArray(value) ? value.filter((item) => typeof item === 'string').join(', ') : value;
+    fields.set(
+      key,
+      Array.isArray(value) ? value.filter((item) => typeof item === 'string').join(', ') : value,
+    );
   }
   copyScalars(omit(root, ['data.json', 'data.xml']), fields);
-  return { fields, hints: pickHints(fields, { page_url: 'landingPage' }) };
+  return { fields: fields.values, hints: pickHints(fields.values, { page_url: 'landingPage' }) };
 }
 
 /** The form post of a list event: `data[email]`, `data[merges][FNAME]` become `email`, `FNAME`. */
 function flattenMailchimp(payload: unknown): FlatPayload {
   const root = objectOf(payload);
-  const fields: Record<string, unknown> = {};
+  const fields = new FlatFields();
   for (const [key, value] of Object.entries(root)) {
     const inner = /^data(?:\[merges\])?\[([^\]]+)\]$/.exec(key)?.[1];
-    fields[freeKey(fields, inner ?? key)] = value;
+    fields.add(inner ?? key, value);
   }
   return {
-    fields,
-    hints: pickHints(fields, { FNAME: 'firstName', LNAME: 'lastName', PHONE: 'phone', COMPANY: 'company' }),
+    fields: fields.values,
+    hints: pickHints(fields.values, {
+      FNAME: 'firstName',
+      LNAME: 'lastName',
+      PHONE: 'phone',
+      COMPANY: 'company',
+    }),
   };
 }
 
@@ -401,13 +415,13 @@ function flattenMailchimp(payload: unknown): FlatPayload {
  */
 function flattenElfsight(payload: unknown): FlatPayload {
   const items = Array.isArray(payload) ? payload : arrayOf(objectOf(payload).fields);
-  const fields: Record<string, unknown> = {};
+  const fields = new FlatFields();
   for (const item of items) {
     if (!isPlainObject(item)) continue;
     const name = textOr(item.name) ?? textOr(item.label) ?? textOr(item.title);
-    if (name !== undefined) fields[freeKey(fields, name)] = item.value;
+    if (name !== undefined) fields.add(name, item.value);
   }
-  return { fields, hints: {} };
+  return { fields: fields.values, hints: {} };
 }
 
 /**
@@ -416,24 +430,30 @@ function flattenElfsight(payload: unknown): FlatPayload {
  */
 function flattenFormstack(payload: unknown): FlatPayload {
   const root = objectOf(payload);
-  const fields: Record<string, unknown> = {};
+  const fields = new FlatFields();
   for (const [key, value] of Object.entries(root)) {
     if (key === 'HandshakeKey') continue;
     const packed = typeof value === 'string' ? unpackSubfields(value) : undefined;
     flattenInto(fields, key, packed ?? value);
   }
-  return { fields, hints: {} };
+  return { fields: fields.values, hints: {} };
 }
 
-/** `first = John\n\nlast = Smith` -> {first, last}; undefined when the text is not such a list. */
+/**
+ * `first = John\n\nlast = Smith` -> {first, last}; undefined when the text is not such a list. Read
+ * with indexOf and one anchored pattern without alternatives: linear in the text, whatever it holds.
+ */
 function unpackSubfields(text: string): Record<string, string> | undefined {
   const lines = text.split(/\r?\n/).filter((line) => line.trim() !== '');
   if (lines.length < 2) return undefined;
   const entries: Array<[string, string]> = [];
   for (const line of lines) {
-    const match = /^\s*([A-Za-z][\w ]*?)\s*=\s?(.*)$/.exec(line);
-    if (!match?.[1]) return undefined;
-    entries.push([match[1], match[2] ?? '']);
+    const equals = line.indexOf('=');
+    if (equals < 0) return undefined;
+    const name = line.slice(0, equals).trim();
+    if (!/^[A-Za-z][\w ]*$/.test(name)) return undefined;
+    const value = line.slice(equals + 1);
+    entries.push([name, /^\s/.test(value) ? value.slice(1) : value]);
   }
   return Object.fromEntries(entries);
 }
@@ -557,28 +577,54 @@ function omit(object: Record<string, unknown>, keys: readonly string[]): Record<
   return Object.fromEntries(Object.entries(object).filter(([key]) => !keys.includes(key)));
 }
 
+/**
+ * The flat fields a format builds, at most PAYLOAD_LIMITS.maxFlatFields of them: one more is refused
+ * as it is added, so no format does work for fields past the limit. A name already taken gets a
+ * numbered variant (`Email (2)`). Null-prototype, so a field named `__proto__` is just a field.
+ */
+class FlatFields {
+  readonly values: Record<string, unknown> = Object.create(null);
+  readonly #names = new FreeNames(this.values, (name, suffix) => `${name} (${suffix})`);
+  #count = 0;
+
+  /** A payload object's own fields, as they are. */
+  static of(object: Record<string, unknown>): FlatFields {
+    const fields = new FlatFields();
+    for (const [key, value] of Object.entries(object)) fields.set(key, value);
+    return fields;
+  }
+
+  /** Adds the field under `name`, or a numbered variant of it when taken: the name it got. */
+  add(name: string, value: unknown): string {
+    const free = this.#names.of(name);
+    this.set(free, value);
+    return free;
+  }
+
+  /** Sets the field `name`, replacing its value if there is one. */
+  set(name: string, value: unknown): void {
+    if (!Object.hasOwn(this.values, name) && ++this.#count > PAYLOAD_LIMITS.maxFlatFields) {
+      throw new PayloadLimitError(`Payload has more than ${PAYLOAD_LIMITS.maxFlatFields} fields`);
+    }
+    this.values[name] = value;
+  }
+}
+
 /** Scalars and small values under their own key (a later clash gets a numbered name). */
-function copyScalars(from: Record<string, unknown>, into: Record<string, unknown>): void {
-  for (const [key, value] of Object.entries(from)) into[freeKey(into, key)] = value;
+function copyScalars(from: Record<string, unknown>, into: FlatFields): void {
+  for (const [key, value] of Object.entries(from)) into.add(key, value);
 }
 
 /** An object one level down becomes `name.sub` fields (Jotform's name and phone, Formstack's sub-fields). */
-function flattenInto(into: Record<string, unknown>, name: string, value: unknown): void {
+function flattenInto(into: FlatFields, name: string, value: unknown): void {
   if (
     isPlainObject(value) &&
     Object.values(value).every((item) => !isPlainObject(item) && !Array.isArray(item))
   ) {
-    for (const [sub, item] of Object.entries(value)) into[freeKey(into, `${name}.${sub}`)] = item;
+    for (const [sub, item] of Object.entries(value)) into.add(`${name}.${sub}`, item);
     return;
   }
-  into[freeKey(into, name)] = value;
-}
-
-function freeKey(taken: Record<string, unknown>, name: string): string {
-  if (!Object.hasOwn(taken, name)) return name;
-  let suffix = 2;
-  while (Object.hasOwn(taken, `${name} (${suffix})`)) suffix++;
-  return `${name} (${suffix})`;
+  into.add(name, value);
 }
 
 function pickHints(

@@ -3,7 +3,7 @@ export { safeCustomData } from './custom.js';
 export { emailFieldProblem } from './email.js';
 export { type LeadgenRef, leadgenRefsOf } from './formats.js';
 export { type SplitName, splitFullName } from './full-name.js';
-export { nestingDepth, PAYLOAD_LIMITS } from './limits.js';
+export { nestingDepth, PAYLOAD_LIMITS, payloadShapeProblem } from './limits.js';
 export {
   FIELD_MAX_LENGTH,
   type MappedSubmission,

@@ -13,9 +13,9 @@ import { buildCustom, pathKey } from './custom.js';
 import { emailFieldProblem } from './email.js';
 import { flattenForFormat } from './formats.js';
 import { splitFullName } from './full-name.js';
-import { nestingDepth, PAYLOAD_LIMITS } from './limits.js';
+import { payloadShapeProblem } from './limits.js';
 import { resolveField } from './path.js';
-import { isAbsent, isPlainObject, MappingError } from './values.js';
+import { isAbsent, isPlainObject, MappingError, PayloadLimitError } from './values.js';
 
 export interface MappedSubmission {
   fields: Partial<Record<LeadField, string>>;
@@ -28,7 +28,13 @@ export interface MappedSubmission {
   };
 }
 
-export type MapSubmissionResult = { ok: true; submission: MappedSubmission } | { ok: false; error: string };
+/**
+ * `tooLarge`: the payload is beyond PAYLOAD_LIMITS' size or structure (nesting, items, values,
+ * flattened fields), found before any work per field; the webhook and the preview answer 413.
+ */
+export type MapSubmissionResult =
+  | { ok: true; submission: MappedSubmission }
+  | { ok: false; error: string; tooLarge?: true };
 
 /** Longest value (in characters) each standard field may hold. */
 export const FIELD_MAX_LENGTH: Readonly<Record<LeadField, number>> = {
@@ -59,10 +65,14 @@ export function mapSubmission(
   format: SourceFormat = 'generic',
 ): MapSubmissionResult {
   try {
+    // First, in one pass bounded by the limits: every step after it is linear in a bounded payload.
+    const shapeProblem = payloadShapeProblem(payload);
+    if (shapeProblem !== undefined) throw new PayloadLimitError(shapeProblem);
     if (format === 'generic') return { ok: true, submission: map(payload, fieldMappings) };
     const flat = flattenForFormat(format, payload);
     return { ok: true, submission: map(flat.fields, withDefaults(fieldMappings, flat.hints)) };
   } catch (error) {
+    if (error instanceof PayloadLimitError) return { ok: false, error: error.message, tooLarge: true };
     if (error instanceof MappingError) return { ok: false, error: error.message };
     throw error;
   }
@@ -70,9 +80,6 @@ export function mapSubmission(
 
 function map(payload: unknown, fieldMappings: Record<string, MappingTarget>): MappedSubmission {
   if (!isPlainObject(payload)) throw new MappingError('Payload must be a JSON object');
-  if (nestingDepth(payload, PAYLOAD_LIMITS.maxDepth) > PAYLOAD_LIMITS.maxDepth) {
-    throw new MappingError(`Payload is nested more than ${PAYLOAD_LIMITS.maxDepth} levels deep`);
-  }
 
   const fields: Partial<Record<LeadField, string>> = {};
   const mapped: Mapped = { utm: {}, clickIds: {} };

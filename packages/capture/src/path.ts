@@ -1,4 +1,4 @@
-import { nestingDepth, PAYLOAD_LIMITS } from './limits.js';
+import { payloadShapeProblem } from './limits.js';
 import { isPlainObject } from './values.js';
 
 export interface ResolvedField {
@@ -42,7 +42,9 @@ function resolvePath(root: unknown, segments: readonly string[], depth: number):
       current = json;
       decoded = true;
     }
-    for (let end = segments.length; end > start && !step; end--) {
+    // Only an object's key may hold dots; an array is indexed by one segment; a scalar has no children.
+    const longest = Array.isArray(current) ? start + 1 : isPlainObject(current) ? segments.length : start;
+    for (let end = longest; end > start && !step; end--) {
       const key = segments.slice(start, end).join('.');
       const child = ownChild(current, key);
       if (child) step = { key, value: child.value, end };
@@ -112,25 +114,30 @@ function resolveWithSelectors(payload: Record<string, unknown>, name: string): R
 
 /** The first item whose `key` is `wanted` exactly, else the first equal ignoring case and outer spaces. */
 function findItem(items: readonly unknown[], key: string, wanted: string): number {
-  const texts = items.map((item) => {
-    if (!isPlainObject(item)) return undefined;
-    const found = resolvePath(item, key.split('.'), 1);
-    const value = found?.value;
-    return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
-  });
-  const exact = texts.indexOf(wanted);
-  if (exact >= 0) return exact;
+  const segments = key.split('.');
   const folded = wanted.trim().toLowerCase();
-  return texts.findIndex((text) => text?.trim().toLowerCase() === folded);
+  let firstFolded = -1;
+  for (const [index, item] of items.entries()) {
+    if (!isPlainObject(item)) continue;
+    const value = resolvePath(item, segments, 1)?.value;
+    if (typeof value !== 'string' && typeof value !== 'number') continue;
+    const text = String(value);
+    if (text === wanted) return index;
+    if (firstFolded < 0 && text.trim().toLowerCase() === folded) firstFolded = index;
+  }
+  return firstFolded;
 }
 
-/** A string holding a JSON object or array, decoded within the payload limits; else undefined. */
+/**
+ * A string holding a JSON object or array, decoded within the payload limits (the text's length, and
+ * PAYLOAD_LIMITS' structure, as the payload's own); else undefined.
+ */
 export function decodeJson(text: string): unknown {
   const trimmed = text.trim();
   if (trimmed.length > MAX_DECODED_LENGTH || !/^[[{]/.test(trimmed)) return undefined;
   try {
     const value: unknown = JSON.parse(trimmed, (key, item) => (key === '__proto__' ? undefined : item));
-    return nestingDepth(value, PAYLOAD_LIMITS.maxDepth) > PAYLOAD_LIMITS.maxDepth ? undefined : value;
+    return payloadShapeProblem(value) === undefined ? value : undefined;
   } catch {
     return undefined;
   }

@@ -12,3 +12,6 @@ export function isAbsent(value: unknown): boolean {
 
 /** A rule the payload breaks; its message goes to the sender as is. */
 export class MappingError extends Error {}
+
+/** The payload is beyond PAYLOAD_LIMITS' size or structure: refused before any work per field. */
+export class PayloadLimitError extends MappingError {}

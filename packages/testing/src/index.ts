@@ -144,4 +144,5 @@ function redactUrl(url: string): string {
 
 export { type BusFaults, faultyBus } from './faulty-bus.js';
 export { killAtMarker } from './kill-at-marker.js';
+export { type StreamedAnswer, streamUntilAnswered } from './stream-body.js';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.js';

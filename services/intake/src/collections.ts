@@ -72,14 +72,14 @@ export interface SubmissionDoc {
   ip: string;
   userAgent: string | null;
   /**
-   * The parsed payload as JSON text (keys as sent, `$` and `.` included); null when unreadable. Of a
-   * rejected delivery larger than REJECTED_PAYLOAD_EXCERPT_BYTES only the start is kept, and
-   * `payloadTruncated` is set: the excerpt is not valid JSON.
+   * The parsed payload as JSON text (keys as sent, `$` and `.` included); null when unreadable. Past
+   * STORED_PAYLOAD_MAX_BYTES (REJECTED_PAYLOAD_EXCERPT_BYTES for a rejected or repeated delivery) only
+   * the start is kept, and `payloadTruncated` is set: the excerpt is not valid JSON.
    */
   payload: string | null;
   /** Size of the whole payload's JSON text in bytes (UTF-8); absent on submissions stored before. */
   payloadBytes?: number;
-  /** `payload` holds only the first REJECTED_PAYLOAD_EXCERPT_BYTES of a rejected delivery. */
+  /** `payload` holds only the start of the payload's JSON text. */
   payloadTruncated?: true;
   /** Idempotency claim in intake_dedupe of this delivery. */
   dedupeKey?: string;

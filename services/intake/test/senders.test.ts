@@ -210,6 +210,51 @@ describe('signed deliveries', () => {
     },
   );
 
+  it.each(SCHEMES.filter(({ format }) => ['generic', 'typeform', 'calendly'].includes(format)))(
+    '$format: a captured signed delivery sent again under a new Idempotency-Key makes no second lead',
+    async (scheme) => {
+      const source = await withSecrets(scheme.format);
+      const body = JSON.stringify(scheme.payload);
+      const signature = scheme.sign(body, new Date());
+      const first = await postRaw(source, body, { ...signature, 'idempotency-key': 'delivery-1' });
+      const replayed = await Promise.all(
+        ['delivery-2', 'replay-3'].map((key) =>
+          postRaw(source, body, { ...signature, 'idempotency-key': key }),
+        ),
+      );
+      const unkeyed = await postRaw(source, body, signature);
+      expect([first, ...replayed, unkeyed].map((response) => response.statusCode)).toEqual([
+        200, 200, 200, 200,
+      ]);
+
+      await intake.drained();
+      expect(
+        intake.received.filter((event) => (event.data as { sourceId: string }).sourceId === source.sourceId),
+      ).toHaveLength(1);
+      const log = await submissionsOf(source);
+      expect(log.map((entry) => entry.outcome).sort()).toEqual([
+        'accepted',
+        'duplicate_delivery',
+        'duplicate_delivery',
+        'duplicate_delivery',
+      ]);
+    },
+  );
+
+  it('a signed source still knows a delivery by its Idempotency-Key: another signed body under it is a repeat', async () => {
+    const source = await withSecrets('generic');
+    const sign = schemeOf('generic').sign;
+    const first = JSON.stringify({ email: EMAIL, attempt: 1 });
+    const retried = JSON.stringify({ email: EMAIL, attempt: 2 });
+    const key = { 'idempotency-key': 'order-42' };
+    expect((await postRaw(source, first, { ...sign(first, new Date()), ...key })).statusCode).toBe(200);
+    expect((await postRaw(source, retried, { ...sign(retried, new Date()), ...key })).statusCode).toBe(200);
+    await intake.drained();
+    expect(
+      intake.received.filter((event) => (event.data as { sourceId: string }).sourceId === source.sourceId),
+    ).toHaveLength(1);
+  });
+
   it('calendly and webflow: a signature older than five minutes is 401', async () => {
     for (const scheme of SCHEMES.filter(({ format }) => format === 'calendly' || format === 'webflow')) {
       const source = await withSecrets(scheme.format);

@@ -328,8 +328,73 @@ describe('rejected deliveries cannot fill the log (security review, finding 3)',
     const again = await replay(source, rejected!.id);
     expect(again.statusCode).toBe(409);
     expect(again.json()).toEqual({
-      error: 'Only the first 2048 bytes of this rejected payload were kept; the sender must send it again',
+      error: 'Only the first 2048 bytes of this payload were kept; the sender must send it again',
     });
+  });
+
+  it('keeps at most 64 KiB of an accepted payload and 2 KiB of a repeat; the lead still gets every mapped field', async () => {
+    const source = await intake.addSource({ receiving: { format: 'typeform' } });
+    // A Typeform delivery carries its form's definition: here a dropdown of 2,000 choices, ~100 kB.
+    const choices = Array.from({ length: 2000 }, (_, index) => ({
+      id: `c${index}`,
+      label: `Choix numéro ${index} é`,
+    }));
+    const payload = {
+      form_response: {
+        form_id: 'lT4Z3j',
+        definition: {
+          fields: [
+            { id: 'q1', title: 'Email', type: 'email' },
+            { id: 'q2', title: 'City', choices },
+          ],
+        },
+        answers: [
+          { type: 'email', email: 'big@example.com', field: { id: 'q1', type: 'email' } },
+          { type: 'choice', choice: { label: 'Choix numéro 7 é' }, field: { id: 'q2', type: 'dropdown' } },
+        ],
+      },
+    };
+    const wholeBytes = Buffer.byteLength(JSON.stringify(payload), 'utf8');
+    expect(wholeBytes).toBeGreaterThan(90_000);
+    expect((await intake.post(source.token, payload)).statusCode).toBe(200);
+    expect((await intake.post(source.token, payload)).statusCode).toBe(200);
+
+    const [repeat, accepted] = (await list(source)).data;
+    await waitFor('the lead.received', () => receivedOf(accepted!.id).length === 1);
+    const [event] = receivedOf(accepted!.id);
+    expect(event!.data).toMatchObject({
+      fields: { email: 'big@example.com' },
+      custom: { City: 'Choix numéro 7 é', form_id: 'lT4Z3j' },
+    });
+    expect(accepted).toMatchObject({
+      outcome: 'accepted',
+      payload: null,
+      payloadTruncated: true,
+      payloadBytes: wholeBytes,
+    });
+    expect(repeat).toMatchObject({
+      outcome: 'duplicate_delivery',
+      payload: null,
+      payloadTruncated: true,
+      payloadBytes: wholeBytes,
+    });
+    for (const [entry, limit] of [
+      [accepted!, 65_536],
+      [repeat!, 2048],
+    ] as const) {
+      expect(JSON.stringify(payload).startsWith(entry.payloadExcerpt!)).toBe(true);
+      expect(Buffer.byteLength(entry.payloadExcerpt!, 'utf8')).toBeLessThanOrEqual(limit);
+      expect(Buffer.byteLength(entry.payloadExcerpt!, 'utf8')).toBeGreaterThan(limit - 4);
+      const stored = await intake.store
+        .collection<{ _id: string; payload: string | null }>('intake_submissions')
+        .findOne({ _id: entry.id });
+      expect(Buffer.byteLength(stored!.payload!, 'utf8')).toBeLessThanOrEqual(limit);
+    }
+    const again = await replay(source, accepted!.id);
+    expect([again.statusCode, again.json()]).toEqual([
+      409,
+      { error: 'Only the first 65536 bytes of this payload were kept; the sender must send it again' },
+    ]);
   });
 
   it('keeps a small rejected payload whole (replayable) with its size', async () => {

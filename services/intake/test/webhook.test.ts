@@ -1,3 +1,5 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { SourceReceiving } from '@lead-capture/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, randomToken, startIntake, waitFor } from './harness.js';
 
@@ -336,11 +338,6 @@ describe('hostile input', () => {
       'Custom data has more than 100 fields',
     ],
     [
-      'JSON nested 100,000 deep',
-      `{"email":"a@b.c","x":${'['.repeat(100_000)}${']'.repeat(100_000)}}`,
-      'Payload is nested more than 10 levels deep',
-    ],
-    [
       'a 100 kB string in a standard field',
       JSON.stringify({ email: 'x'.repeat(100_000) }),
       'email must be at most 320 characters',
@@ -355,6 +352,70 @@ describe('hostile input', () => {
     expect(response.statusCode).toBe(400);
     expect(response.json()).toEqual({ error });
   });
+
+  it.each([
+    [
+      'JSON nested 100,000 deep',
+      'generic',
+      `{"email":"a@b.c","x":${'['.repeat(100_000)}${']'.repeat(100_000)}}`,
+      'Payload is nested more than 10 levels deep',
+    ],
+    [
+      'Typeform: 20,000 empty answers (60 kB)',
+      'typeform',
+      `{"form_response":{"answers":[${Array(20_000).fill('{}').join(',')}]}}`,
+      'Payload has an array of more than 10000 items',
+    ],
+    [
+      'Typeform: 9,000 answers under one name',
+      'typeform',
+      JSON.stringify({ form_response: { answers: Array(9_000).fill({ type: 'text', text: 'x' }) } }),
+      'Payload has more than 500 fields',
+    ],
+    [
+      'Typeform: deep nesting where the format never looks',
+      'typeform',
+      `{"form_response":{"answers":[],"definition":{"x":${'['.repeat(100_000)}${']'.repeat(100_000)}}}}`,
+      'Payload is nested more than 10 levels deep',
+    ],
+    [
+      'Meta: a leadgen notification of 20,000 entries',
+      'facebook-lead-ads',
+      JSON.stringify({ object: 'page', entry: Array(20_000).fill({ changes: [] }) }),
+      'Payload has an array of more than 10000 items',
+    ],
+    [
+      'an object of 20,000 keys',
+      'generic',
+      JSON.stringify(Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i]))),
+      'Payload has an object of more than 10000 fields',
+    ],
+    [
+      '200,000 values in arrays within the limit',
+      'zapier',
+      JSON.stringify({ email: 'a@b.c', lists: Array.from({ length: 20 }, () => Array(10_000).fill(0)) }),
+      'Payload has more than 100000 values',
+    ],
+  ])(
+    '%s: 413 at once, kept as rejected, and /healthz answers meanwhile',
+    async (_case, format, body, error) => {
+      const source = await intake.addSource({ receiving: { format } as SourceReceiving });
+      const loop = monitorEventLoopDelay({ resolution: 10 });
+      loop.enable();
+      const [response, health] = await Promise.all([
+        intake.post(source.token, body),
+        intake.app.inject({ method: 'GET', url: '/healthz' }),
+      ]);
+      loop.disable();
+      expect(response.statusCode).toBe(413);
+      expect(response.json()).toEqual({ error });
+      expect(health.statusCode).toBe(200);
+      // Generous: the refusal takes milliseconds; the quadratic renaming it replaces froze the process > 30 s.
+      expect(loop.max / 1e6).toBeLessThan(1000);
+      const log = await intake.asUser('GET', `/api/sources/${source.sourceId}/submissions`);
+      expect(log.json().data).toMatchObject([{ outcome: 'rejected', error }]);
+    },
+  );
 
   it.each([
     [

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInProcessBus } from '@lead-capture/bus';
 import { validateEvent } from '@lead-capture/contracts';
 import { createLogger } from '@lead-capture/kit';
@@ -555,6 +556,66 @@ describe('POST /api/sources/<id>/preview', () => {
       status: 200,
       body: { valid: false, format: 'generic', error: 'email must be a string' },
     });
+  });
+
+  it('answers 413 at once to a payload beyond the limits, in any format, and the process stays responsive', async () => {
+    const created = await createSource({ name: 'Typeform', format: 'typeform' });
+    const json = JSON.stringify;
+    // Payloads as JSON text: serializing the deep one would exhaust the test's own stack.
+    const hostile: Array<[string, string, string | undefined, string]> = [
+      [
+        '20,000 empty Typeform answers',
+        `{"form_response":{"answers":[${Array(20_000).fill('{}').join(',')}]}}`,
+        undefined,
+        'Payload has an array of more than 10000 items',
+      ],
+      [
+        '9,000 answers under one name',
+        json({ form_response: { answers: Array(9_000).fill({}) } }),
+        'typeform',
+        'Payload has more than 500 fields',
+      ],
+      [
+        '9,000 Elfsight fields, the format chosen by the caller',
+        json(Array(9_000).fill({ name: 'Email', value: 'a@b.c' })),
+        'elfsight',
+        'Payload has more than 500 fields',
+      ],
+      [
+        'an object of 20,000 keys',
+        json(Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i]))),
+        'generic',
+        'Payload has an object of more than 10000 fields',
+      ],
+      [
+        'nesting 10,000 deep',
+        `{"a":${'['.repeat(10_000)}${']'.repeat(10_000)}}`,
+        'google-ads',
+        'Payload is nested more than 10 levels deep',
+      ],
+    ];
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    for (const [, payload, format, error] of hostile) {
+      const url = `/api/sources/${created.id}/preview`;
+      const [reply, concurrent] = await Promise.all([
+        h.app.inject({
+          method: 'POST',
+          url,
+          headers: {
+            ...(await h.identityHeaders({ method: 'POST', url })),
+            'content-type': 'application/json',
+          },
+          payload: `{"payload":${payload}${format ? `,"format":"${format}"` : ''}}`,
+        }),
+        h.call('GET', `/api/sources/${created.id}`),
+      ]);
+      expect([reply.statusCode, reply.json()]).toEqual([413, { error }]);
+      expect(concurrent.status).toBe(200);
+    }
+    loop.disable();
+    // Generous: each refusal takes milliseconds; the quadratic renaming it replaces took > 30 s.
+    expect(loop.max / 1e6).toBeLessThan(1000);
   });
 
   it('answers 400 without a payload and 404 for an unknown source', async () => {

@@ -49,4 +49,15 @@ describe('idempotency claims', () => {
       holder: 'second',
     });
   });
+
+  it('claimAll holds every key, or writes none when one is held by another', async () => {
+    const now = new Date('2024-03-01T10:00:00Z');
+    expect(await claims.claimAll(['payload', 'header-1'], 'first', now)).toEqual({ held: true });
+    expect(await claims.claimAll(['other-payload', 'header-1'], 'second', now)).toEqual({
+      held: false,
+      holder: 'first',
+    });
+    // Nothing of the repeat was written: its payload key is still free.
+    expect(await claims.claimAll(['other-payload'], 'third', now)).toEqual({ held: true });
+  });
 });

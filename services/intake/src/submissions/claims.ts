@@ -19,6 +19,29 @@ export class DedupeClaims {
   }
 
   /**
+   * Claims every one of `keys` for the submission, or none when one is held by another (read first,
+   * so a repeat writes nothing): the first holder found is the one it repeats.
+   */
+  async claimAll(
+    keys: readonly string[],
+    submissionId: string,
+    now: Date,
+    dedupe: Collection<DedupeDoc> = this.collection,
+  ): Promise<ClaimResult> {
+    for (const key of keys) {
+      const existing = await dedupe.findOne({ _id: key });
+      if (existing && existing.expiresAt > now && existing.submissionId !== submissionId) {
+        return { held: false, holder: existing.submissionId };
+      }
+    }
+    for (const key of keys) {
+      const claim = await this.claim(key, submissionId, now, dedupe);
+      if (!claim.held) return claim;
+    }
+    return { held: true };
+  }
+
+  /**
    * Claims `key` for the submission. Pass `dedupe` to claim inside a transaction (an outbox change).
    * It reads before it writes, so the usual answers ("held", "held by another") make no failed write,
    * which would abort a MongoDB transaction.

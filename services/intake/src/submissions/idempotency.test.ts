@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, dedupeKeyOf, idempotencyKeyProblem } from './idempotency.js';
+import { canonicalJson, dedupeKeyOf, dedupeKeysOf, idempotencyKeyProblem } from './idempotency.js';
 
 describe('dedupe keys', () => {
   it('the same payload in another key order is the same delivery', () => {
@@ -15,6 +15,16 @@ describe('dedupe keys', () => {
     expect(dedupeKeyOf('source', undefined, { list: [2, 1] })).not.toBe(base);
     expect(dedupeKeyOf('source', 'key-1', { list: [1, 2] })).not.toBe(base);
     expect(dedupeKeyOf('source', 'key-1', { anything: 'else' })).toBe(dedupeKeyOf('source', 'key-1', {}));
+  });
+
+  it('a signed source is known by its payload, and by its Idempotency-Key when one is sent', () => {
+    const payload = { email: 'a@b.c' };
+    const byPayload = dedupeKeyOf('source', undefined, payload);
+    const byKey = dedupeKeyOf('source', 'key-1', payload);
+    expect(dedupeKeysOf('source', 'key-1', payload, false)).toEqual([byKey]);
+    expect(dedupeKeysOf('source', undefined, payload, false)).toEqual([byPayload]);
+    expect(dedupeKeysOf('source', undefined, payload, true)).toEqual([byPayload]);
+    expect(dedupeKeysOf('source', 'key-1', payload, true)).toEqual([byPayload, byKey]);
   });
 
   it('canonical JSON sorts keys at every level', () => {

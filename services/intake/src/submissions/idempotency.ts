@@ -22,6 +22,25 @@ export function dedupeKeyOf(sourceId: string, idempotencyKey: string | undefined
   return createHash('sha256').update(`${sourceId}\n${basis}`).digest('hex');
 }
 
+/**
+ * Every key a delivery is recognised by (claimAll: all of them free, or it is a repeat). Without a
+ * signing secret, dedupeKeyOf's one key. With one, the payload always counts, and a sent
+ * Idempotency-Key too: the header is not signed, so a captured signed delivery sent again under a
+ * new key is still a repeat of the first (no second lead), while a sender that re-signs a changed
+ * body under the same key is still recognised by its key.
+ */
+export function dedupeKeysOf(
+  sourceId: string,
+  idempotencyKey: string | undefined,
+  payload: unknown,
+  signed: boolean,
+): string[] {
+  if (!signed || idempotencyKey === undefined) {
+    return [dedupeKeyOf(sourceId, signed ? undefined : idempotencyKey, payload)];
+  }
+  return [dedupeKeyOf(sourceId, undefined, payload), dedupeKeyOf(sourceId, idempotencyKey, payload)];
+}
+
 /** JSON with object keys sorted at every level. Only for payloads whose nesting is already bounded. */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;

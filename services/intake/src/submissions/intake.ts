@@ -1,4 +1,10 @@
-import { type LeadgenRef, type MappedSubmission, mapSubmission, nestingDepth } from '@lead-capture/capture';
+import {
+  type LeadgenRef,
+  type MappedSubmission,
+  type MapSubmissionResult,
+  mapSubmission,
+  nestingDepth,
+} from '@lead-capture/capture';
 import { type ClientInfo, type LeadReceived, newId, type SubmissionOrigin } from '@lead-capture/contracts';
 import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
 import {
@@ -9,11 +15,12 @@ import {
   notFound,
   type Outbox,
   pagination,
+  payloadTooLarge,
 } from '@lead-capture/kit';
 import { COLLECTIONS, type DedupeDoc, type SubmissionDoc, type SubmissionOutcome } from '../collections.js';
 import type { ActiveSource, SourceDirectory } from '../sources/directory.js';
 import type { DedupeClaims } from './claims.js';
-import { dedupeKeyOf } from './idempotency.js';
+import { dedupeKeyOf, dedupeKeysOf } from './idempotency.js';
 
 /** What a sender should wait before retrying when the submission could not be stored. */
 export const RETRY_AFTER_SECONDS = 10;
@@ -22,8 +29,17 @@ export const RETRY_AFTER_SECONDS = 10;
 const STORABLE_DEPTH = 100;
 
 /**
- * Of a rejected delivery the log keeps at most this much of its JSON text (and its size): the
- * webhook is public, and a rejection must not cost us what the sender chose to post.
+ * Of an accepted delivery the log keeps at most this much of its JSON text (past it, the start of
+ * it, marked truncated, and its size); the lead still gets every mapped field. Room for what a lead
+ * can hold (32 KiB of custom data, the standard fields) and for the whole payloads form tools send
+ * (Typeform's, with its form definition, is 5-40 KiB): nearly every delivery stays whole and
+ * replayable, and none costs the log its body limit (1 MiB, or more if raised).
+ */
+export const STORED_PAYLOAD_MAX_BYTES = 64 * 1024;
+/**
+ * Of a rejected or repeated delivery the log keeps at most this much: it made no lead (a repeat's
+ * original holds its payload), the webhook is public, and such a delivery must not cost us what the
+ * sender chose to post.
  */
 export const REJECTED_PAYLOAD_EXCERPT_BYTES = 2048;
 /** The reason kept with a rejection is cut at this length (a custom key's path can be long). */
@@ -31,17 +47,7 @@ const MAX_ERROR_LENGTH = 1000;
 /** Ids removed per round of a trim of the rejected submissions. */
 const TRIM_BATCH = 500;
 
-type LogEntryField =
-  | '_id'
-  | 'sourceId'
-  | 'receivedAt'
-  | 'contentType'
-  | 'headers'
-  | 'ip'
-  | 'userAgent'
-  | 'payload'
-  | 'payloadBytes'
-  | 'payloadTruncated';
+type LogEntryField = '_id' | 'sourceId' | 'receivedAt' | 'contentType' | 'headers' | 'ip' | 'userAgent';
 
 /** Where a delivery came from, as recorded with it. */
 export interface DeliveryMeta {
@@ -89,7 +95,7 @@ export interface SubmissionView {
   ip: string;
   userAgent: string | null;
   payload: unknown;
-  /** The payload was too large to keep whole (a rejected delivery): `payloadExcerpt` has its start. */
+  /** The payload was too large to keep whole (see STORED_PAYLOAD_MAX_BYTES): `payloadExcerpt` has its start. */
   payloadTruncated: boolean;
   /** Size of the payload's JSON text in bytes; null for submissions stored before it was recorded. */
   payloadBytes: number | null;
@@ -124,7 +130,7 @@ export class SubmissionIntake {
   }
 
   /**
-   * Maps and accepts a delivery. In one outbox change: the idempotency claim, the submission, and —
+   * Maps and accepts a delivery. In one outbox change: the idempotency claims (dedupeKeysOf), the submission, and —
    * when this delivery holds the claim — its lead.received; a repeated delivery is stored as
    * `duplicate_delivery` and publishes nothing. Resolves once all of it is committed: the 200 may be
    * sent then. Throws 400 when the payload cannot make a lead (the route records every rejection
@@ -137,18 +143,25 @@ export class SubmissionIntake {
     idempotencyKey: string | undefined,
   ): Promise<void> {
     const mapped = mapSubmission(payload, source.fieldMappings, source.format);
-    if (!mapped.ok) throw badRequest(mapped.error);
+    if (!mapped.ok) throw mappingRejection(mapped);
     const { outbox, claims, logger } = this.options;
     const submissionId = newId();
     const receivedAt = new Date();
     const event = leadReceivedData(source, submissionId, receivedAt, 'webhook', mapped.submission, meta);
-    const dedupeKey = dedupeKeyOf(source.sourceId, idempotencyKey, payload);
-    const logEntry = this.logEntry(submissionId, source, receivedAt, meta, payload);
+    const dedupeKeys = dedupeKeysOf(
+      source.sourceId,
+      idempotencyKey,
+      payload,
+      source.signingSecret !== undefined,
+    );
+    const dedupeKey = dedupeKeys[0]!;
+    const json = payloadJson(payload);
+    const logEntry = this.logEntry(submissionId, source, receivedAt, meta);
     for (let attempt = 1; ; attempt++) {
       try {
         await outbox.change(async (change) => {
-          const claim = await claims.claim(
-            dedupeKey,
+          const claim = await claims.claimAll(
+            dedupeKeys,
             submissionId,
             receivedAt,
             change.collection<DedupeDoc>(COLLECTIONS.dedupe),
@@ -158,6 +171,7 @@ export class SubmissionIntake {
           if (!claim.held) {
             await submissions.insertOne({
               ...logEntry,
+              ...storedPayload(json, REJECTED_PAYLOAD_EXCERPT_BYTES),
               outcome: 'duplicate_delivery',
               duplicateOf: claim.holder,
               dedupeKey,
@@ -170,6 +184,7 @@ export class SubmissionIntake {
           });
           await submissions.insertOne({
             ...logEntry,
+            ...storedPayload(json, STORED_PAYLOAD_MAX_BYTES),
             outcome: 'accepted',
             dedupeKey,
             eventId: envelope.id,
@@ -208,7 +223,11 @@ export class SubmissionIntake {
         const dedupe = change.collection<DedupeDoc>(COLLECTIONS.dedupe);
         for (const { ref, submissionId, dedupeKey } of entries) {
           const claim = await claims.claim(dedupeKey, submissionId, receivedAt, dedupe);
-          const entry = { ...this.logEntry(submissionId, source, receivedAt, meta, ref.value), dedupeKey };
+          const entry = {
+            ...this.logEntry(submissionId, source, receivedAt, meta),
+            ...storedPayload(payloadJson(ref.value), STORED_PAYLOAD_MAX_BYTES),
+            dedupeKey,
+          };
           if (!claim.held) {
             await submissions.insertOne({
               ...entry,
@@ -249,15 +268,15 @@ export class SubmissionIntake {
     lead: unknown,
     owner: string,
   ): Promise<boolean> {
-    const json = JSON.stringify(lead);
     const held = { _id: submission._id, outcome: 'fetching', leaseOwner: owner };
     const leadgen = { ...submission.leadgen!, attempts: (submission.leadgen?.attempts ?? 0) + 1 };
-    const settled = {
-      payload: json,
-      payloadBytes: Buffer.byteLength(json, 'utf8'),
-      leadgen: { ...leadgen, lastAttemptAt: this.now() },
-    };
-    const unsetLease = { nextAttemptAt: '', leaseOwner: '' } as const;
+    const stored = storedPayload(payloadJson(lead), STORED_PAYLOAD_MAX_BYTES);
+    const settled = { ...stored, leadgen: { ...leadgen, lastAttemptAt: this.now() } };
+    const unsetLease = {
+      nextAttemptAt: '',
+      leaseOwner: '',
+      ...(stored.payloadTruncated ? {} : { payloadTruncated: '' }),
+    } as const;
     const mapped = mapSubmission(lead, source.fieldMappings, 'facebook-lead-ads');
     if (!mapped.ok) {
       const result = await this.options.submissions.updateOne(held, {
@@ -313,12 +332,10 @@ export class SubmissionIntake {
   ): Promise<void> {
     const submissionId = newId();
     const receivedAt = new Date();
-    const entry = this.logEntry(submissionId, source, receivedAt, meta, payload);
-    const excerpt = excerptOf(entry.payload);
     try {
       await this.options.submissions.insertOne({
-        ...entry,
-        ...(excerpt === entry.payload ? {} : { payload: excerpt, payloadTruncated: true }),
+        ...this.logEntry(submissionId, source, receivedAt, meta),
+        ...storedPayload(payloadJson(payload), REJECTED_PAYLOAD_EXCERPT_BYTES),
         outcome: 'rejected',
         error: error.length > MAX_ERROR_LENGTH ? `${error.slice(0, MAX_ERROR_LENGTH)}…` : error,
         expiresAt: this.expiryOf(receivedAt),
@@ -414,16 +431,15 @@ export class SubmissionIntake {
     }
     if (stored.payload === null) throw conflict('This submission has no readable payload to replay');
     if (stored.payloadTruncated) {
-      throw conflict(
-        `Only the first ${REJECTED_PAYLOAD_EXCERPT_BYTES} bytes of this rejected payload were kept; the sender must send it again`,
-      );
+      const kept = stored.outcome === 'rejected' ? REJECTED_PAYLOAD_EXCERPT_BYTES : STORED_PAYLOAD_MAX_BYTES;
+      throw conflict(`Only the first ${kept} bytes of this payload were kept; the sender must send it again`);
     }
     const mapped = mapSubmission(JSON.parse(stored.payload), source.fieldMappings, source.format);
     if (!mapped.ok) {
       await submissions.updateOne({ _id: submissionId }, { $set: { error: mapped.error } }).catch(() => {
         // The 400 below says it all; the log keeps the previous reason.
       });
-      throw badRequest(mapped.error);
+      throw mappingRejection(mapped);
     }
     const meta = { ip: stored.ip, userAgent: stored.userAgent };
     const event = leadReceivedData(
@@ -481,17 +497,13 @@ export class SubmissionIntake {
     return source;
   }
 
+  /** What the log keeps of every delivery, beside its payload (storedPayload). */
   private logEntry(
     submissionId: string,
     source: ActiveSource,
     receivedAt: Date,
     meta: DeliveryMeta,
-    payload: unknown,
   ): Pick<SubmissionDoc, LogEntryField> {
-    const json =
-      payload === undefined || nestingDepth(payload, STORABLE_DEPTH) > STORABLE_DEPTH
-        ? null
-        : JSON.stringify(payload);
     return {
       _id: submissionId,
       sourceId: source.sourceId,
@@ -500,8 +512,6 @@ export class SubmissionIntake {
       headers: meta.headers,
       ip: meta.ip,
       userAgent: meta.userAgent,
-      payload: json,
-      ...(json === null ? {} : { payloadBytes: Buffer.byteLength(json, 'utf8') }),
     };
   }
 }
@@ -532,6 +542,11 @@ function leadReceivedData(
   return data;
 }
 
+/** 413 for a payload beyond the limits of its size or structure, 400 for any other reason. */
+function mappingRejection(result: Extract<MapSubmissionResult, { ok: false }>): AppError {
+  return result.tooLarge ? payloadTooLarge(result.error) : badRequest(result.error);
+}
+
 function storeUnavailable(cause: unknown): AppError {
   return new AppError('unavailable', 'The submission could not be stored; retry later', {
     retryAfterSeconds: RETRY_AFTER_SECONDS,
@@ -539,14 +554,27 @@ function storeUnavailable(cause: unknown): AppError {
   });
 }
 
-/** The start of a payload's JSON text, at most REJECTED_PAYLOAD_EXCERPT_BYTES (UTF-8), never a half character. */
-function excerptOf(json: string | null): string | null {
-  if (json === null || Buffer.byteLength(json, 'utf8') <= REJECTED_PAYLOAD_EXCERPT_BYTES) return json;
-  let excerpt = json.slice(0, REJECTED_PAYLOAD_EXCERPT_BYTES);
-  while (Buffer.byteLength(excerpt, 'utf8') > REJECTED_PAYLOAD_EXCERPT_BYTES) excerpt = excerpt.slice(0, -1);
-  // Not the first half of a surrogate pair.
-  if (/[\uD800-\uDBFF]$/.test(excerpt)) excerpt = excerpt.slice(0, -1);
-  return excerpt;
+/** A payload's JSON text; null when there is none, or it nests too deep to serialize safely. */
+function payloadJson(payload: unknown): string | null {
+  if (payload === undefined || nestingDepth(payload, STORABLE_DEPTH) > STORABLE_DEPTH) return null;
+  return JSON.stringify(payload);
+}
+
+/**
+ * A payload as the log keeps it: its JSON text with its size, or past `maxBytes` the start of it
+ * (never a half character), marked truncated, with the size of the whole.
+ */
+function storedPayload(
+  json: string | null,
+  maxBytes: number,
+): Pick<SubmissionDoc, 'payload' | 'payloadBytes' | 'payloadTruncated'> {
+  if (json === null) return { payload: null };
+  const bytes = Buffer.from(json, 'utf8');
+  if (bytes.length <= maxBytes) return { payload: json, payloadBytes: bytes.length };
+  let end = maxBytes;
+  // bytes[end] is the first byte left out: a continuation byte means its character straddles the cut.
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+  return { payload: bytes.toString('utf8', 0, end), payloadBytes: bytes.length, payloadTruncated: true };
 }
 
 function toView(document: SubmissionDoc): SubmissionView {

@@ -1,5 +1,5 @@
-import multipart from '@fastify/multipart';
-import { leadgenRefsOf } from '@lead-capture/capture';
+import type { Readable } from 'node:stream';
+import { leadgenRefsOf, payloadShapeProblem } from '@lead-capture/capture';
 import { describeValidationError, type SchemaType } from '@lead-capture/contracts';
 import {
   AppError,
@@ -9,6 +9,7 @@ import {
   forbidden,
   notFound,
   parseJsonBody,
+  payloadTooLarge,
   unauthorized,
   unsupportedMediaType,
 } from '@lead-capture/kit';
@@ -17,6 +18,7 @@ import type { ActiveSource, SourceDirectory } from '../../sources/directory.js';
 import { IDEMPOTENCY_HEADER, idempotencyKeyProblem } from '../../submissions/idempotency.js';
 import { type DeliveryMeta, RETRY_AFTER_SECONDS, type SubmissionIntake } from '../../submissions/intake.js';
 import { parseFormBody } from './form-body.js';
+import { bodyTooLargeMessage, parseMultipartBody } from './multipart-body.js';
 import { sameSecret, signatureProblem } from './signatures.js';
 
 export interface WebhookRoutesOptions {
@@ -90,7 +92,9 @@ const webhookSchema = {
     'Typeform-Signature, Calendly-Webhook-Signature, Tally-Signature, X-LI-Signature, X-Webflow-Signature, ' +
     'google_key, HandshakeKey, else X-Signature-256: sha256=<hex HMAC-SHA256 of the body>): 401 otherwise. ' +
     'An Idempotency-Key header (or else the identical payload) within the idempotency window makes a ' +
-    'repeated delivery answer 200 without a second lead.',
+    'repeated delivery answer 200 without a second lead; with a signing secret set, the identical payload ' +
+    'is a repeat whatever its Idempotency-Key (the header is not signed). Over the body limit, or beyond ' +
+    'the payload limits (nesting, items, values, fields) or the multipart limits: 413.',
   tags: ['webhooks'],
   consumes: BODY_TYPES,
   headers: {
@@ -161,15 +165,11 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
       return parse(body.toString('utf8'));
     });
   }
-  // Jotform posts multipart/form-data. Fields only: a file part is drained and kept as its name and type.
-  await app.register(multipart, {
-    attachFieldsToBody: 'keyValues',
-    limits: { fieldSize: bodyLimit, fileSize: bodyLimit, fields: 500, files: 20, parts: 520 },
-    onFile: async (part) => {
-      part.file.resume();
-      (part as unknown as { value: unknown }).value = { filename: part.filename, mimetype: part.mimetype };
-    },
-  });
+  // Jotform posts multipart/form-data. Streamed, so the route's byte limit is ours to hold (fastify
+  // holds it only for the bodies it buffers): a file part is dropped as it arrives, kept as its name and type.
+  app.addContentTypeParser('multipart/form-data', async (request: FastifyRequest, body: Readable) =>
+    parseMultipartBody(request.headers, body, request.routeOptions.bodyLimit ?? bodyLimit),
+  );
   app.addContentTypeParser('*', async (request: FastifyRequest) => {
     const type = String(request.headers['content-type'] ?? 'none').slice(0, 100);
     throw unsupportedMediaType(`Unsupported Content-Type: ${type}; send ${ACCEPTED_TYPES}`);
@@ -223,6 +223,11 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
         now: now(),
       });
       if (problem !== undefined) throw unauthorized(problem);
+    }
+    if (source.format === 'facebook-lead-ads') {
+      // The leadgen notification is read before any mapping (which checks this itself).
+      const shapeProblem = payloadShapeProblem(request.body);
+      if (shapeProblem !== undefined) throw payloadTooLarge(shapeProblem);
     }
     const leadgenRefs = source.format === 'facebook-lead-ads' ? leadgenRefsOf(request.body) : null;
     if (leadgenRefs !== null) {
@@ -296,7 +301,6 @@ function deliveryMeta(request: FastifyRequest): DeliveryMeta {
 function clientMessage(error: FastifyError, bodyLimit: number): string {
   if (error instanceof AppError) return error.message;
   if (error.validation?.[0]) return describeValidationError(error.validation[0], 'Request body');
-  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-    return `Request body is too large (limit: ${bodyLimit} bytes)`;
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return bodyTooLargeMessage(bodyLimit);
   return error.message;
 }

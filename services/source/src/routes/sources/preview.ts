@@ -1,5 +1,5 @@
 import { mapSubmission } from '@lead-capture/capture';
-import { requireScope } from '@lead-capture/kit';
+import { payloadTooLarge, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import { toFieldMappings } from '../../field-mappings.js';
 import {
@@ -16,7 +16,9 @@ import type { SourceRoutesOptions } from './view.js';
 /**
  * POST /api/sources/<id>/preview: what the webhook would make of a sample payload with the source's
  * current mappings (the intake's own mapping code), storing nothing. A payload the webhook would
- * refuse is still a 200 here, `{valid: false, error}`: the request itself was fine.
+ * refuse is still a 200 here, `{valid: false, error}`: the request itself was fine. One beyond the
+ * payload limits (nesting, items, values, fields) is a 413, as at the webhook: it is refused before
+ * any work per field, so a hostile sample costs what a small one does.
  */
 export const previewRoute: FastifyPluginAsync<SourceRoutesOptions> = async (app, options) => {
   app.post<{ Params: SourceParams; Body: PreviewBody }>(
@@ -28,13 +30,14 @@ export const previewRoute: FastifyPluginAsync<SourceRoutesOptions> = async (app,
         summary: "Try the source's field mappings on a sample payload, without storing anything",
         params: SOURCE_PARAMS,
         body: PREVIEW_BODY,
-        response: { 200: PREVIEW, ...errorResponses(400, 401, 404) },
+        response: { 200: PREVIEW, ...errorResponses(400, 401, 404, 413) },
       },
     },
     async (request) => {
       const source = await options.sources.get(request.params.id);
       const format = request.body.format ?? source.format ?? 'generic';
       const result = mapSubmission(request.body.payload, toFieldMappings(source.fieldMappings), format);
+      if (!result.ok && result.tooLarge) throw payloadTooLarge(result.error);
       if (!result.ok) return { valid: false, format, error: result.error };
       return { valid: true, format, ...result.submission };
     },

@@ -25,11 +25,13 @@ const submissionSchema = {
     userAgent: { type: ['string', 'null'] },
     payload: {
       description:
-        'The payload as received (null when it could not be read, or when only an excerpt of a rejected one was kept)',
+        'The payload as received (null when it could not be read, or when only an excerpt was kept)',
     },
     payloadTruncated: {
       type: 'boolean',
-      description: 'A rejected payload larger than 2 KiB: only its first 2 KiB are kept, in payloadExcerpt',
+      description:
+        'A payload larger than 64 KiB (2 KiB for a rejected or repeated delivery): only its start is kept, in ' +
+        'payloadExcerpt, and it cannot be replayed. The lead of an accepted one got every mapped field.',
     },
     payloadBytes: {
       type: ['integer', 'null'],
@@ -37,7 +39,7 @@ const submissionSchema = {
     },
     payloadExcerpt: {
       type: 'string',
-      description: "The first 2 KiB of a truncated payload's JSON text (not valid JSON by itself)",
+      description: "The start of a truncated payload's JSON text (not valid JSON by itself)",
     },
     leadgen: {
       type: 'object',
