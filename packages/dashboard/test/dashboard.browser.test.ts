@@ -321,18 +321,25 @@ describe.runIf(chromiumPresent)('the dashboard in a browser', () => {
     await card.waitFor();
     await page.locator('.board[aria-busy="false"]').waitFor();
     opening.stop();
-    // The columns come from one list page of the pipeline: no request per lead.
-    const pipelines = await api.call<Array<{ id: string; isDefault: boolean }>>('GET', '/api/pipelines');
+    // One list page per column (the stage's count is its total): no request per lead.
+    const pipelines = await api.call<
+      Array<{ id: string; isDefault: boolean; stages: Array<{ id: string }> }>
+    >('GET', '/api/pipelines');
     const defaultPipeline = pipelines.find((candidate) => candidate.isDefault);
-    const [listCall, ...others] = opening.requests.filter((request) => request.startsWith('/api/leads'));
-    expect(others).toEqual([]);
-    const [listPath, listQuery] = (listCall ?? '').split('?');
-    expect(listPath).toBe('/api/leads');
-    expect(Object.fromEntries(new URLSearchParams(listQuery))).toEqual({
-      pipelineId: defaultPipeline?.id,
-      duplicates: 'exclude',
-      limit: '100',
-    });
+    const listCalls = opening.requests.filter((request) => request.startsWith('/api/leads'));
+    expect(listCalls.map((call) => call.split('?')[0])).toEqual(listCalls.map(() => '/api/leads'));
+    expect(listCalls.map((call) => Object.fromEntries(new URLSearchParams(call.split('?')[1])))).toEqual(
+      expect.arrayContaining(
+        (defaultPipeline?.stages ?? []).map((stage) => ({
+          pipelineId: defaultPipeline?.id,
+          stageId: stage.id,
+          duplicates: 'exclude',
+          limit: '25',
+          page: '1',
+        })),
+      ),
+    );
+    expect(listCalls).toHaveLength(defaultPipeline?.stages.length ?? -1);
     expect(opening.requests.filter((request) => !request.startsWith('/api/leads'))).toEqual([
       '/api/pipelines',
     ]);
