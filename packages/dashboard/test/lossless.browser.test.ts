@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { MAPPING_TARGETS, SOURCE_FORMATS } from '@lead-capture/contracts/source-vocabulary';
 import { waitFor } from '@lead-capture/testing';
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ADMIN,
   apiClient,
@@ -10,7 +10,7 @@ import {
   openBrowser,
   type RunningApp,
   requireChromium,
-  saveScreenshot,
+  screenshotAfterEach,
   startEmbeddedApp,
 } from './harness.js';
 
@@ -113,12 +113,7 @@ describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
     await page.getByRole('heading', { name: 'Leads' }).waitFor();
   }, 120_000);
 
-  afterEach(async (context) => {
-    if (!page) return;
-    const failed = context.task.result?.state === 'fail';
-    const name = context.task.name.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
-    await saveScreenshot(page, failed ? `${name}-failed` : name).catch(() => undefined);
-  });
+  screenshotAfterEach(() => page);
 
   afterAll(async () => {
     await browser?.close();

@@ -6,7 +6,7 @@ import { ErrorMessage, fullName, Status, useAction, useLoad, useThrottled } from
 import { updateQuery, useLocation } from '../router.js';
 
 /** Cards a column loads at once: its first page on opening, then one more per "Load more". */
-export const COLUMN_PAGE_SIZE = 25;
+const COLUMN_PAGE_SIZE = 25;
 
 /** One column: the cards loaded so far (newest first), the stage's true count, the list's paging. */
 interface Column {
@@ -273,7 +273,7 @@ export function Board() {
         {announcement}
       </p>
       {columns.loading && !columns.data && <Status>Loading the leads…</Status>}
-      <div class="board" aria-busy={columns.loading}>
+      <div class="board" aria-busy={columns.loading || stages.some((stage) => !columns.data?.[stage.id])}>
         {stages.map((stage) => {
           const column = columns.data?.[stage.id];
           const cards = column?.cards ?? [];

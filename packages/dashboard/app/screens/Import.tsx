@@ -30,7 +30,7 @@ const processedOf = (progress: Progress) => progress.created + progress.duplicat
  * report never replaces a later one. Done is final (the most complete done report wins); before that,
  * counts only grow.
  */
-export function advance(current: Progress | undefined, next: Progress): Progress {
+function advance(current: Progress | undefined, next: Progress): Progress {
   if (!current || current.importId !== next.importId) return next;
   if (current.status === 'done' && next.status !== 'done') return current;
   if (next.status === 'done' && current.status !== 'done') return next;
@@ -62,7 +62,7 @@ type DryRun = ImportDryRun;
  * columns of (it names none it recognises, or two of one kind): the first non-blank line of the
  * file's start, split on the commonest of comma, semicolon and tab outside quotes.
  */
-export async function headerCells(file: File): Promise<string[]> {
+async function headerCells(file: File): Promise<string[]> {
   const text = (await file.slice(0, 65536).text()).replace(/^\uFEFF/, '');
   const line = text.split(/\r?\n/).find((candidate) => candidate.trim() !== '') ?? '';
   const outsideQuotes = line.replace(/"[^"]*"/g, '');

@@ -39,7 +39,7 @@ function toDraft(sequence: Sequence | undefined): SequenceDraft {
 }
 
 /** The PUT/POST body: each condition the draft holds, none left to a default. */
-export function toBody(draft: SequenceDraft): SequenceBody {
+function toBody(draft: SequenceDraft): SequenceBody {
   return {
     name: draft.name,
     active: draft.active,
