@@ -102,6 +102,8 @@ async function upload(file: File, mapping: Record<string, ColumnTarget>, dryRun:
 
 export function Import() {
   const [file, setFile] = useState<File | undefined>(undefined);
+  // A new file input once a file is imported: choosing the same file again is a change.
+  const [fileInput, setFileInput] = useState(0);
   // What each column is imported as, where the user chose (the others: as the API recognises them).
   const [mapping, setMapping] = useState<Record<string, ColumnTarget>>({});
   const [check, setCheck] = useState<{ dryRun?: DryRun; error?: string; headers: string[] }>();
@@ -210,6 +212,7 @@ export function Import() {
               }),
             );
             setFile(undefined);
+            setFileInput((count) => count + 1);
             setMapping({});
           });
         }}
@@ -218,6 +221,7 @@ export function Import() {
           CSV file
           <input
             type="file"
+            key={fileInput}
             name="file"
             accept=".csv,text/csv"
             onChange={(event) => {
