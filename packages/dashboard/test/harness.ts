@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isCI } from '@lead-capture/testing';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterEach } from 'vitest';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -158,6 +159,17 @@ export async function openBrowser(): Promise<Browser> {
 export async function saveScreenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOTS_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS_DIR, `${name}.png`), fullPage: true });
+}
+
+/** After each test of the file: a screenshot of the page named after the test, `-failed` when it failed. */
+export function screenshotAfterEach(page: () => Page | undefined): void {
+  afterEach(async (context) => {
+    const current = page();
+    if (!current) return;
+    const failed = context.task.result?.state === 'fail';
+    const name = context.task.name.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
+    await saveScreenshot(current, failed ? `${name}-failed` : name).catch(() => undefined);
+  });
 }
 
 /**

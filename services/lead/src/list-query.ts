@@ -33,6 +33,12 @@ const FILTER_PROPERTIES = {
     description:
       "Extension of the contract: leads in this pipeline, by its id (a list item's pipeline.id); an unknown pipeline matches no lead",
   },
+  stageId: {
+    type: 'string',
+    format: 'uuid',
+    description:
+      "Extension of the contract: leads in this stage, by its id (a list item's stage.id); with pipelineId and duplicates=exclude, pagination.total is a board column's count, counted on an index",
+  },
   sort: { type: 'string', enum: LEAD_SORTS, default: '-createdAt' },
 } as const;
 
@@ -106,6 +112,7 @@ export function buildLeadFilter(query: LeadFilterQuery): Filter {
   if (query.duplicates) filter.isDuplicate = query.duplicates === 'only';
   if (query.qualification) filter.qualification = query.qualification;
   if (query.pipelineId) filter.pipelineId = query.pipelineId.toLowerCase();
+  if (query.stageId) filter.stageId = query.stageId.toLowerCase();
   const createdAt: Record<string, string> = {};
   const start = query.startDate ? parseBound('startDate', query.startDate, 'start') : undefined;
   const end = query.endDate ? parseBound('endDate', query.endDate, 'end') : undefined;

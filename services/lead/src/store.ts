@@ -280,6 +280,8 @@ export async function createIndexes(collections: LeadCollections): Promise<void>
     // The pipelineId filter, and the board's (a pipeline's leads, duplicates aside), newest first.
     leads.createIndex({ pipelineId: 1, createdAt: -1 }),
     leads.createIndex({ pipelineId: 1, isDuplicate: 1, createdAt: -1 }),
+    // A board column: its count and its pages, newest first.
+    leads.createIndex({ pipelineId: 1, stageId: 1, isDuplicate: 1, createdAt: -1 }),
     leads.createIndex({ tagIds: 1 }),
     // The search: its patterns are tested on these indexes' keys, never on every lead.
     leads.createIndex({ searchText: 1 }, { substring: true }),

@@ -402,6 +402,20 @@ describe('the list', () => {
     expect(board.pagination.total).toBe(leads.length - 2);
     expect(board.data.map((lead) => lead.id)).not.toContain(duplicate.id);
     expect(board.data.every((lead) => lead.pipeline?.id === sales.id && lead.stage !== null)).toBe(true);
+    // A board column (stageId): the count of that stage alone, paged like any list.
+    const firstStage = await list(
+      `?pipelineId=${sales.id}&stageId=${sales.stages[0]}&duplicates=exclude&limit=5`,
+    );
+    expect(firstStage.pagination.total).toBe(leads.length - 3);
+    expect(firstStage.data).toHaveLength(5);
+    expect(firstStage.data.every((lead) => lead.stage?.id === sales.stages[0])).toBe(true);
+    const demoStage = await list(`?stageId=${sales.stages[1]!.toUpperCase()}&duplicates=exclude`);
+    expect(demoStage.data.map((lead) => lead.id)).toEqual([demo.id]);
+    expect(demoStage.pagination.total).toBe(1);
+    expect((await list(`?pipelineId=${partners.id}&stageId=${sales.stages[1]}`)).pagination.total).toBe(0);
+    expect((await listApi.get('/api/leads?stageId=demo')).body).toEqual({
+      error: 'stageId must be a valid UUID',
+    });
     expect((await list(`?pipelineId=${sales.id.toUpperCase()}&status=closed`)).pagination.total).toBe(0);
     expect((await list(`?pipelineId=${partners.id.toUpperCase()}`)).pagination.total).toBe(1);
     expect(await list(`?pipelineId=${randomUUID()}`)).toEqual({

@@ -1,4 +1,4 @@
-import { type SchemaType, SOURCE_FORMATS } from '@lead-capture/contracts';
+import { MAPPING_TARGETS, type SchemaType, SOURCE_FORMATS } from '@lead-capture/contracts';
 
 export { errorResponses } from '@lead-capture/kit';
 
@@ -19,9 +19,7 @@ const fieldMappingsField = {
   description:
     'Incoming field name -> target; at most 100 entries. The name is a dotted path (a numeric segment indexes an array), ' +
     '`[key=value]` selects an array item by a key (`fields[name=email].value`), and a segment reaching into a string ' +
-    'holding JSON reads the decoded JSON. Targets: email, firstName, lastName, phone, company, fullName (split into ' +
-    'first and last name), utm_source, utm_medium, utm_campaign, utm_term, utm_content, referrer, landingPage, gclid, ' +
-    'gbraid, wbraid, fbclid, msclkid, li_fat_id, ttclid, twclid',
+    `holding JSON reads the decoded JSON. Targets: ${MAPPING_TARGETS.join(', ')} (fullName is split into first and last name)`,
 } as const;
 
 /** Write-only: a string sets it, null clears it; answers only say whether it is set. */
@@ -66,6 +64,10 @@ export const PREVIEW_BODY = {
     format: {
       ...receivingFields.format,
       description: "Try another format than the source's (nothing is saved)",
+    },
+    fieldMappings: {
+      ...fieldMappingsField,
+      description: `Try these mappings instead of the source's saved ones, checked as a save checks them (nothing is saved). ${fieldMappingsField.description}`,
     },
   },
 } as const;

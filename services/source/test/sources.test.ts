@@ -618,6 +618,37 @@ describe('POST /api/sources/<id>/preview', () => {
     expect(loop.max / 1e6).toBeLessThan(1000);
   });
 
+  it('tries unsaved mappings when given, checked as a save checks them, and saves nothing', async () => {
+    const created = await createSource({ name: 'Form', fieldMappings: { mail: 'email' } });
+    const payload = {
+      mail: 'ada@example.com',
+      who: 'Ada Lovelace',
+      src: 'partner',
+      page: 'https://x.test/p',
+    };
+    const reply = await h.call('POST', `/api/sources/${created.id}/preview`, {
+      payload,
+      fieldMappings: { mail: 'email', who: 'fullName', src: 'utm_source', page: 'landingPage' },
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({
+      valid: true,
+      fields: { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' },
+      attribution: { utm: { utm_source: 'partner' }, landingPage: 'https://x.test/p' },
+    });
+    // The saved mappings are untouched: a preview without fieldMappings still uses them.
+    const saved = await h.call('POST', `/api/sources/${created.id}/preview`, { payload });
+    expect(saved.body).toMatchObject({ valid: true, fields: { email: 'ada@example.com' } });
+    expect((saved.body as { fields: Record<string, string> }).fields.firstName).toBeUndefined();
+    expect(h.events.map((event) => event.type)).toEqual(['source.created']);
+    const bad = await h.call('POST', `/api/sources/${created.id}/preview`, {
+      payload,
+      fieldMappings: { mail: 'nickname' },
+    });
+    expect(bad.status).toBe(400);
+    expect((bad.body as { error: string }).error).toMatch(/^fieldMappings\["mail"\] must be one of: email,/);
+  });
+
   it('answers 400 without a payload and 404 for an unknown source', async () => {
     const created = await createSource();
     expect(await h.call('POST', `/api/sources/${created.id}/preview`, {})).toEqual({

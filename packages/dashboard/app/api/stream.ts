@@ -22,6 +22,8 @@ type Listener = (message: StreamMessage) => void;
 const listeners = new Set<Listener>();
 const statusListeners = new Set<(status: StreamStatus) => void>();
 let source: EventSource | undefined;
+/** A ticket is being asked for: the connection is on its way. */
+let connecting = false;
 let status: StreamStatus = 'offline';
 let retryTimer: ReturnType<typeof setTimeout> | undefined;
 let failures = 0;
@@ -44,14 +46,24 @@ function emit(message: StreamMessage): void {
  * (events missed meanwhile are not replayed without Last-Event-ID).
  */
 async function connect(): Promise<void> {
-  if (source || listeners.size === 0) return;
+  // Components mounting together (the shell's indicator and the screen) share one ticket and one
+  // connection: a second call while the ticket is being asked for waits for that one.
+  if (source || connecting || listeners.size === 0) return;
+  connecting = true;
   setStatus('connecting');
-  const response = await authorizedFetch(new Request('/api/stream/tickets', { method: 'POST' })).catch(
-    () => undefined,
-  );
-  if (!response?.ok) return scheduleRetry();
-  const { ticket } = (await response.json()) as { ticket: string };
-  if (listeners.size === 0) return;
+  let ticket: string | undefined;
+  try {
+    const response = await authorizedFetch(new Request('/api/stream/tickets', { method: 'POST' })).catch(
+      () => undefined,
+    );
+    ticket = response?.ok ? ((await response.json()) as { ticket: string }).ticket : undefined;
+  } catch {
+    ticket = undefined;
+  } finally {
+    connecting = false;
+  }
+  if (!ticket) return scheduleRetry();
+  if (listeners.size === 0 || source) return;
   const opened = new EventSource(`/api/stream?ticket=${encodeURIComponent(ticket)}`);
   source = opened;
   opened.onopen = () => {

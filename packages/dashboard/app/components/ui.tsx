@@ -47,6 +47,26 @@ export function useThrottled(action: () => void, intervalMs: number): () => void
   }, [intervalMs]);
 }
 
+/**
+ * Calls `reload` when the user comes back to the page (the window regains focus, or the tab is shown
+ * again), at most once per `intervalMs`: what other users or tabs changed meanwhile (a source created
+ * elsewhere) shows without a reload of the page and without polling.
+ */
+export function useReloadOnReturn(reload: () => unknown, intervalMs = 2000): void {
+  const throttled = useThrottled(() => void reload(), intervalMs);
+  useEffect(() => {
+    const onVisible = () => {
+      if (document.visibilityState === 'visible') throttled();
+    };
+    addEventListener('focus', throttled);
+    document.addEventListener('visibilitychange', onVisible);
+    return () => {
+      removeEventListener('focus', throttled);
+      document.removeEventListener('visibilitychange', onVisible);
+    };
+  }, [throttled]);
+}
+
 /** Runs an action, keeping its pending state and error message for the form that started it. */
 export function useAction() {
   const [pending, setPending] = useState(false);

@@ -1,81 +1,214 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, type LeadListItem, type Pipeline, unwrap } from '../api/client.js';
 import { rowFromCaptured } from '../api/live-leads.js';
 import { type StreamEvent, useStream } from '../api/stream.js';
 import { ErrorMessage, fullName, Status, useAction, useLoad, useThrottled } from '../components/ui.js';
+import { updateQuery, useLocation } from '../router.js';
 
-/** The newest leads of the pipeline the board shows: one list page (the API's largest). */
-const BOARD_SIZE = 100;
+/** Cards a column loads at once: its first page on opening, then one more per "Load more". */
+const COLUMN_PAGE_SIZE = 25;
+
+/** One column: the cards loaded so far (newest first), the stage's true count, the list's paging. */
+interface Column {
+  cards: BoardLead[];
+  /** How many leads the stage holds (the list's pagination.total), kept current from the stream. */
+  total: number;
+  /**
+   * How far into the stage's list (newest first) the loaded cards reach, less the cards that left
+   * since: never past the true position, so "Load more" may ask an overlapping page (its known cards
+   * are dropped) but never skips a lead.
+   */
+  offset: number;
+}
+type Columns = Record<string, Column>;
+
+/** A stage's leads, newest first, duplicates aside: `GET /api/leads?pipelineId&stageId`. */
+async function stagePage(pipelineId: string, stageId: string, page: number, limit = COLUMN_PAGE_SIZE) {
+  const query = { pipelineId, stageId, duplicates: 'exclude', limit, page } as const;
+  return unwrap(await api.GET('/api/leads', { params: { query } }));
+}
+
+const byNewest = (a: BoardLead, b: BoardLead) =>
+  a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1;
+
+function withCard(column: Column | undefined, card: BoardLead, counted: boolean): Column | undefined {
+  if (!column || column.cards.some((lead) => lead.id === card.id)) return column;
+  return {
+    ...column,
+    cards: [...column.cards, card].sort(byNewest),
+    total: column.total + (counted ? 1 : 0),
+  };
+}
+
+function withoutCard(column: Column | undefined, leadId: string): Column | undefined {
+  if (!column?.cards.some((lead) => lead.id === leadId)) return column;
+  return {
+    cards: column.cards.filter((lead) => lead.id !== leadId),
+    total: Math.max(0, column.total - 1),
+    offset: Math.max(0, column.offset - 1),
+  };
+}
+
+/** The column holding a lead's card, if it is loaded. */
+function columnOf(columns: Columns | undefined, leadId: string): string | undefined {
+  return Object.entries(columns ?? {}).find(([, column]) =>
+    column.cards.some((lead) => lead.id === leadId),
+  )?.[0];
+}
 
 /**
- * The pipeline board: a column per stage of the chosen pipeline with its newest leads (duplicates
- * aside) placed in them. Loaded with one list call (`pipelineId` filter; list items carry their
- * pipeline and stage), then kept current from the stream. Dragging a card to another column, or
- * choosing a stage in its "Move to" menu (keyboard and touch), moves the lead with
- * PUT /api/leads/<id>/stage.
+ * The pipeline board: a column per stage of the chosen pipeline (kept in the URL, `?pipeline=`),
+ * each with the stage's true count and its newest leads (duplicates aside), more on "Load more".
+ * Each column is one list call (`pipelineId` and `stageId` filters: pagination.total is the count,
+ * counted by the lead service on an index); list items carry their pipeline and stage. Kept current
+ * from the stream. Dragging a card to another column, or choosing a stage in its "Move to" menu
+ * (keyboard and touch), moves the lead with PUT /api/leads/<id>/stage.
  */
 export function Board() {
+  const { query } = useLocation();
   const pipelines = useLoad(async () => unwrap(await api.GET('/api/pipelines')), []);
-  const [pipelineId, setPipelineId] = useState<string | undefined>(undefined);
   const pipeline: Pipeline | undefined =
-    pipelines.data?.find((candidate) => candidate.id === pipelineId) ??
+    pipelines.data?.find((candidate) => candidate.id === query.get('pipeline')) ??
     pipelines.data?.find((candidate) => candidate.isDefault) ??
     pipelines.data?.[0];
   const shownPipelineId = pipeline?.id;
+  const stageIds = (pipeline?.stages ?? []).map((stage) => stage.id).join(',');
 
-  const leads = useLoad<BoardLead[]>(async () => {
-    if (!shownPipelineId) return [];
-    const query = { pipelineId: shownPipelineId, duplicates: 'exclude', limit: BOARD_SIZE } as const;
-    return unwrap(await api.GET('/api/leads', { params: { query } })).data;
-  }, [shownPipelineId]);
-  // A lead moved into this pipeline from elsewhere is not on the board yet: ask for the page again.
-  const reloadSoon = useThrottled(() => void leads.reload(), 1000);
+  const columns = useLoad<Columns>(async () => {
+    if (!shownPipelineId || !stageIds) return {};
+    const ids = stageIds.split(',');
+    const pages = await Promise.all(ids.map((stageId) => stagePage(shownPipelineId, stageId, 1)));
+    return Object.fromEntries(
+      ids.map((stageId, index) => {
+        const { data, pagination } = pages[index]!;
+        return [stageId, { cards: data, total: pagination.total, offset: data.length }];
+      }),
+    );
+  }, [shownPipelineId, stageIds]);
+  const setColumns = columns.setData;
+  const current = useRef(columns.data);
+  current.current = columns.data;
+
+  // A lead the board has no card for changed where it is (deleted, merged, moved from a column's
+  // unloaded part or another pipeline): each stage's count is asked again (a one-item page each).
+  const refreshCounts = useThrottled(() => {
+    if (!shownPipelineId || !stageIds) return;
+    for (const stageId of stageIds.split(',')) {
+      void stagePage(shownPipelineId, stageId, 1, 1).then(
+        ({ pagination }) =>
+          setColumns((all) =>
+            all?.[stageId] ? { ...all, [stageId]: { ...all[stageId]!, total: pagination.total } } : all,
+          ),
+        () => undefined,
+      );
+    }
+  }, 2000);
+
+  const [loadingMore, setLoadingMore] = useState<string | undefined>(undefined);
+  const loadMore = useCallback(
+    async (stageId: string) => {
+      const column = current.current?.[stageId];
+      if (!shownPipelineId || !column) return;
+      setLoadingMore(stageId);
+      try {
+        let page = Math.floor(column.offset / COLUMN_PAGE_SIZE) + 1;
+        const known = new Set(column.cards.map((lead) => lead.id));
+        // An overlapping page (cards arrived since) may bring nothing new: then the next one.
+        for (;;) {
+          const { data, pagination } = await stagePage(shownPipelineId, stageId, page);
+          const fresh = data.filter((lead) => !known.has(lead.id));
+          const offset = (page - 1) * COLUMN_PAGE_SIZE + data.length;
+          setColumns((all) => {
+            const latest = all?.[stageId];
+            if (!latest) return all;
+            const ids = new Set(latest.cards.map((lead) => lead.id));
+            return {
+              ...all,
+              [stageId]: {
+                cards: [...latest.cards, ...fresh.filter((lead) => !ids.has(lead.id))].sort(byNewest),
+                total: pagination.total,
+                offset: Math.max(latest.offset, offset),
+              },
+            };
+          });
+          if (fresh.length > 0 || page >= pagination.pages) break;
+          page += 1;
+        }
+      } finally {
+        setLoadingMore(undefined);
+      }
+    },
+    [shownPipelineId],
+  );
 
   // Kept current from the stream's events: a new lead is placed where the lead service places it (the
   // default pipeline's first stage), a move or a score is applied in place, a deleted or merged-away
-  // lead leaves; only a merge's primary is asked for again. A `reset` (events lost) reloads all.
+  // lead leaves; only a merge's primary and a lead moved in from elsewhere are asked for. A `reset`
+  // (events lost) reloads all.
   useStream((message) => {
-    if (message.type === 'reset') return void leads.reload();
+    if (message.type === 'reset') return void columns.reload();
     if (message.type === 'lead.captured') {
       const card = cardFromCaptured(message, pipelines.data);
-      if (card && card.pipeline?.id === shownPipelineId)
-        leads.setData((current) =>
-          current && !current.some((lead) => lead.id === card.id)
-            ? [card, ...current].slice(0, BOARD_SIZE)
-            : current,
+      const stageId = card?.stage?.id;
+      if (card && stageId && card.pipeline?.id === shownPipelineId)
+        setColumns((all) =>
+          all?.[stageId] ? { ...all, [stageId]: withCard(all[stageId], card, true)! } : all,
         );
       return;
     }
     if (message.type === 'lead.deleted' || message.type === 'lead.merged') {
-      const gone = message.type === 'lead.deleted' ? message.data.leadId : message.data.duplicateId;
-      leads.setData((current) => current?.filter((lead) => lead.id !== gone));
+      const gone = String(message.type === 'lead.deleted' ? message.data.leadId : message.data.duplicateId);
+      const from = columnOf(current.current, gone);
+      if (from) setColumns((all) => (all ? { ...all, [from]: withoutCard(all[from], gone)! } : all));
+      else refreshCounts();
       const primaryId = message.data.primaryId;
-      if (typeof primaryId === 'string' && leads.data?.some((lead) => lead.id === primaryId)) {
+      const primaryColumn = typeof primaryId === 'string' ? columnOf(current.current, primaryId) : undefined;
+      if (typeof primaryId === 'string' && primaryColumn) {
         void api.GET('/api/leads/{id}', { params: { path: { id: primaryId } } }).then((result) => {
           const fresh = result.data;
-          if (fresh)
-            leads.setData((current) => current?.map((lead) => (lead.id === primaryId ? fresh : lead)));
+          if (fresh) setColumns((all) => replaceCard(all, fresh));
         });
       }
       return;
     }
     if (message.type === 'lead.scored' || message.type === 'lead.updated') {
-      const id = message.data.leadId;
+      const id = String(message.data.leadId);
       const changes = (message.data.changes ?? {}) as Record<string, unknown>;
-      if (
-        shownPipelineId &&
-        changes.pipelineId === shownPipelineId &&
-        !leads.data?.some((lead) => lead.id === id)
-      ) {
-        return reloadSoon();
+      const from = columnOf(current.current, id);
+      if (!from) {
+        if ('stageId' in changes || 'pipelineId' in changes) {
+          refreshCounts();
+          // Moved into this pipeline (from another, or from a column's unloaded part): its card.
+          if (shownPipelineId && changes.pipelineId === shownPipelineId) {
+            void api.GET('/api/leads/{id}', { params: { path: { id } } }).then((result) => {
+              const fresh = result.data;
+              const stageId = fresh?.stage?.id;
+              if (fresh && stageId && fresh.pipeline?.id === shownPipelineId && !fresh.isDuplicate)
+                setColumns((all) =>
+                  all?.[stageId] && !columnOf(all, fresh.id)
+                    ? { ...all, [stageId]: withCard(all[stageId], fresh, false)! }
+                    : all,
+                );
+            });
+          }
+        }
+        return;
       }
-      leads.setData((current) =>
-        current?.map((lead) => (lead.id === id ? applyToCard(lead, message, pipelines.data) : lead)),
-      );
+      setColumns((all) => {
+        const card = all?.[from]?.cards.find((lead) => lead.id === id);
+        if (!all || !card) return all;
+        const updated = applyToCard(card, message, pipelines.data);
+        const to = updated.pipeline?.id === shownPipelineId ? updated.stage?.id : undefined;
+        if (to === from) return replaceCard(all, updated);
+        const next = { ...all, [from]: withoutCard(all[from], id)! };
+        if (to && next[to]) next[to] = withCard(next[to], updated, true)!;
+        return next;
+      });
     }
   });
 
   const move = useAction();
+  const more = useAction();
   const [dragging, setDragging] = useState<string | undefined>(undefined);
   const [over, setOver] = useState<string | undefined>(undefined);
   const [announcement, setAnnouncement] = useState('');
@@ -84,35 +217,33 @@ export function Board() {
   useEffect(() => setAnnouncement(''), [pipeline?.id]);
 
   function moveLead(leadId: string, stageId: string) {
-    const lead = leads.data?.find((candidate) => candidate.id === leadId);
+    const from = columnOf(columns.data, leadId);
+    const lead = from ? columns.data?.[from]?.cards.find((candidate) => candidate.id === leadId) : undefined;
     const stage = pipeline?.stages.find((candidate) => candidate.id === stageId);
-    if (!lead || !stage || lead.stage?.id === stageId) return;
-    const before = leads.data;
-    leads.setData((current) =>
-      current?.map((candidate) =>
-        candidate.id === leadId ? { ...candidate, stage: { id: stage.id, name: stage.name } } : candidate,
-      ),
+    if (!from || !lead || !stage || from === stageId) return;
+    const before = columns.data;
+    const moved = { ...lead, stage: { id: stage.id, name: stage.name } };
+    setColumns((all) =>
+      all
+        ? { ...all, [from]: withoutCard(all[from], leadId)!, [stageId]: withCard(all[stageId], moved, true)! }
+        : all,
     );
     void move
       .run(async () => {
         const updated = unwrap(
           await api.PUT('/api/leads/{id}/stage', { params: { path: { id: leadId } }, body: { stageId } }),
         );
-        leads.setData((current) =>
-          current?.map((candidate) => (candidate.id === leadId ? updated : candidate)),
-        );
+        setColumns((all) => replaceCard(all, updated));
         setAnnouncement(`${fullName(lead)} moved to ${stage.name}`);
       })
       .then((ok) => {
-        if (!ok) leads.setData(before);
+        if (!ok) setColumns(before);
       });
   }
 
   if (pipelines.error) return <ErrorMessage error={pipelines.error} />;
   if (!pipeline) return <Status>Loading the pipelines…</Status>;
   const stages = [...pipeline.stages].sort((a, b) => a.order - b.order);
-  // Cards that left this pipeline (a move seen on the stream) leave the board.
-  const onBoard = (leads.data ?? []).filter((lead) => lead.pipeline?.id === pipeline.id);
 
   return (
     <section aria-labelledby="board-title">
@@ -120,7 +251,10 @@ export function Board() {
         <h1 id="board-title">Board</h1>
         <label>
           Pipeline{' '}
-          <select value={pipeline.id} onChange={(event) => setPipelineId(event.currentTarget.value)}>
+          <select
+            value={pipeline.id}
+            onChange={(event) => updateQuery({ pipeline: event.currentTarget.value })}
+          >
             {(pipelines.data ?? []).map((candidate) => (
               <option key={candidate.id} value={candidate.id}>
                 {candidate.name}
@@ -131,17 +265,19 @@ export function Board() {
         </label>
       </div>
       <p class="muted">
-        The {BOARD_SIZE} newest leads of this pipeline, duplicates aside. Drag a card, or use its “Move to”
-        menu.
+        Every lead of this pipeline, duplicates aside, newest first in each stage. Drag a card, or use its
+        “Move to” menu.
       </p>
-      <ErrorMessage error={leads.error ?? move.error} />
+      <ErrorMessage error={columns.error ?? move.error ?? more.error} />
       <p class="visually-hidden" aria-live="polite">
         {announcement}
       </p>
-      {leads.loading && !leads.data && <Status>Loading the leads…</Status>}
-      <div class="board" aria-busy={leads.loading}>
+      {columns.loading && !columns.data && <Status>Loading the leads…</Status>}
+      <div class="board" aria-busy={columns.loading || stages.some((stage) => !columns.data?.[stage.id])}>
         {stages.map((stage) => {
-          const cards = onBoard.filter((lead) => (lead.stage?.id ?? stages[0]?.id) === stage.id);
+          const column = columns.data?.[stage.id];
+          const cards = column?.cards ?? [];
+          const remaining = column ? column.total - cards.length : 0;
           return (
             <section
               key={stage.id}
@@ -170,7 +306,10 @@ export function Board() {
                   data-color={stage.color}
                   ref={(element) => element?.style.setProperty('background', stage.color)}
                 />
-                {stage.name} <span class="count">{cards.length}</span>
+                {stage.name}{' '}
+                <span class="count" title={`${column?.total ?? 0} leads in ${stage.name}`}>
+                  {column?.total ?? '…'}
+                </span>
               </h2>
               <ul class="column-cards">
                 {cards.map((lead) => (
@@ -194,6 +333,17 @@ export function Board() {
                   />
                 ))}
               </ul>
+              {remaining > 0 && (
+                <button
+                  type="button"
+                  class="load-more"
+                  disabled={loadingMore === stage.id}
+                  aria-label={`Load more leads in ${stage.name} (${remaining} not shown)`}
+                  onClick={() => void more.run(() => loadMore(stage.id))}
+                >
+                  {loadingMore === stage.id ? 'Loading…' : `Load more (${remaining} not shown)`}
+                </button>
+              )}
             </section>
           );
         })}
@@ -202,10 +352,30 @@ export function Board() {
   );
 }
 
+/** The columns with a lead's card replaced (where it is loaded). */
+function replaceCard(columns: Columns | undefined, card: BoardLead): Columns | undefined {
+  const at = columnOf(columns, card.id);
+  if (!columns || !at) return columns;
+  const column = columns[at]!;
+  return {
+    ...columns,
+    [at]: { ...column, cards: column.cards.map((lead) => (lead.id === card.id ? card : lead)) },
+  };
+}
+
 /** What a card shows: a list item, or as much of it as the stream's events tell. */
 type BoardLead = Pick<
   LeadListItem,
-  'id' | 'firstName' | 'lastName' | 'email' | 'company' | 'score' | 'qualification' | 'pipeline' | 'stage'
+  | 'id'
+  | 'firstName'
+  | 'lastName'
+  | 'email'
+  | 'company'
+  | 'score'
+  | 'qualification'
+  | 'pipeline'
+  | 'stage'
+  | 'createdAt'
 >;
 
 function defaultPlacement(pipelines: Pipeline[] | undefined) {
@@ -221,8 +391,8 @@ function cardFromCaptured(event: StreamEvent, pipelines: Pipeline[] | undefined)
   const placement = defaultPlacement(pipelines);
   const row = placement && rowFromCaptured(event, placement);
   if (!row || row.isDuplicate) return undefined;
-  const { id, firstName, lastName, email, company, score, qualification, pipeline, stage } = row;
-  return { id, firstName, lastName, email, company, score, qualification, pipeline, stage };
+  const { id, firstName, lastName, email, company, score, qualification, pipeline, stage, createdAt } = row;
+  return { id, firstName, lastName, email, company, score, qualification, pipeline, stage, createdAt };
 }
 
 function applyToCard(lead: BoardLead, event: StreamEvent, pipelines: Pipeline[] | undefined): BoardLead {

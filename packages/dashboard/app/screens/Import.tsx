@@ -1,5 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, authorizedFetch, type ImportReport, unwrap } from '../api/client.js';
+import {
+  api,
+  authorizedFetch,
+  type ImportDryRun,
+  type ImportReport,
+  type ImportStarted,
+  unwrap,
+} from '../api/client.js';
 import { useStream } from '../api/stream.js';
 import { ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
@@ -16,11 +23,94 @@ interface Progress {
   failed: number;
 }
 
+const processedOf = (progress: Progress) => progress.created + progress.duplicates + progress.failed;
+
+/**
+ * The progress to show: the stream's events and the polled status may arrive in any order, so a
+ * report never replaces a later one. Done is final (the most complete done report wins); before that,
+ * counts only grow.
+ */
+function advance(current: Progress | undefined, next: Progress): Progress {
+  if (!current || current.importId !== next.importId) return next;
+  if (current.status === 'done' && next.status !== 'done') return current;
+  if (next.status === 'done' && current.status !== 'done') return next;
+  return processedOf(next) >= processedOf(current) ? next : current;
+}
+
+/**
+ * What a column may be imported as: the `mapping` parameter's values, i.e. what a dry run says a column
+ * maps to (its OpenAPI enum, so a new one fails the typecheck here until it has a label) with `ignore`
+ * for `ignored`.
+ */
+type ColumnTarget = Exclude<ImportDryRun['columns'][number]['mapsTo'], 'ignored'> | 'ignore';
+const TARGET_LABELS: Record<ColumnTarget, string> = {
+  email: 'E-mail',
+  firstName: 'First name',
+  lastName: 'Last name',
+  phone: 'Phone',
+  company: 'Company',
+  fullName: 'Full name (split into first and last)',
+  custom: 'Custom field',
+  ignore: 'Do not import',
+};
+const COLUMN_TARGETS = Object.keys(TARGET_LABELS) as ColumnTarget[];
+
+type DryRun = ImportDryRun;
+
+/**
+ * The header row's cells as the browser reads them, for mapping a file the API could not read the
+ * columns of (it names none it recognises, or two of one kind): the first non-blank line of the
+ * file's start, split on the commonest of comma, semicolon and tab outside quotes.
+ */
+async function headerCells(file: File): Promise<string[]> {
+  const text = (await file.slice(0, 65536).text()).replace(/^\uFEFF/, '');
+  const line = text.split(/\r?\n/).find((candidate) => candidate.trim() !== '') ?? '';
+  const outsideQuotes = line.replace(/"[^"]*"/g, '');
+  const delimiter = [',', ';', '\t'].reduce((best, candidate) =>
+    outsideQuotes.split(candidate).length > outsideQuotes.split(best).length ? candidate : best,
+  );
+  const cells: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let index = 0; index < line.length; index++) {
+    const char = line[index];
+    if (quoted) {
+      if (char === '"' && line[index + 1] === '"') {
+        cell += '"';
+        index++;
+      } else if (char === '"') quoted = false;
+      else cell += char;
+    } else if (char === '"') quoted = true;
+    else if (char === delimiter) {
+      cells.push(cell.trim());
+      cell = '';
+    } else cell += char;
+  }
+  cells.push(cell.trim());
+  return cells.filter((header) => header !== '');
+}
+
+async function upload(file: File, mapping: Record<string, ColumnTarget>, dryRun: boolean) {
+  const body = new FormData();
+  if (dryRun) body.append('dryRun', 'true');
+  if (Object.keys(mapping).length > 0) body.append('mapping', JSON.stringify(mapping));
+  body.append('file', file, file.name);
+  const response = await authorizedFetch(new Request('/api/leads/import', { method: 'POST', body }));
+  const answer = (await response.json().catch(() => ({}))) as { error?: string };
+  return { ok: response.ok, status: response.status, answer };
+}
+
 export function Import() {
   const [file, setFile] = useState<File | undefined>(undefined);
+  // A new file input once a file is imported: choosing the same file again is a change.
+  const [fileInput, setFileInput] = useState(0);
+  // What each column is imported as, where the user chose (the others: as the API recognises them).
+  const [mapping, setMapping] = useState<Record<string, ColumnTarget>>({});
+  const [check, setCheck] = useState<{ dryRun?: DryRun; error?: string; headers: string[] }>();
   const [progress, setProgress] = useState<Progress | undefined>(undefined);
   const [report, setReport] = useState<ImportReport | undefined>(undefined);
-  const upload = useAction();
+  const checking = useAction();
+  const importing = useAction();
   const history = useLoad(
     async () => unwrap(await api.GET('/api/leads/imports', { params: { query: { limit: 10 } } })),
     [],
@@ -31,7 +121,7 @@ export function Import() {
 
   useStream((message) => {
     if (message.type !== 'lead.import_progress' || message.data.importId !== importId) return;
-    setProgress(message.data as unknown as Progress);
+    setProgress((current) => advance(current, message.data as unknown as Progress));
   });
 
   // The per-row report (and a fallback for progress) from GET /api/leads/imports/<id>.
@@ -39,54 +129,91 @@ export function Import() {
     if (!importId) return;
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const check = async () => {
+    const poll = async () => {
       const result = await api.GET('/api/leads/imports/{importId}', { params: { path: { importId } } });
       if (stopped) return;
       if (result.data) {
         setReport(result.data);
-        setProgress((current) => (current?.status === 'done' ? current : { ...result.data }));
+        const polled = result.data;
+        setProgress((current) => advance(current, polled));
         if (result.data.status === 'done') {
           void history.reload();
           return;
         }
       }
-      timer = setTimeout(check, POLL_INTERVAL_MS);
+      timer = setTimeout(poll, POLL_INTERVAL_MS);
     };
-    void check();
+    void poll();
     return () => {
       stopped = true;
       clearTimeout(timer);
     };
   }, [importId, done]);
 
-  const processed = progress ? progress.created + progress.duplicates + progress.failed : 0;
+  // Step 1: a dry run of the chosen file with the chosen mapping: its columns, counts and problems.
+  useEffect(() => {
+    if (!file) return setCheck(undefined);
+    let current = true;
+    void checking.run(async () => {
+      const { ok, answer } = await upload(file, mapping, true);
+      if (!current) return;
+      if (ok) return setCheck({ dryRun: answer as DryRun, headers: [] });
+      // Columns the API could not read: the header row as the browser reads it, to map by hand.
+      setCheck({ error: answer.error ?? 'The file cannot be imported', headers: await headerCells(file) });
+    });
+    return () => {
+      current = false;
+    };
+  }, [file, JSON.stringify(mapping)]);
+
+  const columns: Array<{ header: string; target: ColumnTarget; mapped: boolean }> = check?.dryRun
+    ? check.dryRun.columns.map((column) => ({
+        header: column.header,
+        target: mapping[column.header] ?? (column.mapsTo === 'ignored' ? 'ignore' : column.mapsTo),
+        mapped: column.mapped,
+      }))
+    : (check?.headers ?? []).map((header) => ({
+        header,
+        target: mapping[header] ?? 'custom',
+        mapped: header in mapping,
+      }));
+  const processed = progress ? processedOf(progress) : 0;
 
   return (
     <section aria-labelledby="import-title">
       <h1 id="import-title">Import leads from CSV</h1>
       <p class="muted">
-        A header row, then one lead per row. Recognised columns: email, firstName, lastName, phone, company;
-        other columns become custom fields.
+        A header row, then one lead per row. Columns are recognised by their names (e-mail, first and last
+        name, full name, phone, company, as HubSpot, Salesforce, Pipedrive and others name them); check what
+        each column is imported as, change it where needed, then import.
       </p>
       <form
         class="inline"
         onSubmit={(event) => {
           event.preventDefault();
-          if (!file) return;
-          void upload.run(async () => {
+          if (!file || !check?.dryRun) return;
+          void importing.run(async () => {
             setProgress(undefined);
             setReport(undefined);
-            const body = new FormData();
-            body.append('file', file, file.name);
-            const response = await authorizedFetch(
-              new Request('/api/leads/import', { method: 'POST', body }),
+            const { ok, status, answer } = await upload(file, mapping, false);
+            if (!ok) throw new Error(answer.error ?? `Import failed (${status})`);
+            const started = answer as ImportStarted;
+            // Rows refused at upload are done with; the created and duplicate leads follow from the
+            // capture (the answer's `duplicates` are a forecast, not outcomes).
+            setProgress((current) =>
+              advance(current, {
+                importId: started.importId,
+                status: 'in_progress',
+                rows: started.rows,
+                accepted: started.accepted,
+                created: 0,
+                duplicates: 0,
+                failed: started.failed,
+              }),
             );
-            const answer = (await response.json().catch(() => ({}))) as Progress & {
-              imported: number;
-              error?: string;
-            };
-            if (!response.ok) throw new Error(answer.error ?? `Import failed (${response.status})`);
-            setProgress({ ...answer, created: answer.imported });
+            setFile(undefined);
+            setFileInput((count) => count + 1);
+            setMapping({});
           });
         }}
       >
@@ -94,16 +221,87 @@ export function Import() {
           CSV file
           <input
             type="file"
+            key={fileInput}
             name="file"
             accept=".csv,text/csv"
-            onChange={(event) => setFile(event.currentTarget.files?.[0])}
+            onChange={(event) => {
+              setMapping({});
+              setFile(event.currentTarget.files?.[0]);
+            }}
           />
         </label>
-        <button type="submit" class="primary" disabled={!file || upload.pending}>
-          {upload.pending ? 'Uploading…' : 'Import'}
+        <button
+          type="submit"
+          class="primary"
+          disabled={
+            !file || !check?.dryRun || check.dryRun.accepted === 0 || importing.pending || checking.pending
+          }
+        >
+          {importing.pending
+            ? 'Uploading…'
+            : check?.dryRun
+              ? `Import ${check.dryRun.accepted} row${check.dryRun.accepted === 1 ? '' : 's'}`
+              : 'Import'}
         </button>
       </form>
-      <ErrorMessage error={upload.error} />
+      <ErrorMessage error={importing.error ?? checking.error} />
+      {file && check && (
+        <section aria-labelledby="import-columns-title" class="import-columns">
+          <h2 id="import-columns-title">Columns of {file.name}</h2>
+          {check.error && (
+            <>
+              <ErrorMessage error={check.error} />
+              {columns.length > 0 && <p>Choose below what each column holds; the file is checked again.</p>}
+            </>
+          )}
+          {check.dryRun && (
+            <p role="status">
+              {check.dryRun.rows} rows: {check.dryRun.accepted} would be imported ({check.dryRun.duplicates}{' '}
+              of them duplicates), {check.dryRun.failed} would fail.
+            </p>
+          )}
+          <table class="mappings">
+            <thead>
+              <tr>
+                <th scope="col">Column</th>
+                <th scope="col">Imported as</th>
+              </tr>
+            </thead>
+            <tbody>
+              {columns.map((column, index) => (
+                <tr key={`${index}-${column.header}`}>
+                  <td>{column.header}</td>
+                  <td>
+                    <select
+                      aria-label={`Column ${column.header} is imported as`}
+                      value={column.target}
+                      disabled={checking.pending}
+                      onChange={(event) =>
+                        setMapping({ ...mapping, [column.header]: event.currentTarget.value as ColumnTarget })
+                      }
+                    >
+                      {COLUMN_TARGETS.map((target) => (
+                        <option key={target} value={target}>
+                          {TARGET_LABELS[target]}
+                        </option>
+                      ))}
+                    </select>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {check.dryRun && check.dryRun.errors.length > 0 && (
+            <ul aria-label="Rows that would fail">
+              {check.dryRun.errors.slice(0, 5).map((error) => (
+                <li key={error.row}>
+                  Row {error.row}: {error.error}
+                </li>
+              ))}
+            </ul>
+          )}
+        </section>
+      )}
       {progress && (
         <section aria-labelledby="import-progress-title" class="import-progress">
           <h2 id="import-progress-title">{done ? 'Import finished' : 'Importing…'}</h2>

@@ -1,3 +1,4 @@
+import { CSV_IMPORT_SOURCE } from '@lead-capture/contracts/source-vocabulary';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import {
   api,
@@ -12,7 +13,15 @@ import {
 import { exportQuery, FILTER_KEYS, type LeadFilters, readFilters, type Sort } from '../api/filters.js';
 import { applyToRow, leadIdsOf, rowFromCaptured } from '../api/live-leads.js';
 import { type StreamEvent, type StreamMessage, useStream } from '../api/stream.js';
-import { ErrorMessage, formatDate, fullName, useAction, useLoad, useThrottled } from '../components/ui.js';
+import {
+  ErrorMessage,
+  formatDate,
+  fullName,
+  useAction,
+  useLoad,
+  useReloadOnReturn,
+  useThrottled,
+} from '../components/ui.js';
 import { updateQuery, useLocation } from '../router.js';
 import { LeadDrawer } from './LeadDrawer.js';
 
@@ -79,7 +88,20 @@ export function Leads() {
   }
 
   useStream((message: StreamMessage) => {
-    if (message.type === 'reset') return refresh();
+    if (message.type === 'reset') {
+      reloadSources();
+      return refresh();
+    }
+    if (message.type === 'lead.captured') {
+      const sourceId =
+        (message.data.lead as { sourceId?: unknown } | undefined)?.sourceId ?? message.data.sourceId;
+      if (
+        typeof sourceId === 'string' &&
+        sources.data &&
+        !sources.data.some((source) => source.id === sourceId)
+      )
+        reloadSources();
+    }
     if (message.type === 'lead.import_progress' || message.type === 'lead.enrolled') return;
     if (message.type === 'lead.captured') {
       if (rendersEvents && showCaptured(message)) return;
@@ -111,7 +133,12 @@ export function Leads() {
     updateQuery(resetPage ? { ...changes, page: undefined } : changes, { replace: true });
   }
 
-  const sources = useLoad(async () => unwrap(await api.GET('/api/sources')), []);
+  // The filter offers every source, and the CSV import's (its leads have that source, not one of
+  // the workspace's sources). Sources created elsewhere: asked again on returning to the page, after
+  // a stream reconnect, and when a lead arrives from a source the list does not know.
+  const sources = useLoad(async () => [...unwrap(await api.GET('/api/sources')), CSV_IMPORT_SOURCE], []);
+  useReloadOnReturn(sources.reload);
+  const reloadSources = useThrottled(() => void sources.reload(), REFRESH_INTERVAL_MS);
   // The user list is for admins; others filter by "me" and "unassigned".
   const users = useLoad(async () => {
     const result = await api.GET('/api/users');
@@ -306,7 +333,7 @@ function LeadRow({ lead, fresh, onOpen }: { lead: LeadListItem; fresh: boolean; 
 
 function Filters(props: {
   query: URLSearchParams;
-  sources: Source[];
+  sources: Array<Pick<Source, 'id' | 'name'>>;
   users: User[];
   onChange: (changes: Record<string, string | undefined>) => void;
 }) {

@@ -3,23 +3,53 @@ import { api, QUALIFICATIONS, type Sequence, unwrap } from '../api/client.js';
 import { ConfirmButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
 type Qualification = (typeof QUALIFICATIONS)[number];
+type SequenceBody = Pick<Sequence, 'name' | 'active' | 'match' | 'steps'>;
+
+/**
+ * The form's state: every field of a sequence the API has, so that saving a sequence nobody edited
+ * sends exactly what was loaded. Lists keep the order they came in; tags keep their text until edited.
+ */
 interface SequenceDraft {
   name: string;
   active: boolean;
+  /** None: leads of any qualification. */
   qualifications: Qualification[];
+  /** None: leads from any source. */
+  sourceIds: string[];
   minScore: string;
+  tags: string[];
+  tagsText: string;
   steps: Array<{ delayMinutes: number; subject: string; body: string }>;
 }
 
 function toDraft(sequence: Sequence | undefined): SequenceDraft {
+  const match = sequence?.match ?? { qualifications: ['hot'] };
   return {
     name: sequence?.name ?? '',
     active: sequence?.active ?? true,
-    qualifications: [...(sequence?.match.qualifications ?? ['hot'])],
-    minScore: sequence?.match.minScore === undefined ? '' : String(sequence.match.minScore),
+    qualifications: [...(match.qualifications ?? [])],
+    sourceIds: [...(match.sourceIds ?? [])],
+    minScore: match.minScore === undefined ? '' : String(match.minScore),
+    tags: [...(match.tags ?? [])],
+    tagsText: (match.tags ?? []).join(', '),
     steps: sequence?.steps.map(({ delayMinutes, subject, body }) => ({ delayMinutes, subject, body })) ?? [
       { delayMinutes: 0, subject: '', body: '' },
     ],
+  };
+}
+
+/** The PUT/POST body: each condition the draft holds, none left to a default. */
+function toBody(draft: SequenceDraft): SequenceBody {
+  return {
+    name: draft.name,
+    active: draft.active,
+    match: {
+      ...(draft.qualifications.length ? { qualifications: draft.qualifications } : {}),
+      ...(draft.sourceIds.length ? { sourceIds: draft.sourceIds } : {}),
+      ...(draft.minScore !== '' ? { minScore: Number(draft.minScore) } : {}),
+      ...(draft.tags.length ? { tags: draft.tags } : {}),
+    },
+    steps: draft.steps,
   };
 }
 
@@ -65,6 +95,14 @@ export function Sequences() {
 
 function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; onDone: () => void }) {
   const [draft, setDraft] = useState(() => toDraft(sequence));
+  const sources = useLoad(async () => unwrap(await api.GET('/api/sources')), []);
+  // A source the list no longer has (deleted) stays in the targeting until unticked.
+  const sourceChoices = [
+    ...(sources.data ?? []).map((source) => ({ id: source.id, name: source.name })),
+    ...draft.sourceIds
+      .filter((id) => !sources.data?.some((source) => source.id === id))
+      .map((id) => ({ id, name: sources.data ? `Deleted source ${id.slice(0, 8)}` : id })),
+  ];
   const action = useAction();
   const setStep = (index: number, changes: Partial<SequenceDraft['steps'][number]>) =>
     setDraft({
@@ -77,15 +115,7 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
       aria-label={sequence ? `Edit ${sequence.name}` : 'New sequence'}
       onSubmit={(event) => {
         event.preventDefault();
-        const body = {
-          name: draft.name,
-          active: draft.active,
-          match: {
-            ...(draft.qualifications.length ? { qualifications: draft.qualifications } : {}),
-            ...(draft.minScore !== '' ? { minScore: Number(draft.minScore) } : {}),
-          },
-          steps: draft.steps,
-        };
+        const body = toBody(draft);
         void action.run(async () => {
           if (sequence)
             unwrap(await api.PUT('/api/sequences/{id}', { params: { path: { id: sequence.id } }, body }));
@@ -112,7 +142,7 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
         Active (enrols matching leads)
       </label>
       <fieldset>
-        <legend>Enrol leads that are</legend>
+        <legend>Enrol leads that are (none ticked: any qualification)</legend>
         {QUALIFICATIONS.map((value) => (
           <label class="check" key={value}>
             <input
@@ -141,6 +171,41 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
           />
         </label>
       </fieldset>
+      <fieldset>
+        <legend>From the sources (none ticked: any source)</legend>
+        <ErrorMessage error={sources.error} />
+        {sourceChoices.map((source) => (
+          <label class="check" key={source.id}>
+            <input
+              type="checkbox"
+              checked={draft.sourceIds.includes(source.id)}
+              onChange={(e) =>
+                setDraft({
+                  ...draft,
+                  sourceIds: e.currentTarget.checked
+                    ? [...draft.sourceIds, source.id]
+                    : draft.sourceIds.filter((id) => id !== source.id),
+                })
+              }
+            />
+            {source.name}
+          </label>
+        ))}
+      </fieldset>
+      <label>
+        With all of the tags (comma-separated; empty: any tags)
+        <input
+          value={draft.tagsText}
+          onInput={(e) => {
+            const tagsText = e.currentTarget.value;
+            const tags = tagsText
+              .split(',')
+              .map((tag) => tag.trim())
+              .filter(Boolean);
+            setDraft({ ...draft, tagsText, tags });
+          }}
+        />
+      </label>
       <fieldset>
         <legend>Steps</legend>
         <ol>

@@ -1,5 +1,13 @@
+import {
+  LEAD_FIELDS,
+  MAPPING_TARGETS,
+  type MappingTarget,
+  SOURCE_FORMATS,
+  type SourceFormat,
+} from '@lead-capture/contracts/source-vocabulary';
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Source, unwrap } from '../api/client.js';
+import { useStream } from '../api/stream.js';
 import {
   ConfirmButton,
   CopyButton,
@@ -8,10 +16,10 @@ import {
   Status,
   useAction,
   useLoad,
+  useReloadOnReturn,
 } from '../components/ui.js';
 import { updateQuery, useLocation } from '../router.js';
 
-const LEAD_FIELDS = ['email', 'firstName', 'lastName', 'phone', 'company'] as const;
 const SAMPLE_PAYLOAD =
   '{\n  "email": "ada@example.com",\n  "first_name": "Ada",\n  "company": "Analytical Engines"\n}';
 const PREVIEW_DELAY_MS = 400;
@@ -19,6 +27,12 @@ const PREVIEW_DELAY_MS = 400;
 export function Sources() {
   const { query } = useLocation();
   const sources = useLoad(async () => unwrap(await api.GET('/api/sources')), []);
+  // Sources created or changed elsewhere (another user, another tab): asked again when the user comes
+  // back to the page, and after the live stream reconnects (the stream carries lead events only).
+  useReloadOnReturn(sources.reload);
+  useStream((message) => {
+    if (message.type === 'reset') void sources.reload();
+  });
   const selectedId = query.get('source') ?? undefined;
   const selected = sources.data?.find((source) => source.id === selectedId);
   const [name, setName] = useState('');
@@ -142,6 +156,52 @@ function SourceDetail(props: { source: Source; onChanged: () => void; onDeleted:
 
 type MappingRow = { incoming: string; field: string };
 
+/** What a target holds, where its name does not say it. */
+const TARGET_HINTS: Partial<Record<MappingTarget, string>> = {
+  fullName: 'split into first and last name',
+  referrer: 'the referring page URL',
+  landingPage: 'the page the form was on',
+};
+
+/**
+ * The targets the API accepts (the contracts' list, so the editor never lags behind it), grouped:
+ * the lead's fields, its UTM parameters and pages, the ad platforms' click ids.
+ */
+const TARGET_GROUPS: Array<{ label: string; targets: MappingTarget[] }> = (() => {
+  const lead = MAPPING_TARGETS.filter(
+    (target) => (LEAD_FIELDS as readonly string[]).includes(target) || target === 'fullName',
+  );
+  const attribution = MAPPING_TARGETS.filter(
+    (target) => target.startsWith('utm_') || target === 'referrer' || target === 'landingPage',
+  );
+  const clickIds = MAPPING_TARGETS.filter(
+    (target) => !lead.includes(target) && !attribution.includes(target),
+  );
+  return [
+    { label: 'Lead', targets: lead },
+    { label: 'Attribution', targets: attribution },
+    { label: 'Ad click ids', targets: clickIds },
+  ];
+})();
+
+function TargetOptions({ current }: { current: string }) {
+  const known = (MAPPING_TARGETS as readonly string[]).includes(current);
+  return (
+    <>
+      {!known && <option value={current}>{current || '—'}</option>}
+      {TARGET_GROUPS.map((group) => (
+        <optgroup key={group.label} label={group.label}>
+          {group.targets.map((target) => (
+            <option key={target} value={target}>
+              {TARGET_HINTS[target] ? `${target} (${TARGET_HINTS[target]})` : target}
+            </option>
+          ))}
+        </optgroup>
+      ))}
+    </>
+  );
+}
+
 function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => void }) {
   const [rows, setRows] = useState<MappingRow[]>(() =>
     Object.entries(source.fieldMappings ?? {}).map(([incoming, field]) => ({
@@ -149,12 +209,19 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
       field: String(field),
     })),
   );
+  const [format, setFormat] = useState<SourceFormat>(source.format);
   const [sample, setSample] = useState(SAMPLE_PAYLOAD);
-  const [revision, setRevision] = useState(0);
   const save = useAction();
   const [preview, setPreview] = useState<{ result?: unknown; error?: string }>({});
 
-  // Live preview: the sample through the source's saved mappings, as the webhook would map it.
+  const mappings = Object.fromEntries(
+    rows.filter((row) => row.incoming.trim() && row.field).map((row) => [row.incoming.trim(), row.field]),
+  );
+  const mappingsKey = JSON.stringify(mappings);
+  const unsaved = mappingsKey !== JSON.stringify(source.fieldMappings ?? {}) || format !== source.format;
+
+  // Live preview: the sample through the mappings and format as they are on screen (saved or not),
+  // with the webhook's own mapping code.
   useEffect(() => {
     const timer = setTimeout(async () => {
       let payload: unknown;
@@ -166,22 +233,20 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
       }
       const result = await api.POST('/api/sources/{id}/preview', {
         params: { path: { id: source.id } },
-        body: { payload },
+        body: { payload, format, fieldMappings: JSON.parse(mappingsKey) },
       });
       if (result.data) setPreview({ result: result.data });
       else setPreview({ error: (result.error as { error?: string } | undefined)?.error ?? 'Preview failed' });
     }, PREVIEW_DELAY_MS);
     return () => clearTimeout(timer);
-  }, [sample, source.id, revision]);
-
-  const mappings = Object.fromEntries(
-    rows.filter((row) => row.incoming.trim() && row.field).map((row) => [row.incoming.trim(), row.field]),
-  );
+  }, [sample, source.id, mappingsKey, format]);
 
   return (
     <section aria-labelledby="mapping-title">
       <h3 id="mapping-title">Field mappings</h3>
-      <p class="muted">Rename incoming fields to lead fields; anything unmapped is kept as custom data.</p>
+      <p class="muted">
+        Rename incoming fields to lead fields or attribution; anything unmapped is kept as custom data.
+      </p>
       <form
         onSubmit={(event) => {
           event.preventDefault();
@@ -189,14 +254,28 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
             unwrap(
               await api.PUT('/api/sources/{id}', {
                 params: { path: { id: source.id } },
-                body: { fieldMappings: mappings as never },
+                // The schema leaves the entries open (a name -> one of MAPPING_TARGETS, checked in code).
+                body: { fieldMappings: mappings as never, format },
               }),
             );
-            setRevision((value) => value + 1);
             onSaved();
           });
         }}
       >
+        <label>
+          Format{' '}
+          <select value={format} onChange={(event) => setFormat(event.currentTarget.value as SourceFormat)}>
+            {SOURCE_FORMATS.map((value) => (
+              <option key={value} value={value}>
+                {value}
+              </option>
+            ))}
+          </select>
+        </label>
+        <p class="muted">
+          The tool that posts to this webhook: its payload is read into named fields before the mappings apply
+          (generic: the payload as it is).
+        </p>
         <table class="mappings">
           <thead>
             <tr>
@@ -230,11 +309,7 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
                       setRows(rows.map((item, i) => (i === index ? { ...item, field } : item)));
                     }}
                   >
-                    {LEAD_FIELDS.map((field) => (
-                      <option key={field} value={field}>
-                        {field}
-                      </option>
-                    ))}
+                    <TargetOptions current={row.field} />
                   </select>
                 </td>
                 <td>
@@ -272,7 +347,9 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
           />
         </label>
         <figure>
-          <figcaption>Preview with the saved mappings</figcaption>
+          <figcaption>
+            {unsaved ? 'Preview with the mappings above (not saved yet)' : 'Preview with the saved mappings'}
+          </figcaption>
           {preview.error ? (
             <ErrorMessage error={preview.error} />
           ) : (

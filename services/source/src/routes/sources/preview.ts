@@ -1,7 +1,7 @@
 import { mapSubmission } from '@lead-capture/capture';
 import { payloadTooLarge, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
-import { toFieldMappings } from '../../field-mappings.js';
+import { parseFieldMappings, toFieldMappings } from '../../field-mappings.js';
 import {
   errorResponses,
   PREVIEW,
@@ -15,10 +15,11 @@ import type { SourceRoutesOptions } from './view.js';
 
 /**
  * POST /api/sources/<id>/preview: what the webhook would make of a sample payload with the source's
- * current mappings (the intake's own mapping code), storing nothing. A payload the webhook would
- * refuse is still a 200 here, `{valid: false, error}`: the request itself was fine. One beyond the
- * payload limits (nesting, items, values, fields) is a 413, as at the webhook: it is refused before
- * any work per field, so a hostile sample costs what a small one does.
+ * current mappings and format, or the ones given (a mapping editor's unsaved state), with the intake's
+ * own mapping code, storing nothing. A payload the webhook would refuse is still a 200 here,
+ * `{valid: false, error}`: the request itself was fine. One beyond the payload limits (nesting,
+ * items, values, fields) is a 413, as at the webhook: it is refused before any work per field, so a
+ * hostile sample costs what a small one does.
  */
 export const previewRoute: FastifyPluginAsync<SourceRoutesOptions> = async (app, options) => {
   app.post<{ Params: SourceParams; Body: PreviewBody }>(
@@ -36,7 +37,10 @@ export const previewRoute: FastifyPluginAsync<SourceRoutesOptions> = async (app,
     async (request) => {
       const source = await options.sources.get(request.params.id);
       const format = request.body.format ?? source.format ?? 'generic';
-      const result = mapSubmission(request.body.payload, toFieldMappings(source.fieldMappings), format);
+      const mappings = request.body.fieldMappings
+        ? parseFieldMappings(request.body.fieldMappings)
+        : source.fieldMappings;
+      const result = mapSubmission(request.body.payload, toFieldMappings(mappings), format);
       if (!result.ok && result.tooLarge) throw payloadTooLarge(result.error);
       if (!result.ok) return { valid: false, format, error: result.error };
       return { valid: true, format, ...result.submission };
