@@ -1,5 +1,5 @@
 import { PIPELINE } from '@lead-capture/contracts';
-import { HTTP_SERVICES } from '@lead-capture/kit';
+import { GATEWAY_SIGNER, HTTP_SERVICES, INTERNAL_SIGNERS } from '@lead-capture/kit';
 
 /**
  * The Kubernetes manifests of the distributed mode, written to deploy/k8s/lead-capture.yaml by
@@ -30,13 +30,17 @@ export interface ServiceShape {
 }
 
 const COMMON_SECRETS = [
-  { name: 'INTERNAL_SECRET', key: 'internal-secret' },
   { name: 'AMQP_URL', key: 'amqp-url' },
   { name: 'REDIS_URL', key: 'redis-url' },
   { name: 'MONGO_URL', key: 'mongo-url' },
 ] as const;
 
 const SMTP = { name: 'SMTP_URL', key: 'smtp-url', optional: true } as const;
+/** Every service: the public keys of whoever signs the identities it receives. */
+const PUBLIC_KEYS = { name: 'INTERNAL_PUBLIC_KEYS', key: 'internal-public-keys' } as const;
+/** A signer's own private key: the gateway's, and each calling service's; no other pod holds one. */
+const signingKey = (name: string) =>
+  INTERNAL_SIGNERS.includes(name) ? [{ name: 'INTERNAL_SIGNING_KEY', key: `${name}-signing-key` }] : [];
 
 /** The shape of each process: `services` is every service module (the embedded runtime's list). */
 export function serviceShapes(services: readonly string[]): ServiceShape[] {
@@ -45,6 +49,7 @@ export function serviceShapes(services: readonly string[]): ServiceShape[] {
     http: true,
     egressPorts: [],
     secrets: [
+      ...signingKey(GATEWAY_SIGNER),
       { name: 'JWT_SECRET', key: 'jwt-secret' },
       { name: 'ADMIN_EMAIL', key: 'admin-email' },
       { name: 'ADMIN_PASSWORD', key: 'admin-password' },
@@ -62,7 +67,7 @@ export function serviceShapes(services: readonly string[]): ServiceShape[] {
         http: (HTTP_SERVICES as readonly string[]).includes(name),
         // Mail to SMTP; outbound webhooks to subscribers' URLs; DNS (MX) is allowed to every pod.
         egressPorts: mails ? [25, 465, 587] : name === 'webhooks' ? [80, 443] : [],
-        secrets: mails || name === 'webhooks' ? [SMTP] : [],
+        secrets: [PUBLIC_KEYS, ...signingKey(name), ...(mails || name === 'webhooks' ? [SMTP] : [])],
         // CSV imports of up to 50 MiB are parsed by the lead service.
         memory: name === 'lead' ? { request: '256Mi', limit: '768Mi' } : { request: '160Mi', limit: '384Mi' },
         replicas: WORKERS.has(name) ? { min: 1, max: 10 } : { min: 1, max: 4 },

@@ -145,6 +145,26 @@ describe('deploy/k8s', () => {
     }
   });
 
+  it('gives each signer of internal identities its own private key, and every service the public keys', () => {
+    const signingKeys: Record<string, string | undefined> = {};
+    for (const process of PROCESSES) {
+      const env = deploymentOf(process)!.spec!.template.spec!.containers[0]!.env ?? [];
+      const ref = env.find((variable) => variable.name === 'INTERNAL_SIGNING_KEY')?.valueFrom?.secretKeyRef;
+      if (ref) signingKeys[process] = ref.key;
+      if (process !== 'gateway') {
+        expect(
+          env.map((variable) => variable.name),
+          process,
+        ).toContain('INTERNAL_PUBLIC_KEYS');
+      }
+    }
+    expect(signingKeys).toEqual({
+      gateway: 'gateway-signing-key',
+      source: 'source-signing-key',
+      webhooks: 'webhooks-signing-key',
+    });
+  });
+
   it('lets traffic from outside reach only the gateway', () => {
     type Policy = {
       metadata: { name: string };
