@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { INTERNAL_SIGNERS } from '../packages/kit/src/internal-keys.js';
 import { loadOrCreateSecret } from '../services/embedded/src/secrets.js';
 import { buildWorkspace, isBuilt } from './build/workspace-build.js';
 import { parseReplicas, planProcesses } from './distributed/plan.js';
@@ -100,7 +101,10 @@ async function main(): Promise<number> {
       REDIS_URL: env.REDIS_URL || DEFAULTS.REDIS_URL,
     },
     gatewayEnv: { ADMIN_EMAIL: adminEmail, ADMIN_PASSWORD: adminPassword },
-    internalSecret: env.INTERNAL_SECRET || (await secret('internal-secret')),
+    // One Ed25519 key per signer, kept as its 32 random bytes: DATA_DIR/secrets/<signer>-signing-key.
+    signingKeys: Object.fromEntries(
+      await Promise.all(INTERNAL_SIGNERS.map(async (name) => [name, await secret(`${name}-signing-key`)])),
+    ),
     jwtSecret: env.JWT_SECRET || (await secret('jwt-secret')),
     dataRoot,
     gatewayPort,

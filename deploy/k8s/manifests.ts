@@ -1,5 +1,5 @@
-import { PIPELINE } from '@lead-capture/contracts';
-import { HTTP_SERVICES } from '@lead-capture/kit';
+import { PIPELINE, SYNC_CALLS } from '@lead-capture/contracts';
+import { GATEWAY_SIGNER, HTTP_SERVICES, INTERNAL_SIGNERS } from '@lead-capture/kit';
 
 /**
  * The Kubernetes manifests of the distributed mode, written to deploy/k8s/lead-capture.yaml by
@@ -14,6 +14,27 @@ export const METRICS_PORT = 9464;
 /** Where the services find each other: the gateway and every service with an HTTP API. */
 export const serviceHost = (service: string) => `${APP}-${service}`;
 
+/**
+ * Your cluster's pod and service ranges, when they lie outside the private ranges below (pods on
+ * public IPv4 or global IPv6 addresses): the webhooks worker's internet egress excludes them too.
+ * Set yours here, then `pnpm --filter @lead-capture/deploy k8s`. Most clusters (10.x pods, 10.96.0.0/12
+ * services; GKE, EKS and AKS defaults) are covered already.
+ */
+export const CLUSTER_CIDRS: readonly string[] = [];
+
+/** What the webhooks worker may never reach on the internet ports: private, shared, link-local, loopback. */
+export const PRIVATE_IPV4 = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+] as const;
+/** The same for IPv6: IPv4-compatible and -mapped, unique local, link-local (loopback is in ::/96). */
+export const PRIVATE_IPV6 = ['::/96', '::ffff:0:0/96', 'fc00::/7', 'fe80::/10'] as const;
+
 /** Chain stages: scaled on CPU by their HorizontalPodAutoscaler, up to more replicas. */
 const WORKERS = new Set<string>(PIPELINE.map(({ stage }) => stage));
 
@@ -23,6 +44,10 @@ export interface ServiceShape {
   http: boolean;
   /** Reaches the outside world beyond the broker, cache and database: ports it may open. */
   egressPorts: readonly number[];
+  /** Those ports, to public addresses only (never a private or in-cluster range): subscribers' URLs. */
+  publicEgressOnly: boolean;
+  /** The services whose HTTP port it calls: the gateway every service it routes to, a service those SYNC_CALLS declares. */
+  calls: readonly string[];
   /** Secrets it reads, beside those every process reads. */
   secrets: readonly { name: string; key: string; optional?: boolean }[];
   memory: { request: string; limit: string };
@@ -30,13 +55,17 @@ export interface ServiceShape {
 }
 
 const COMMON_SECRETS = [
-  { name: 'INTERNAL_SECRET', key: 'internal-secret' },
   { name: 'AMQP_URL', key: 'amqp-url' },
   { name: 'REDIS_URL', key: 'redis-url' },
   { name: 'MONGO_URL', key: 'mongo-url' },
 ] as const;
 
 const SMTP = { name: 'SMTP_URL', key: 'smtp-url', optional: true } as const;
+/** Every service: the public keys of whoever signs the identities it receives. */
+const PUBLIC_KEYS = { name: 'INTERNAL_PUBLIC_KEYS', key: 'internal-public-keys' } as const;
+/** A signer's own private key: the gateway's, and each calling service's; no other pod holds one. */
+const signingKey = (name: string) =>
+  INTERNAL_SIGNERS.includes(name) ? [{ name: 'INTERNAL_SIGNING_KEY', key: `${name}-signing-key` }] : [];
 
 /** The shape of each process: `services` is every service module (the embedded runtime's list). */
 export function serviceShapes(services: readonly string[]): ServiceShape[] {
@@ -44,7 +73,10 @@ export function serviceShapes(services: readonly string[]): ServiceShape[] {
     name: 'gateway',
     http: true,
     egressPorts: [],
+    publicEgressOnly: false,
+    calls: services.filter((name) => (HTTP_SERVICES as readonly string[]).includes(name)),
     secrets: [
+      ...signingKey(GATEWAY_SIGNER),
       { name: 'JWT_SECRET', key: 'jwt-secret' },
       { name: 'ADMIN_EMAIL', key: 'admin-email' },
       { name: 'ADMIN_PASSWORD', key: 'admin-password' },
@@ -62,7 +94,9 @@ export function serviceShapes(services: readonly string[]): ServiceShape[] {
         http: (HTTP_SERVICES as readonly string[]).includes(name),
         // Mail to SMTP; outbound webhooks to subscribers' URLs; DNS (MX) is allowed to every pod.
         egressPorts: mails ? [25, 465, 587] : name === 'webhooks' ? [80, 443] : [],
-        secrets: mails || name === 'webhooks' ? [SMTP] : [],
+        publicEgressOnly: name === 'webhooks',
+        calls: [...new Set(SYNC_CALLS.filter(({ caller }) => caller === name).map(({ callee }) => callee))],
+        secrets: [PUBLIC_KEYS, ...signingKey(name), ...(mails || name === 'webhooks' ? [SMTP] : [])],
         // CSV imports of up to 50 MiB are parsed by the lead service.
         memory: name === 'lead' ? { request: '256Mi', limit: '768Mi' } : { request: '160Mi', limit: '384Mi' },
         replicas: WORKERS.has(name) ? { min: 1, max: 10 } : { min: 1, max: 4 },
@@ -218,6 +252,21 @@ const DNS = [
 ];
 /** RabbitMQ (plain and TLS), Redis, MongoDB: wherever they run (a managed service, an operator's pods). */
 const BACKING = [5672, 5671, 6379, 27017].map((port) => ({ protocol: 'TCP', port }));
+/**
+ * Where the broker, Redis and MongoDB are, as NetworkPolicy peers (an ipBlock of a managed service,
+ * a namespaceSelector of an operator's pods); empty: any address on their ports. Narrow it to yours,
+ * then `pnpm --filter @lead-capture/deploy k8s`.
+ */
+export const BACKING_PEERS: readonly object[] = [];
+
+/** Any address but the private and in-cluster ranges. */
+function publicAddresses(): object[] {
+  const isIpv6 = (cidr: string) => cidr.includes(':');
+  return [
+    { ipBlock: { cidr: '0.0.0.0/0', except: [...PRIVATE_IPV4, ...CLUSTER_CIDRS.filter((c) => !isIpv6(c))] } },
+    { ipBlock: { cidr: '::/0', except: [...PRIVATE_IPV6, ...CLUSTER_CIDRS.filter(isIpv6)] } },
+  ];
+}
 
 function networkPolicies(shapes: readonly ServiceShape[]): object[] {
   const policy = (name: string, spec: object) => ({
@@ -230,6 +279,9 @@ function networkPolicies(shapes: readonly ServiceShape[]): object[] {
     from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
     ports: [{ protocol: 'TCP', port: METRICS_PORT }],
   };
+  const http = [{ protocol: 'TCP', port: HTTP_PORT }];
+  const callersOf = (service: string) =>
+    shapes.filter((shape) => shape.calls.includes(service)).map((shape) => shape.name);
   return [
     // Nothing reaches a pod, and a pod reaches nothing, unless a policy below allows it.
     policy('default-deny', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] }),
@@ -237,38 +289,67 @@ function networkPolicies(shapes: readonly ServiceShape[]): object[] {
     policy('gateway-ingress', {
       podSelector: { matchLabels: selector('gateway') },
       policyTypes: ['Ingress'],
-      ingress: [{ ports: [{ protocol: 'TCP', port: HTTP_PORT }] }, monitoring],
+      ingress: [{ ports: http }, monitoring],
     }),
-    // Every other service: only from the gateway and the other services (internal calls), and Prometheus.
-    policy('services-ingress', {
-      podSelector: {
-        matchLabels: PART_OF,
-        matchExpressions: [{ key: 'app.kubernetes.io/name', operator: 'NotIn', values: ['gateway'] }],
-      },
-      policyTypes: ['Ingress'],
-      ingress: [
-        { from: [{ podSelector: { matchLabels: PART_OF } }], ports: [{ protocol: 'TCP', port: HTTP_PORT }] },
-        monitoring,
-      ],
-    }),
-    // Every pod: DNS, the broker, Redis and MongoDB, and the services' HTTP port inside the app.
+    // Every other service: its HTTP port only from its callers (the gateway, the services chain.ts
+    // declares), and Prometheus.
+    ...shapes
+      .filter((shape) => shape.name !== 'gateway')
+      .map((shape) => {
+        const callers = callersOf(shape.name);
+        return policy(`${shape.name}-ingress`, {
+          podSelector: { matchLabels: selector(shape.name) },
+          policyTypes: ['Ingress'],
+          ingress: [
+            ...(shape.http && callers.length > 0
+              ? [
+                  {
+                    from: callers.map((caller) => ({ podSelector: { matchLabels: selector(caller) } })),
+                    ports: http,
+                  },
+                ]
+              : []),
+            monitoring,
+          ],
+        });
+      }),
+    // Every pod: DNS, the broker, Redis and MongoDB.
     policy('egress', {
       podSelector: { matchLabels: PART_OF },
       policyTypes: ['Egress'],
       egress: [
         { ports: DNS },
-        { ports: BACKING },
-        { to: [{ podSelector: { matchLabels: PART_OF } }], ports: [{ protocol: 'TCP', port: HTTP_PORT }] },
+        { ...(BACKING_PEERS.length > 0 ? { to: BACKING_PEERS } : {}), ports: BACKING },
       ],
     }),
-    // The few that talk to the world: SMTP, subscribers' webhook URLs.
+    // The services each pod calls, on their HTTP port only.
+    ...shapes
+      .filter((shape) => shape.calls.length > 0)
+      .map((shape) =>
+        policy(`${shape.name}-calls`, {
+          podSelector: { matchLabels: selector(shape.name) },
+          policyTypes: ['Egress'],
+          egress: [
+            {
+              to: shape.calls.map((callee) => ({ podSelector: { matchLabels: selector(callee) } })),
+              ports: http,
+            },
+          ],
+        }),
+      ),
+    // The few that talk to the world: SMTP; subscribers' webhook URLs, on public addresses only.
     ...shapes
       .filter((shape) => shape.egressPorts.length > 0)
       .map((shape) =>
         policy(`${shape.name}-egress`, {
           podSelector: { matchLabels: selector(shape.name) },
           policyTypes: ['Egress'],
-          egress: [{ ports: shape.egressPorts.map((port) => ({ protocol: 'TCP', port })) }],
+          egress: [
+            {
+              ...(shape.publicEgressOnly ? { to: publicAddresses() } : {}),
+              ports: shape.egressPorts.map((port) => ({ protocol: 'TCP', port })),
+            },
+          ],
         }),
       ),
   ];

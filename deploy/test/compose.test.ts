@@ -109,6 +109,21 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('gives each signer of internal identities its own private key, and every service the public keys', () => {
+    const signingKeys: Record<string, string | undefined> = {};
+    for (const process of PROCESSES) {
+      const environment = compose.services[process]!.environment ?? {};
+      if (environment.INTERNAL_SIGNING_KEY) signingKeys[process] = environment.INTERNAL_SIGNING_KEY;
+      if (process !== 'gateway')
+        expect(environment.INTERNAL_PUBLIC_KEYS, process).toBe(dummyEnv.INTERNAL_PUBLIC_KEYS);
+    }
+    expect(signingKeys).toEqual({
+      gateway: dummyEnv.GATEWAY_SIGNING_KEY,
+      source: dummyEnv.SOURCE_SIGNING_KEY,
+      webhooks: dummyEnv.WEBHOOKS_SIGNING_KEY,
+    });
+  });
+
   it('publishes only the gateway, and starts the services once the broker, cache and database are healthy', () => {
     const published = Object.entries(compose.services)
       .filter(([, service]) => (service.ports ?? []).length > 0)

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { generateSigningKey } from '@lead-capture/kit';
 import { waitFor } from '@lead-capture/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRabbitVhost, type RabbitVhost, requireRabbitVhosts } from '../../e2e/support/rabbit-vhost.js';
@@ -61,7 +62,7 @@ describe.skipIf(!vhostsAvailable)(
           LOG_LEVEL: 'warn',
           DATA_DIR: dataDir,
           AMQP_URL: vhost.url,
-          INTERNAL_SECRET: 'an-internal-secret-for-the-image-test-0123456789',
+          INTERNAL_SIGNING_KEY: generateSigningKey(),
           JWT_SECRET: 'a-jwt-secret-for-the-image-test-0123456789abcdef',
           ADMIN_EMAIL: 'admin@example.com',
           ADMIN_PASSWORD: 'a-long-admin-password-for-the-test',

@@ -145,6 +145,102 @@ describe('deploy/k8s', () => {
     }
   });
 
+  it('gives each signer of internal identities its own private key, and every service the public keys', () => {
+    const signingKeys: Record<string, string | undefined> = {};
+    for (const process of PROCESSES) {
+      const env = deploymentOf(process)!.spec!.template.spec!.containers[0]!.env ?? [];
+      const ref = env.find((variable) => variable.name === 'INTERNAL_SIGNING_KEY')?.valueFrom?.secretKeyRef;
+      if (ref) signingKeys[process] = ref.key;
+      if (process !== 'gateway') {
+        expect(
+          env.map((variable) => variable.name),
+          process,
+        ).toContain('INTERNAL_PUBLIC_KEYS');
+      }
+    }
+    expect(signingKeys).toEqual({
+      gateway: 'gateway-signing-key',
+      source: 'source-signing-key',
+      webhooks: 'webhooks-signing-key',
+    });
+  });
+
+  it('lets the webhooks worker reach the internet on 80/443 but no private or in-cluster address, and of the app only the lead service', () => {
+    type Peer = {
+      ipBlock?: { cidr: string; except?: string[] };
+      podSelector?: { matchLabels?: Record<string, string> };
+    };
+    type Rule = { to?: Peer[]; ports?: { port: number }[] };
+    type Policy = {
+      spec: { podSelector: { matchLabels?: Record<string, string> }; policyTypes: string[]; egress?: Rule[] };
+    };
+    const pod = deploymentOf('webhooks')!.spec!.template.metadata!.labels!;
+    const rules = ofKind<Policy>('NetworkPolicy')
+      .filter(
+        (policy) =>
+          policy.spec.policyTypes.includes('Egress') &&
+          Object.entries(policy.spec.podSelector.matchLabels ?? {}).every(
+            ([key, value]) => pod[key] === value,
+          ),
+      )
+      .flatMap((policy) => policy.spec.egress ?? []);
+    const web = rules.filter(
+      (rule) => !rule.ports || rule.ports.some(({ port }) => port === 80 || port === 443),
+    );
+    expect(web.length).toBeGreaterThan(0);
+    for (const rule of web) {
+      expect(rule.to?.length).toBeGreaterThan(0);
+      for (const peer of rule.to ?? []) {
+        expect(peer.podSelector).toBeUndefined();
+        const { cidr, except = [] } = peer.ipBlock!;
+        expect(except).toEqual(
+          expect.arrayContaining(
+            cidr.includes(':')
+              ? ['::/96', 'fc00::/7', 'fe80::/10']
+              : [
+                  '10.0.0.0/8',
+                  '172.16.0.0/12',
+                  '192.168.0.0/16',
+                  '169.254.0.0/16',
+                  '100.64.0.0/10',
+                  '127.0.0.0/8',
+                ],
+          ),
+        );
+      }
+    }
+    const pods = rules.flatMap((rule) => rule.to ?? []).filter((peer) => peer.podSelector);
+    expect(pods.map((peer) => peer.podSelector?.matchLabels?.['app.kubernetes.io/name'])).toEqual(['lead']);
+    // To any address: DNS and the broker, Redis and MongoDB ports only.
+    const anywhere = rules.filter((rule) => !rule.to).flatMap((rule) => rule.ports!.map(({ port }) => port));
+    expect(new Set(anywhere)).toEqual(new Set([53, 5672, 5671, 6379, 27017]));
+  });
+
+  it('lets a service be called only by its callers: the gateway, and those chain.ts declares', () => {
+    type Policy = {
+      metadata: { name: string };
+      spec: {
+        podSelector: { matchLabels?: Record<string, string> };
+        ingress?: {
+          from?: { podSelector?: { matchLabels?: Record<string, string> } }[];
+          ports?: { port: number }[];
+        }[];
+      };
+    };
+    const callers = (service: string) =>
+      ofKind<Policy>('NetworkPolicy')
+        .filter((policy) => policy.spec.podSelector.matchLabels?.['app.kubernetes.io/name'] === service)
+        .flatMap((policy) => policy.spec.ingress ?? [])
+        .filter((rule) => rule.ports?.some(({ port }) => port === 3000))
+        .flatMap((rule) =>
+          (rule.from ?? []).map((peer) => peer.podSelector?.matchLabels?.['app.kubernetes.io/name']),
+        );
+    expect(callers('lead').sort()).toEqual(['gateway', 'webhooks']);
+    expect(callers('intake').sort()).toEqual(['gateway', 'source']);
+    expect(callers('scoring')).toEqual(['gateway']);
+    expect(callers('enrichment')).toEqual([]);
+  });
+
   it('lets traffic from outside reach only the gateway', () => {
     type Policy = {
       metadata: { name: string };

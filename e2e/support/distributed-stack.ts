@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateSigningKey, INTERNAL_SIGNERS } from '../../packages/kit/src/internal-keys.js';
 import type { ExitStatus, ServiceProcess } from '../../scripts/distributed/service-process.js';
 import { DistributedStack as Stack, type StackProcess } from '../../scripts/distributed/stack.js';
 import { ADMIN } from './api.js';
@@ -48,7 +49,7 @@ export class DistributedStack {
         WEBHOOK_RATE_LIMIT_MAX: '0',
         ...options.gatewayEnv,
       },
-      internalSecret: randomBytes(32).toString('base64url'),
+      signingKeys: Object.fromEntries(INTERNAL_SIGNERS.map((name) => [name, generateSigningKey()])),
       jwtSecret: randomBytes(32).toString('base64url'),
       dataRoot,
       gatewayPort,

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HTTP_SERVICES } from '../../packages/kit/src/internal-client.js';
+import { formatInternalPublicKeys, privateKeyFrom } from '../../packages/kit/src/internal-keys.js';
 import { serviceEntry } from '../build/workspace-build.js';
 import { type ExitStatus, ServiceProcess } from './service-process.js';
 
@@ -39,7 +40,11 @@ export interface StackOptions {
   env: Readonly<Record<string, string>>;
   /** Variables for the gateway only, beside the service URLs (ADMIN_EMAIL, rate limits ...). */
   gatewayEnv?: Readonly<Record<string, string>>;
-  internalSecret: string;
+  /**
+   * The private key of each signer (the gateway, and every service that calls another), as
+   * `pnpm keys` prints them: each process gets its own, and every service all their public halves.
+   */
+  signingKeys: Readonly<Record<string, string>>;
   jwtSecret: string;
   /** Each process's DATA_DIR is `<dataRoot>/<label>` (its embedded store when MONGO_URL is unset). */
   dataRoot: string;
@@ -54,9 +59,9 @@ export interface StackOptions {
 
 /**
  * The distributed mode for real: every service a process of its own (the build's JavaScript run
- * by plain node), on one broker, each with its own DATA_DIR (or the shared MONGO_URL), one
- * INTERNAL_SECRET, and the gateway in front. What `pnpm start:distributed` runs and what the
- * end-to-end tests drive. The gateway starts first, then the services together: a deployment
+ * by plain node), on one broker, each with its own DATA_DIR (or the shared MONGO_URL), its own
+ * signing key where it signs identities, and the gateway in front. What `pnpm start:distributed`
+ * runs and what the end-to-end tests drive. The gateway starts first, then the services together: a deployment
  * promises no order, and this one is the harshest for the first admin's `user.created`, published
  * before any service has connected to a fresh broker.
  */
@@ -88,7 +93,19 @@ export class DistributedStack {
       if ((HTTP_SERVICES as readonly string[]).includes(service) && !(key in serviceUrls))
         serviceUrls[key] = `http://127.0.0.1:${port}`;
     }
-    const common = { ...options.env, INTERNAL_SECRET: options.internalSecret };
+    const publicKeys = formatInternalPublicKeys(
+      Object.entries(options.signingKeys).map(([name, key]) => {
+        const privateKey = privateKeyFrom(key);
+        if (!privateKey) throw new Error(`The signing key of ${name} is not an Ed25519 private key`);
+        return [name, privateKey] as const;
+      }),
+    );
+    const signingKeyOf = (name: string): Record<string, string> => {
+      const key = options.signingKeys[name];
+      return key === undefined ? {} : { INTERNAL_SIGNING_KEY: key };
+    };
+    // Nothing inherited from the operator's environment stands in for a process's own keys.
+    const { INTERNAL_SIGNING_KEY: _signing, INTERNAL_PUBLIC_KEYS: _public, ...common } = options.env;
     const onLine = (label: string) =>
       options.onLine ? (line: string) => options.onLine?.(label, line) : undefined;
 
@@ -104,6 +121,8 @@ export class DistributedStack {
           port,
           env: {
             ...common,
+            INTERNAL_PUBLIC_KEYS: publicKeys,
+            ...signingKeyOf(service),
             DATA_DIR: join(options.dataRoot, label),
             // The source service confirms every token change with the intake before answering.
             ...(service === 'source' && serviceUrls.INTAKE_SERVICE_URL
@@ -126,6 +145,7 @@ export class DistributedStack {
       host: options.gatewayHost,
       env: {
         ...common,
+        ...signingKeyOf('gateway'),
         ...serviceUrls,
         DATA_DIR: join(options.dataRoot, 'gateway'),
         JWT_SECRET: options.jwtSecret,

@@ -148,24 +148,38 @@ export const PRODUCERS = {
 
 /**
  * The synchronous calls between services, beside the events: a change that must be in force before
- * the request that made it returns.
+ * the request that made it returns. They are also what a service trusts: a callee accepts another
+ * service's signed identity only from the caller declared here, and only on the declared methods
+ * and path (`:name` matches one path segment), so a leaked key of one service cannot call anything
+ * else (kit's identity.ts).
  */
-export const SYNC_CALLS = [
+export interface SyncCall {
+  caller: string;
+  callee: string;
+  methods: readonly string[];
+  /** The callee's route, as fastify declares it: `/internal/<callee>/...` with `:param` segments. */
+  path: string;
+  purpose: string;
+}
+
+export const SYNC_CALLS: readonly SyncCall[] = [
   {
     caller: 'source',
     callee: 'intake',
-    call: 'PUT / DELETE /internal/intake/sources/<id>',
+    methods: ['PUT', 'DELETE'],
+    path: '/internal/intake/sources/:sourceId',
     purpose:
       'a rotated token or a deleted source stops working before the request answers (503 when the intake cannot confirm)',
   },
   {
     caller: 'webhooks',
     callee: 'lead',
-    call: 'GET /internal/lead/leads/<id>',
+    methods: ['GET'],
+    path: '/internal/lead/leads/:id',
     purpose:
       'each outbound webhook delivery carries the lead exactly as its detail shows it, read when the delivery is recorded (the event is retried while the lead service cannot answer)',
   },
-] as const;
+];
 
 export interface ConsumerGroup {
   group: string;

@@ -12,6 +12,8 @@ export {
   type PipelineStage,
   READ_MODELS,
   type ReadModelConsumption,
+  SYNC_CALLS,
+  type SyncCall,
   WEBHOOK_EVENT_TYPES,
 } from './chain.js';
 export { createEnvelope, ENVELOPE_SCHEMA, type EnvelopeOptions, type EventEnvelope } from './envelope.js';

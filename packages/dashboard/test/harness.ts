@@ -73,7 +73,7 @@ export async function startEmbeddedApp(env: Record<string, string> = {}): Promis
   ensureDashboardBuilt();
   const dataDir = await mkdtemp(join(tmpdir(), 'dashboard-e2e-'));
   const port = await freePort();
-  const unset = ['JWT_SECRET', 'INTERNAL_SECRET', 'MONGO_URL', 'AMQP_URL', 'REDIS_URL', 'PUBLIC_BASE_URL'];
+  const unset = ['JWT_SECRET', 'MONGO_URL', 'AMQP_URL', 'REDIS_URL', 'PUBLIC_BASE_URL'];
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', 'tsx', join(ROOT, 'services/embedded/src/main.ts')],

@@ -128,12 +128,12 @@ describe('loadConfig', () => {
 });
 
 describe('required', () => {
-  it('makes an optional variable mandatory (INTERNAL_SECRET in distributed mode)', () => {
-    const distributed = { INTERNAL_SECRET: required(COMMON_CONFIG.INTERNAL_SECRET) };
-    expect(() => loadConfig(distributed, {})).toThrow('INTERNAL_SECRET is required');
-    const config = loadConfig(distributed, { INTERNAL_SECRET: 'x'.repeat(32) });
-    expectTypeOf(config.INTERNAL_SECRET).toEqualTypeOf<string>();
-    expect(loadConfig(COMMON_CONFIG, {}).INTERNAL_SECRET).toBeUndefined();
+  it('makes an optional variable mandatory (PUBLIC_BASE_URL, say)', () => {
+    const strict = { PUBLIC_BASE_URL: required(COMMON_CONFIG.PUBLIC_BASE_URL) };
+    expect(() => loadConfig(strict, {})).toThrow('PUBLIC_BASE_URL is required');
+    const config = loadConfig(strict, { PUBLIC_BASE_URL: 'https://leads.example.com' });
+    expectTypeOf(config.PUBLIC_BASE_URL).toEqualTypeOf<string>();
+    expect(loadConfig(COMMON_CONFIG, {}).PUBLIC_BASE_URL).toBeUndefined();
   });
 });
 
@@ -148,7 +148,6 @@ describe('COMMON_CONFIG', () => {
       AMQP_URL: undefined,
       REDIS_URL: undefined,
       PUBLIC_BASE_URL: undefined,
-      INTERNAL_SECRET: undefined,
       BODY_LIMIT_BYTES: 1_048_576,
       SHUTDOWN_TIMEOUT_MS: 10_000,
     });

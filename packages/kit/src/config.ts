@@ -168,6 +168,25 @@ export function custom<T>(options: CustomOptions<T>): ConfigVar<T> {
   return declare<T, { doc: string; default: T }>(options, expected, (raw) => parse(raw) ?? INVALID);
 }
 
+export interface ParsedOptions<T> {
+  doc: string;
+  /** What a valid value looks like, for messages and the README table. */
+  expected: string;
+  optional?: boolean;
+  /** Never printed (a private key). */
+  secret?: boolean;
+  /** The parsed value, or undefined when the text is not valid. */
+  parse: (raw: string) => T | undefined;
+}
+
+/** A variable with its own parser and no default (e.g. a key, or a list of keys). */
+export function parsed<T, const O extends ParsedOptions<T> = ParsedOptions<T>>(
+  options: O & ParsedOptions<T>,
+): ConfigVar<ValueOf<O, T>> {
+  const { expected, parse } = options;
+  return declare<T, O>(options, expected, (raw) => parse(raw) ?? INVALID, options.secret ?? false);
+}
+
 /** The same declaration, but the process does not start without it. */
 export function required<T>(variable: ConfigVar<T | undefined>): ConfigVar<T> {
   return { ...variable, required: true } as ConfigVar<T>;
@@ -275,11 +294,6 @@ export const COMMON_CONFIG = {
     optional: true,
     protocols: ['http:', 'https:'],
     doc: 'Public base URL used in webhook URLs; unset: derived from each request',
-  }),
-  INTERNAL_SECRET: secret({
-    optional: true,
-    minBytes: 32,
-    doc: 'Signs the caller identity the gateway passes to services; required when services run as separate processes',
   }),
   BODY_LIMIT_BYTES: int({ min: 1, default: 1_048_576, doc: 'Largest accepted request body, in bytes' }),
   SHUTDOWN_TIMEOUT_MS: int({

@@ -1,9 +1,10 @@
-import { createSecretKey, type KeyObject } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { jwtVerify, SignJWT } from 'jose';
+import { type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import { GATEWAY_SIGNER, type InternalSigner, type InternalTrust } from './internal-keys.js';
 
 /**
- * Who is calling, as established by the gateway and carried to services in a signed internal header.
+ * Who is calling, as established by the gateway (or, for a service, by itself) and carried to
+ * services in a signed internal header.
  * Routes read it from `request.identity`; it is absent only on unauthenticated routes (the webhook).
  */
 export interface Identity {
@@ -45,7 +46,7 @@ declare module 'fastify' {
 
 export const INTERNAL_IDENTITY_HEADER = 'x-internal-identity';
 
-const ISSUER = 'lead-capture-gateway';
+const ISSUER_PREFIX = 'lead-capture:';
 const AUDIENCE_PREFIX = 'lead-capture:';
 /** Short: the token travels one hop, gateway -> service, for one request. */
 const LIFETIME_SECONDS = 60;
@@ -55,27 +56,22 @@ const ROLES: ReadonlySet<string> = new Set(['admin', 'member']);
 const SCOPES: ReadonlySet<string> = new Set(['read', 'full']);
 const PROTOCOLS: ReadonlySet<string> = new Set(['http', 'https']);
 
-/** Keys by secret (a process has one or two): jose imports raw key bytes anew on every call. */
-const keys = new Map<string, KeyObject>();
-
-function keyOf(secret: string): KeyObject {
-  if (secret === '') throw new Error('The internal identity secret is empty');
-  let key = keys.get(secret);
-  if (!key) {
-    if (keys.size >= 8) keys.clear();
-    key = createSecretKey(Buffer.from(secret, 'utf8'));
-    keys.set(secret, key);
-  }
-  return key;
-}
-
 /** The audience of a token for `service`. */
 export function identityAudience(service: string): string {
   return `${AUDIENCE_PREFIX}${service}`;
 }
 
+function issuerOf(signer: string): string {
+  return `${ISSUER_PREFIX}${signer}`;
+}
+
 function pathOf(url: string): string {
   return url.split('?', 1)[0] ?? '';
+}
+
+/** The identity a service presents when it calls another service's `/internal/` route. */
+export function serviceIdentity(callerName: string): Identity {
+  return { method: 'service', userId: `service:${callerName}`, role: 'admin', scope: 'full' };
 }
 
 /** What one internal token carries: the caller (absent on a public route) and the forwarded client. */
@@ -85,14 +81,15 @@ export interface InternalClaims {
 }
 
 /**
- * The gateway's (and a calling service's) side: a compact JWS (HS256) for one request to one
- * service, valid for 60 seconds: `aud` lead-capture:<service>, `htm` the method, `htu` the path,
- * the caller (`sub`, method, role, scope) when there is one, the client (`cip`, `chost`, `cproto`)
- * when the gateway forwards a client's request.
+ * The signing side: a compact JWS (EdDSA, Ed25519) for one request to one service, valid for 60
+ * seconds: `kid` and `iss` name the signer, `aud` lead-capture:<service>, `htm` the method, `htu`
+ * the path, the caller (`sub`, method, role, scope) when there is one, the client (`cip`, `chost`,
+ * `cproto`) when the gateway forwards a client's request. The signer's key object is made once
+ * (internalSigner), so a token costs one Ed25519 signature.
  */
 export async function signInternalToken(
   claims: InternalClaims & { target: IdentityTarget },
-  secret: string,
+  signer: InternalSigner,
 ): Promise<string> {
   const { identity, client, target } = claims;
   const payload: Record<string, string> = { htm: target.method.toUpperCase(), htu: pathOf(target.path) };
@@ -107,46 +104,27 @@ export async function signInternalToken(
     payload.chost = client.host;
     payload.cproto = client.protocol;
   }
-  const jwt = new SignJWT(payload).setProtectedHeader({ alg: 'HS256' });
+  const jwt = new SignJWT(payload).setProtectedHeader({ alg: 'EdDSA', kid: signer.name });
   if (identity) jwt.setSubject(identity.userId);
   return jwt
-    .setIssuer(ISSUER)
+    .setIssuer(issuerOf(signer.name))
     .setAudience(identityAudience(target.service))
     .setIssuedAt()
     .setExpirationTime(`${LIFETIME_SECONDS}s`)
-    .sign(keyOf(secret));
+    .sign(signer.key);
 }
 
 /** signInternalToken for a caller: the identity for `target` only. */
 export function signIdentity(
   identity: Identity,
-  secret: string,
+  signer: InternalSigner,
   target: IdentityTarget,
   client?: ForwardedClient,
 ): Promise<string> {
-  return signInternalToken({ identity, target, ...(client ? { client } : {}) }, secret);
+  return signInternalToken({ identity, target, ...(client ? { client } : {}) }, signer);
 }
 
-/**
- * A service's side: the claims of a token from signInternalToken. Rejects (with the reason) a token
- * with another signature or issuer, one for another service (audience) or another request (method,
- * path), an expired one, or one whose claims are not an identity.
- */
-export async function verifyInternalToken(
-  token: string,
-  secret: string,
-  expected: IdentityTarget,
-): Promise<InternalClaims> {
-  const { payload } = await jwtVerify(token, keyOf(secret), {
-    issuer: ISSUER,
-    audience: identityAudience(expected.service),
-    algorithms: ['HS256'],
-    requiredClaims: ['exp', 'htm', 'htu'],
-    clockTolerance: 5,
-  });
-  if (payload.htm !== expected.method.toUpperCase() || payload.htu !== pathOf(expected.path)) {
-    throw new Error('The token is for another request');
-  }
+function claimsOf(payload: JWTPayload): InternalClaims {
   const claims: InternalClaims = {};
   const { sub, method, role, scope, apiKeyId, cip, chost, cproto } = payload;
   if (sub !== undefined) {
@@ -185,13 +163,74 @@ export async function verifyInternalToken(
   return claims;
 }
 
+function isOwnServiceIdentity(identity: Identity | undefined, signer: string): boolean {
+  const own = serviceIdentity(signer);
+  return (
+    identity !== undefined &&
+    identity.method === own.method &&
+    identity.userId === own.userId &&
+    identity.role === own.role &&
+    identity.scope === own.scope &&
+    identity.apiKeyId === undefined
+  );
+}
+
+/**
+ * The receiving side: the claims of a token from signInternalToken, if `trust` believes its signer
+ * for them. The gateway's key vouches for users' identities and forwarded clients, never for a
+ * service's identity; a service's key vouches only for that service's own identity, without a
+ * client, on a call the chain declares from it to `expected.service` (SYNC_CALLS). Rejects (with
+ * the reason) any other token: an unknown or untrusted signer, a bad signature, another service
+ * (audience) or request (method, path), an expired one, claims that are not an identity.
+ */
+export async function verifyInternalToken(
+  token: string,
+  trust: InternalTrust,
+  expected: IdentityTarget,
+): Promise<InternalClaims> {
+  const { payload, protectedHeader } = await jwtVerify(
+    token,
+    ({ kid }) => {
+      const key = kid === undefined ? undefined : trust.keyOf(kid);
+      if (!key) throw new Error(`No trusted key for the signer ${JSON.stringify(kid ?? null)}`);
+      return key;
+    },
+    {
+      audience: identityAudience(expected.service),
+      algorithms: ['EdDSA'],
+      requiredClaims: ['exp', 'iss', 'htm', 'htu'],
+      clockTolerance: 5,
+    },
+  );
+  const signer = protectedHeader.kid ?? '';
+  if (payload.iss !== issuerOf(signer)) throw new Error('The issuer is not the signer');
+  const method = expected.method.toUpperCase();
+  const path = pathOf(expected.path);
+  if (payload.htm !== method || payload.htu !== path) throw new Error('The token is for another request');
+  const claims = claimsOf(payload);
+  if (signer === GATEWAY_SIGNER) {
+    if (claims.identity?.method === 'service')
+      throw new Error('The gateway does not sign service identities');
+    return claims;
+  }
+  if (!isOwnServiceIdentity(claims.identity, signer) || claims.client !== undefined) {
+    throw new Error(`The key of ${signer} signs only the ${signer} service's own identity`);
+  }
+  if (!trust.allowsCall(signer, expected.service, method, path)) {
+    throw new Error(
+      `${signer} is not declared to call ${method} ${path} on ${expected.service} (SYNC_CALLS in packages/contracts/src/chain.ts)`,
+    );
+  }
+  return claims;
+}
+
 /** verifyInternalToken for a route that needs a caller: rejects a token without an identity. */
 export async function verifyIdentity(
   token: string,
-  secret: string,
+  trust: InternalTrust,
   expected: IdentityTarget,
 ): Promise<Identity> {
-  const { identity } = await verifyInternalToken(token, secret, expected);
+  const { identity } = await verifyInternalToken(token, trust, expected);
   if (!identity) throw new Error('The token does not carry an identity');
   return identity;
 }

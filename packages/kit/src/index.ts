@@ -16,6 +16,8 @@ export {
   type LogLevel,
   loadConfig,
   oneOf,
+  type ParsedOptions,
+  parsed,
   port,
   required,
   type SecretOptions,
@@ -52,6 +54,7 @@ export {
   INTERNAL_IDENTITY_HEADER,
   type InternalClaims,
   identityAudience,
+  serviceIdentity,
   signIdentity,
   signInternalToken,
   verifyIdentity,
@@ -67,10 +70,30 @@ export {
   type InProcessInternalClientOptions,
   SERVICE_URL_CONFIG,
   type ServiceUrls,
-  serviceIdentity,
   serviceUrlsFromConfig,
 } from './internal-client.js';
 export { type InternalIdentityOptions, internalIdentity } from './internal-identity.js';
+export {
+  createInternalTrust,
+  formatInternalPublicKeys,
+  GATEWAY_SIGNER,
+  generateInternalKeys,
+  generateSigningKey,
+  INTERNAL_KEY_CONFIG,
+  INTERNAL_SIGNERS,
+  type InternalKeys,
+  type InternalPublicKeys,
+  type InternalSigner,
+  type InternalTrust,
+  type InternalTrustOptions,
+  internalSigner,
+  parseInternalPublicKeys,
+  privateKeyFrom,
+  publicKeyFrom,
+  publicKeyText,
+  serviceKeysFromConfig,
+  signersTrustedBy,
+} from './internal-keys.js';
 export { createLogger, type Logger, type LoggerOptions, redactUrl } from './logger.js';
 export {
   buildMetricsApp,

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { type ConfigOf, url } from './config.js';
-import { type Identity, INTERNAL_IDENTITY_HEADER, signIdentity } from './identity.js';
+import { INTERNAL_IDENTITY_HEADER, serviceIdentity, signIdentity } from './identity.js';
+import type { InternalSigner } from './internal-keys.js';
 import type { InternalClient, InternalRequest, InternalResponse } from './service.js';
 
 /** The services that answer HTTP: the gateway routes public prefixes to them; each has a base URL. */
@@ -48,11 +49,6 @@ export function serviceUrlsFromConfig(config: ConfigOf<typeof SERVICE_URL_CONFIG
   return urls;
 }
 
-/** The identity a service presents when it calls another service's `/internal/` route. */
-export function serviceIdentity(callerName: string): Identity {
-  return { method: 'service', userId: `service:${callerName}`, role: 'admin', scope: 'full' };
-}
-
 export const INTERNAL_PATH_PREFIX = '/internal/';
 
 function assertInternalPath(path: string): void {
@@ -61,15 +57,20 @@ function assertInternalPath(path: string): void {
   }
 }
 
-/** The caller's identity, signed for this one request to `service`. */
+/** The caller's own identity, signed with its own key for this one request to `service`. */
 async function requestHeaders(
-  secret: string,
   callerName: string,
+  signer: InternalSigner | undefined,
   target: { service: string; method: string; path: string },
   body: unknown,
 ): Promise<Record<string, string>> {
+  if (!signer) {
+    throw new Error(
+      `The ${callerName} service has no signing key: only the calls declared in SYNC_CALLS (packages/contracts/src/chain.ts) are signed`,
+    );
+  }
   const headers: Record<string, string> = {
-    [INTERNAL_IDENTITY_HEADER]: await signIdentity(serviceIdentity(callerName), secret, target),
+    [INTERNAL_IDENTITY_HEADER]: await signIdentity(serviceIdentity(signer.name), signer, target),
   };
   if (body !== undefined) headers['content-type'] = 'application/json';
   return headers;
@@ -87,19 +88,21 @@ export interface InProcessInternalClientOptions {
    * receive their client before that app is built.
    */
   app: () => FastifyInstance;
-  /** INTERNAL_SECRET: the gateway accepts `/internal/` requests only with an identity it signed. */
-  secret: string;
   /** The calling service, as `service:<callerName>` in the identity. */
   callerName: string;
+  /** Its own key (named callerName); absent for a service that calls no other. */
+  signer: InternalSigner | undefined;
 }
 
 /** Embedded mode: calls go through `app.inject`, with the same signed identity as over HTTP. */
 export function createInProcessInternalClient(options: InProcessInternalClientOptions): InternalClient {
-  const { app, secret, callerName } = options;
+  const { app, signer, callerName } = options;
+  if (signer && signer.name !== callerName)
+    throw new Error(`The ${callerName} service holds ${signer.name}'s key`);
   return {
     async request(service: string, { method, path, body }: InternalRequest): Promise<InternalResponse> {
       assertInternalPath(path);
-      const headers = await requestHeaders(secret, callerName, { service, method, path }, body);
+      const headers = await requestHeaders(callerName, signer, { service, method, path }, body);
       const response = await app().inject({
         method,
         url: path,
@@ -116,15 +119,19 @@ export function createInProcessInternalClient(options: InProcessInternalClientOp
 
 export interface HttpInternalClientOptions {
   serviceUrls: ServiceUrls;
-  secret: string;
+  /** The calling service, as `service:<callerName>` in the identity. */
   callerName: string;
+  /** Its own key (named callerName); absent for a service that calls no other. */
+  signer: InternalSigner | undefined;
   /** A call that has not answered by then rejects. Default 5000 ms. */
   timeoutMs?: number;
 }
 
 /** Distributed mode: calls go over HTTP to `<NAME>_SERVICE_URL`, with a signed identity. */
 export function createHttpInternalClient(options: HttpInternalClientOptions): InternalClient {
-  const { serviceUrls, secret, callerName, timeoutMs = 5000 } = options;
+  const { serviceUrls, signer, callerName, timeoutMs = 5000 } = options;
+  if (signer && signer.name !== callerName)
+    throw new Error(`The ${callerName} service holds ${signer.name}'s key`);
   return {
     async request(service: string, { method, path, body }: InternalRequest): Promise<InternalResponse> {
       assertInternalPath(path);
@@ -134,7 +141,7 @@ export function createHttpInternalClient(options: HttpInternalClientOptions): In
       }
       const response = await fetch(`${base}${path}`, {
         method,
-        headers: await requestHeaders(secret, callerName, { service, method, path }, body),
+        headers: await requestHeaders(callerName, signer, { service, method, path }, body),
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       });

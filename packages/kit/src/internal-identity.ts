@@ -3,10 +3,11 @@ import fp from 'fastify-plugin';
 import { unauthorized } from './errors.js';
 import { HEALTH_PATHS } from './health.js';
 import { INTERNAL_IDENTITY_HEADER, verifyInternalToken } from './identity.js';
+import type { InternalTrust } from './internal-keys.js';
 
 export interface InternalIdentityOptions {
-  /** INTERNAL_SECRET, shared with the gateway. */
-  secret: string;
+  /** The public keys this service believes, and for what (createInternalTrust). */
+  trust: InternalTrust;
   /** This service's name: only tokens for `lead-capture:<service>` are accepted. */
   service: string;
   /**
@@ -17,8 +18,7 @@ export interface InternalIdentityOptions {
 }
 
 async function internalIdentityPlugin(app: FastifyInstance, options: InternalIdentityOptions): Promise<void> {
-  const { secret, service, publicRoutes = () => false } = options;
-  if (secret === '') throw new Error('internalIdentity needs the INTERNAL_SECRET');
+  const { trust, service, publicRoutes = () => false } = options;
   if (service === '') throw new Error('internalIdentity needs the service name');
   if (!app.hasRequestDecorator('identity')) app.decorateRequest('identity', undefined);
   if (!app.hasRequestDecorator('forwardedClient')) app.decorateRequest('forwardedClient', undefined);
@@ -33,7 +33,7 @@ async function internalIdentityPlugin(app: FastifyInstance, options: InternalIde
       throw unauthorized('Missing internal identity');
     }
     try {
-      const claims = await verifyInternalToken(token, secret, { service, method: request.method, path });
+      const claims = await verifyInternalToken(token, trust, { service, method: request.method, path });
       if (!claims.identity && !isPublic) throw new Error('The token does not carry an identity');
       request.identity = claims.identity;
       request.forwardedClient = claims.client;
@@ -48,9 +48,10 @@ async function internalIdentityPlugin(app: FastifyInstance, options: InternalIde
 }
 
 /**
- * For a service running as its own process: only the gateway's signed `x-internal-identity` header
+ * For a service running as its own process: only a signed `x-internal-identity` header
  * authenticates a request, and only when it was signed for this service and this request (method
- * and path); it sets `request.identity` and `request.forwardedClient` (see clientOf). Requests
+ * and path) by a key `trust` believes for what it carries (the gateway's for a user, the caller's
+ * own for a declared service call: verifyInternalToken); it sets `request.identity` and `request.forwardedClient` (see clientOf). Requests
  * without a valid one get 401, except the health routes and the public routes, which pass without
  * a header (then clientOf is the socket) but not with an invalid one.
  */

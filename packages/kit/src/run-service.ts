@@ -4,11 +4,12 @@ import { type DocStore, openStore } from '@lead-capture/docstore';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { COMMON_CONFIG, exitOnConfigError, loadConfig, required } from './config.js';
+import { COMMON_CONFIG, exitOnConfigError, loadConfig } from './config.js';
 import { registerHealthRoutes } from './health.js';
 import { createHttpApp } from './http.js';
 import { createHttpInternalClient, SERVICE_URL_CONFIG, serviceUrlsFromConfig } from './internal-client.js';
 import { internalIdentity } from './internal-identity.js';
+import { INTERNAL_KEY_CONFIG, type InternalTrust, serviceKeysFromConfig } from './internal-keys.js';
 import { createLogger } from './logger.js';
 import {
   buildMetricsApp,
@@ -26,7 +27,7 @@ import { type TrustProxySetting, toFastifyTrustProxy, trustProxy } from './trust
 /** What a service process reads from the environment. */
 export const SERVICE_PROCESS_CONFIG = {
   ...COMMON_CONFIG,
-  INTERNAL_SECRET: required(COMMON_CONFIG.INTERNAL_SECRET),
+  ...INTERNAL_KEY_CONFIG,
   TRUST_PROXY: trustProxy({
     default: false,
     doc: "Proxies whose X-Forwarded-* a service believes for requests without the gateway's signed client; by default none (the gateway signs the client's IP, host and protocol into the internal identity)",
@@ -36,8 +37,8 @@ export const SERVICE_PROCESS_CONFIG = {
 };
 
 export interface ServiceAppOptions {
-  /** INTERNAL_SECRET: only requests carrying an identity signed with it reach non-public routes. */
-  internalSecret: string;
+  /** Whose signed identities reach non-public routes, and for what (createInternalTrust). */
+  trust: InternalTrust;
   bodyLimit?: number;
   trustProxy?: TrustProxySetting;
   /** Readiness turns 503 once shutdown started. */
@@ -72,7 +73,7 @@ export async function buildServiceApp(
     isShuttingDown: options.isShuttingDown,
   });
   await app.register(internalIdentity, {
-    secret: options.internalSecret,
+    trust: options.trust,
     service: module.name,
     publicRoutes: (method, path) =>
       path === SERVICE_OPENAPI_PATH ||
@@ -113,7 +114,8 @@ export async function openBus(options: {
 }
 
 /**
- * The whole `main.ts` of a distributed service: config (INTERNAL_SECRET required), logger, store
+ * The whole `main.ts` of a distributed service: config (INTERNAL_PUBLIC_KEYS required, and
+ * INTERNAL_SIGNING_KEY when the service calls another: serviceKeysFromConfig), logger, store
  * (MongoDB at MONGO_URL, else embedded under DATA_DIR), bus (RabbitMQ at AMQP_URL, else in-process),
  * the HTTP internal client, the app from buildServiceApp, `module.start()`, ordered shutdown on
  * SIGTERM / SIGINT, listen on HOST:PORT. The chain metrics and Node's are served at /metrics: on
@@ -123,6 +125,7 @@ export async function openBus(options: {
 export async function runServiceProcess(factory: ServiceFactory, options: RunServiceOptions): Promise<void> {
   const { name } = options;
   const config = exitOnConfigError(() => loadConfig(SERVICE_PROCESS_CONFIG, options.env));
+  const keys = exitOnConfigError(() => serviceKeysFromConfig(name, config));
   const logger = createLogger({ level: config.LOG_LEVEL, name });
   const shutdown = createShutdown({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
   shutdown.installSignalHandlers();
@@ -148,8 +151,8 @@ export async function runServiceProcess(factory: ServiceFactory, options: RunSer
       publicBaseUrl: config.PUBLIC_BASE_URL,
       internal: createHttpInternalClient({
         serviceUrls: serviceUrlsFromConfig(config),
-        secret: config.INTERNAL_SECRET,
         callerName: name,
+        signer: keys.signer,
       }),
     });
     if (module.name !== name) throw new Error(`The factory made service "${module.name}", not "${name}"`);
@@ -158,7 +161,7 @@ export async function runServiceProcess(factory: ServiceFactory, options: RunSer
       module,
       { logger, store, bus },
       {
-        internalSecret: config.INTERNAL_SECRET,
+        trust: keys.trust,
         bodyLimit: config.BODY_LIMIT_BYTES,
         trustProxy: config.TRUST_PROXY,
         isShuttingDown: shutdown.isShuttingDown,

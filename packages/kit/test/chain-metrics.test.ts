@@ -16,7 +16,7 @@ import {
   Outbox,
   type ServiceModule,
 } from '../src/index.js';
-import { openTestRabbitBus, type TestRabbitBus } from '../src/testing/index.js';
+import { openTestRabbitBus, TEST_INTERNAL_KEYS, type TestRabbitBus } from '../src/testing/index.js';
 
 const logger = pino({ level: 'silent' });
 const rabbitUp = await requireService('RabbitMQ', AMQP_URL);
@@ -261,7 +261,7 @@ describe('/metrics on a service process', () => {
     const app = await buildServiceApp(
       module,
       { logger, store, bus },
-      { internalSecret: 'an-internal-secret-for-the-tests-0123456789', metrics: { registry, token } },
+      { trust: TEST_INTERNAL_KEYS.trust, metrics: { registry, token } },
     );
     try {
       const refused = await app.inject({ method: 'GET', url: '/metrics' });
@@ -288,7 +288,7 @@ describe('/metrics on a service process', () => {
     const app = await buildServiceApp(
       { name: 'probe', routePrefixes: [] },
       { logger, store, bus },
-      { internalSecret: 'an-internal-secret-for-the-tests-0123456789' },
+      { trust: TEST_INTERNAL_KEYS.trust },
     );
     try {
       // Not a public route: like any other path it needs the gateway's identity.

@@ -15,12 +15,22 @@ import {
   createHttpInternalClient,
   createInProcessInternalClient,
   createLogger,
+  formatInternalPublicKeys,
+  generateInternalKeys,
   INTERNAL_IDENTITY_HEADER,
   signIdentity,
 } from '../src/index.js';
 import { createEchoService } from './fixtures/echo-service.js';
 
-const SECRET = 'a-test-internal-secret-of-at-least-32-bytes';
+/** The echo service is `lead`; here `intake` is declared to call its echo route. */
+const keys = generateInternalKeys({
+  names: ['gateway', 'intake'],
+  calls: [
+    { caller: 'intake', callee: 'lead', methods: ['POST'], path: '/internal/lead/echo', purpose: 'test' },
+  ],
+});
+const gateway = keys.signer('gateway')!;
+const intake = keys.signer('intake')!;
 const logger = createLogger({ level: 'silent', name: 'hosting-test' });
 
 let dataDir: string;
@@ -32,7 +42,7 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'kit-hosting-'));
   store = await openStore(undefined, { dataDir });
   const bus = createInProcessBus({ logger });
-  app = await buildServiceApp(createEchoService(), { logger, store, bus }, { internalSecret: SECRET });
+  app = await buildServiceApp(createEchoService(), { logger, store, bus }, { trust: keys.trust });
   await app.listen({ host: '127.0.0.1', port: 0 });
   baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 });
@@ -48,7 +58,7 @@ describe('buildServiceApp', () => {
     expect((await app.inject({ method: 'GET', url: '/api/leads/whoami' })).statusCode).toBe(401);
     const identity = await signIdentity(
       { method: 'jwt', userId: 'u-1', role: 'member', scope: 'full' },
-      SECRET,
+      gateway,
       { service: 'lead', method: 'GET', path: '/api/leads/whoami' },
     );
     const signed = await app.inject({
@@ -71,8 +81,8 @@ describe('internal clients', () => {
   it('call over HTTP with a signed service identity', async () => {
     const client = createHttpInternalClient({
       serviceUrls: { lead: baseUrl },
-      secret: SECRET,
       callerName: 'intake',
+      signer: intake,
     });
     const answer = await client.request('lead', {
       method: 'POST',
@@ -83,7 +93,7 @@ describe('internal clients', () => {
   });
 
   it('call in-process through inject, the same way', async () => {
-    const client = createInProcessInternalClient({ app: () => app, secret: SECRET, callerName: 'intake' });
+    const client = createInProcessInternalClient({ app: () => app, callerName: 'intake', signer: intake });
     const answer = await client.request('lead', {
       method: 'POST',
       path: '/internal/lead/echo',
@@ -96,8 +106,8 @@ describe('internal clients', () => {
     // The lead service's app, reached as if it were the source service: the identity names source.
     const misrouted = createHttpInternalClient({
       serviceUrls: { source: baseUrl },
-      secret: SECRET,
       callerName: 'intake',
+      signer: intake,
     });
     expect(
       await misrouted.request('source', { method: 'POST', path: '/internal/lead/echo', body: {} }),
@@ -105,7 +115,7 @@ describe('internal clients', () => {
       status: 401,
       body: { error: 'Invalid internal identity' },
     });
-    const inProcess = createInProcessInternalClient({ app: () => app, secret: SECRET, callerName: 'intake' });
+    const inProcess = createInProcessInternalClient({ app: () => app, callerName: 'intake', signer: intake });
     expect(
       (await inProcess.request('source', { method: 'POST', path: '/internal/lead/echo', body: {} })).status,
     ).toBe(401);
@@ -114,8 +124,8 @@ describe('internal clients', () => {
   it('refuse paths outside /internal/, services without a URL, and services that are down', async () => {
     const client = createHttpInternalClient({
       serviceUrls: { lead: baseUrl, source: 'http://127.0.0.1:9' },
-      secret: SECRET,
       callerName: 'intake',
+      signer: intake,
       timeoutMs: 1000,
     });
     await expect(client.request('lead', { method: 'GET', path: '/api/leads/whoami' })).rejects.toThrow(
@@ -137,6 +147,9 @@ async function freePort(): Promise<number> {
 }
 
 describe('runServiceProcess', () => {
+  /** The real SYNC_CALLS: the webhooks worker may read a lead from the echo service (named lead). */
+  const processKeys = generateInternalKeys();
+
   it('starts a service process (store, bus, module.start, listen) and shuts it down cleanly on SIGTERM', async () => {
     const port = await freePort();
     const processDir = await mkdtemp(join(tmpdir(), 'kit-process-'));
@@ -147,7 +160,7 @@ describe('runServiceProcess', () => {
         PORT: String(port),
         HOST: '127.0.0.1',
         DATA_DIR: processDir,
-        INTERNAL_SECRET: SECRET,
+        INTERNAL_PUBLIC_KEYS: formatInternalPublicKeys(processKeys.publicKeys),
         LOG_LEVEL: 'warn',
         AMQP_URL: '',
         MONGO_URL: '',
@@ -167,10 +180,10 @@ describe('runServiceProcess', () => {
         .toBe(200);
       const client = createHttpInternalClient({
         serviceUrls: { lead: url },
-        secret: SECRET,
-        callerName: 'test',
+        callerName: 'webhooks',
+        signer: processKeys.signer('webhooks'),
       });
-      expect(await client.request('lead', { method: 'GET', path: '/internal/lead/started' })).toEqual({
+      expect(await client.request('lead', { method: 'GET', path: '/internal/lead/leads/l-1' })).toEqual({
         status: 200,
         body: { started: true },
       });
@@ -183,16 +196,19 @@ describe('runServiceProcess', () => {
     }
   });
 
-  it('refuses to start without INTERNAL_SECRET', async () => {
+  it("refuses to start without the keys it must trust (the gateway's and its declared callers')", async () => {
     const tsx = fileURLToPath(new URL('../../../node_modules/.bin/tsx', import.meta.url));
+    const gatewayOnly = generateInternalKeys({ names: ['gateway'] });
     const child = spawn(tsx, [fileURLToPath(new URL('./fixtures/echo-service-main.ts', import.meta.url))], {
-      env: { ...process.env, INTERNAL_SECRET: '' },
+      env: { ...process.env, INTERNAL_PUBLIC_KEYS: formatInternalPublicKeys(gatewayOnly.publicKeys) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));
     const [code] = await once(child, 'exit');
     expect(code).toBe(1);
-    expect(stderr).toContain('INTERNAL_SECRET is required');
+    expect(stderr).toContain(
+      'INTERNAL_PUBLIC_KEYS lacks the key of webhooks, which the lead service must trust',
+    );
   });
 });

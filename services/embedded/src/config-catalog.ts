@@ -1,7 +1,13 @@
 import { ENRICHMENT_CONFIG } from '@lead-capture/enrichment';
 import { GATEWAY_CONFIG } from '@lead-capture/gateway';
 import { INTAKE_CONFIG } from '@lead-capture/intake';
-import { COMMON_CONFIG, type ConfigSpec, describeConfig, SERVICE_URL_CONFIG } from '@lead-capture/kit';
+import {
+  COMMON_CONFIG,
+  type ConfigSpec,
+  describeConfig,
+  INTERNAL_KEY_CONFIG,
+  SERVICE_URL_CONFIG,
+} from '@lead-capture/kit';
 import { LEAD_CONFIG } from '@lead-capture/lead';
 import { MAILER_CONFIG } from '@lead-capture/mailer';
 import { NOTIFICATION_CONFIG } from '@lead-capture/notification';
@@ -22,6 +28,7 @@ export const CONFIG_SECTIONS: readonly ConfigSection[] = [
   { title: 'every process', spec: COMMON_CONFIG },
   { title: 'gateway (and embedded)', spec: GATEWAY_CONFIG },
   { title: 'distributed gateway: where each service listens', spec: SERVICE_URL_CONFIG },
+  { title: 'distributed processes: internal identities', spec: INTERNAL_KEY_CONFIG },
   { title: 'intake', spec: INTAKE_CONFIG },
   { title: 'lead', spec: LEAD_CONFIG },
   { title: 'enrichment', spec: ENRICHMENT_CONFIG },

@@ -1,5 +1,11 @@
 import { buildGateway, listenForMetrics, openGatewayResources } from '@lead-capture/gateway';
-import { createLogger, createShutdown, exitOnConfigError, loadConfig } from '@lead-capture/kit';
+import {
+  createLogger,
+  createShutdown,
+  exitOnConfigError,
+  generateInternalKeys,
+  loadConfig,
+} from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { EMBEDDED_CONFIG } from './config.js';
 import { loadOrCreateSecret } from './secrets.js';
@@ -8,7 +14,8 @@ import { createEmbeddedModules } from './services.js';
 /**
  * `pnpm start`: every service in one process behind the gateway. The embedded docstore and the
  * journaled in-process bus under DATA_DIR by default; MongoDB, RabbitMQ and Redis when their URLs
- * are set. Secrets left unset are generated once under DATA_DIR/secrets/.
+ * are set. Secrets left unset are generated once under DATA_DIR/secrets/. The keys of the services'
+ * calls to each other are made in memory at every start: those calls never leave the process.
  */
 const config = exitOnConfigError(() => loadConfig(EMBEDDED_CONFIG));
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'lead-capture' });
@@ -24,8 +31,7 @@ function announceFirstAdmin({ email, password }: { email: string; password: stri
 
 try {
   const jwtSecret = config.JWT_SECRET ?? (await loadOrCreateSecret(config.DATA_DIR, 'jwt-secret', logger));
-  const internalSecret =
-    config.INTERNAL_SECRET ?? (await loadOrCreateSecret(config.DATA_DIR, 'internal-secret', logger));
+  const internalKeys = generateInternalKeys();
 
   const { store, bus, metrics, rateLimitStore } = await openGatewayResources({
     config,
@@ -40,7 +46,7 @@ try {
     store,
     bus,
     publicBaseUrl: config.PUBLIC_BASE_URL,
-    internalSecret,
+    internalKeys,
     app: () => gateway,
   });
 
@@ -48,7 +54,8 @@ try {
     logger,
     store,
     bus,
-    config: { ...config, JWT_SECRET: jwtSecret, INTERNAL_SECRET: internalSecret },
+    config: { ...config, JWT_SECRET: jwtSecret },
+    trust: internalKeys.trust,
     firstAdmin: {
       email: config.ADMIN_EMAIL,
       password: config.ADMIN_PASSWORD,

@@ -4,6 +4,7 @@ import { createEnrichmentService } from '@lead-capture/enrichment';
 import { createIntakeService } from '@lead-capture/intake';
 import {
   createInProcessInternalClient,
+  type InternalKeys,
   type Logger,
   type ServiceFactory,
   type ServiceModule,
@@ -42,14 +43,15 @@ export const EMBEDDED_SERVICES: readonly EmbeddedService[] = [
 /**
  * Every embedded service made for one process: each with its logger, the shared store and bus, and
  * an internal client that calls the gateway `app()` answers (built after the modules, which it
- * mounts). Used by `pnpm start` and by the tests that build the whole product in one app.
+ * mounts), signing with the service's own key from `internalKeys` (a service that calls no other
+ * has none). Used by `pnpm start` and by the tests that build the whole product in one app.
  */
 export function createEmbeddedModules(deps: {
   logger: Logger;
   store: DocStore;
   bus: MessageBus;
   publicBaseUrl: string | undefined;
-  internalSecret: string;
+  internalKeys: InternalKeys;
   app: () => FastifyInstance | undefined;
 }): ServiceModule[] {
   return EMBEDDED_SERVICES.map(({ name, create }) => {
@@ -64,8 +66,8 @@ export function createEmbeddedModules(deps: {
           if (!app) throw new Error('Internal call before the gateway was built');
           return app;
         },
-        secret: deps.internalSecret,
         callerName: name,
+        signer: deps.internalKeys.signer(name),
       }),
     });
     if (module.name !== name)

@@ -29,7 +29,8 @@ async function startEmbedded(dataDir: string): Promise<RunningProcess> {
   const port = await freePort();
   const unset = [
     'JWT_SECRET',
-    'INTERNAL_SECRET',
+    'INTERNAL_SIGNING_KEY',
+    'INTERNAL_PUBLIC_KEYS',
     'ADMIN_EMAIL',
     'ADMIN_PASSWORD',
     'MONGO_URL',

@@ -16,7 +16,6 @@ export const REPO_ROOT = join(import.meta.dirname, '..', '..', '..');
 /** Not secrets: the document never depends on them, they only let the gateway start. */
 const FIXED_SECRETS = {
   JWT_SECRET: 'openapi-document-jwt-secret-not-used-for-anything',
-  INTERNAL_SECRET: 'openapi-document-internal-secret-not-used-for-anything',
 };
 
 export type OpenApiDocument = {

@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import type { MessageBus } from '@lead-capture/bus';
 import { type DocStore, openStore } from '@lead-capture/docstore';
 import { buildGateway } from '@lead-capture/gateway';
-import { createLogger, loadConfig, openBus, type ServiceModule } from '@lead-capture/kit';
+import {
+  createLogger,
+  generateInternalKeys,
+  loadConfig,
+  openBus,
+  type ServiceModule,
+} from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { EMBEDDED_CONFIG } from '../src/config.js';
 import { createEmbeddedModules } from '../src/services.js';
@@ -31,7 +37,7 @@ export interface ProductAppOptions {
   /** Config variables beside DATA_DIR (RATE_LIMIT_MAX is 0 unless given). */
   env?: Record<string, string>;
   /** Fixed secrets (the OpenAPI document must not depend on random ones); random by default. */
-  secrets?: { JWT_SECRET: string; INTERNAL_SECRET: string };
+  secrets?: { JWT_SECRET: string };
   /** Starts the modules' consumers and schedulers (the chain runs); false for route-only tests. */
   start?: boolean;
 }
@@ -47,15 +53,15 @@ export async function buildProductApp(options: ProductAppOptions): Promise<Produ
   const bus = await openBus({ amqpUrl: undefined, logger, store, connectionName: options.name });
   const secrets = options.secrets ?? {
     JWT_SECRET: randomBytes(32).toString('base64url'),
-    INTERNAL_SECRET: randomBytes(32).toString('base64url'),
   };
+  const internalKeys = generateInternalKeys();
   let app: FastifyInstance | undefined;
   const modules = createEmbeddedModules({
     logger,
     store,
     bus,
     publicBaseUrl: undefined,
-    internalSecret: secrets.INTERNAL_SECRET,
+    internalKeys,
     app: () => app,
   });
   const close = async () => {
@@ -74,6 +80,7 @@ export async function buildProductApp(options: ProductAppOptions): Promise<Produ
       config: { ...config, ...secrets },
       firstAdmin: { ...PRODUCT_ADMIN, name: 'Ada Admin' },
       services: modules,
+      trust: internalKeys.trust,
     });
     await app.ready();
     if (options.start !== false) for (const module of modules) await module.start?.();

@@ -4,6 +4,8 @@ import { DASHBOARD_DIST_DIR } from '@lead-capture/dashboard';
 import type { DocStore } from '@lead-capture/docstore';
 import {
   createHttpApp,
+  type InternalSigner,
+  type InternalTrust,
   type Logger,
   Outbox,
   registerHealthRoutes,
@@ -45,7 +47,6 @@ export type GatewaySettings = Omit<
   'JWT_SECRET' | 'ADMIN_EMAIL' | 'ADMIN_PASSWORD' | 'ADMIN_NAME'
 > & {
   JWT_SECRET: string;
-  INTERNAL_SECRET: string;
   BODY_LIMIT_BYTES: number;
 };
 
@@ -72,6 +73,10 @@ export interface GatewayDeps {
   services?: readonly ServiceModule[];
   /** Distributed mode: each service's base URL; requests are forwarded there. */
   upstreams?: ServiceUrls;
+  /** Distributed mode: the gateway's own key, which signs the identity forwarded with each request. */
+  signer?: InternalSigner;
+  /** Embedded mode: whose signed identities reach the services' `/internal/` routes (their callers'). */
+  trust?: InternalTrust;
   /** Readiness turns 503 once shutdown has started. */
   isShuttingDown?: () => boolean;
   /** Current time in ms (tests move it). */
@@ -89,6 +94,7 @@ export interface GatewayDeps {
 export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
   const { logger, store, bus, config, services, upstreams, now = Date.now } = deps;
   if (services && upstreams) throw new Error('buildGateway takes services (embedded) or upstreams, not both');
+  if (upstreams && !deps.signer) throw new Error('The distributed gateway needs its signing key');
   const modules = services ?? [];
   assertModulesMatchTable(modules);
 
@@ -168,7 +174,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       now,
     }),
     rateLimited: metrics.rateLimited,
-    internalSecret: config.INTERNAL_SECRET,
+    trust: deps.trust,
     isPublicServiceRoute,
     servesInternalRoutes: !upstreams,
     isDashboardPath,
@@ -218,7 +224,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
         'No URL for some services; their routes answer 503',
       );
     }
-    await registerUpstreams(app, { upstreams, internalSecret: config.INTERNAL_SECRET });
+    await registerUpstreams(app, { upstreams, signer: deps.signer! });
   } else {
     for (const module of modules) {
       const { registerRoutes } = module;

@@ -1,6 +1,7 @@
 import {
   COMMON_CONFIG,
   type ConfigOf,
+  INTERNAL_KEY_CONFIG,
   int,
   METRICS_CONFIG,
   oneOf,
@@ -86,13 +87,16 @@ export const GATEWAY_CONFIG = {
   }),
 };
 
-/** The distributed gateway process: secrets are required, each service is reached at its URL. */
+/**
+ * The distributed gateway process: secrets are required (its own signing key among them: it alone
+ * signs users' identities), each service is reached at its URL.
+ */
 export const DISTRIBUTED_GATEWAY_CONFIG = {
   ...COMMON_CONFIG,
   ...GATEWAY_CONFIG,
   ...SERVICE_URL_CONFIG,
   JWT_SECRET: required(GATEWAY_CONFIG.JWT_SECRET),
-  INTERNAL_SECRET: required(COMMON_CONFIG.INTERNAL_SECRET),
+  INTERNAL_SIGNING_KEY: required(INTERNAL_KEY_CONFIG.INTERNAL_SIGNING_KEY),
 };
 
 export type GatewayConfig = ConfigOf<typeof GATEWAY_CONFIG>;

@@ -2,6 +2,8 @@ import {
   createLogger,
   createShutdown,
   exitOnConfigError,
+  GATEWAY_SIGNER,
+  internalSigner,
   loadConfig,
   serviceUrlsFromConfig,
 } from '@lead-capture/kit';
@@ -31,6 +33,7 @@ try {
     rateLimitStore,
     metrics,
     upstreams: serviceUrlsFromConfig(config),
+    signer: internalSigner(GATEWAY_SIGNER, config.INTERNAL_SIGNING_KEY),
     isShuttingDown: shutdown.isShuttingDown,
   });
   shutdown.register('http', 'stop-accepting', async () => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createInProcessBus } from '@lead-capture/bus';
 import { type DocStore, openStore } from '@lead-capture/docstore';
 import { buildServiceApp, createLogger } from '@lead-capture/kit';
+import { TEST_INTERNAL_KEYS } from '@lead-capture/kit/testing';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUDIT_LOG_COLLECTION, type AuditEntryDoc } from '../src/audit/audit-log.js';
@@ -311,7 +312,7 @@ describe('distributed: forwarded writes are recorded too', () => {
     notification = await buildServiceApp(
       createTestNotificationService(),
       { logger, store, bus: createInProcessBus({ logger }) },
-      { internalSecret: secrets.internalSecret },
+      { trust: TEST_INTERNAL_KEYS.trust },
     );
     await notification.listen({ host: '127.0.0.1', port: 0 });
     gateway = await createTestGateway({

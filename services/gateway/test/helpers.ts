@@ -9,12 +9,15 @@ import { type DocStore, openStore } from '@lead-capture/docstore';
 import {
   COMMON_CONFIG,
   createLogger,
+  GATEWAY_SIGNER,
+  type InternalKeys,
   type Logger,
   loadConfig,
   openBus,
   type ServiceModule,
   type ServiceUrls,
 } from '@lead-capture/kit';
+import { TEST_INTERNAL_KEYS } from '@lead-capture/kit/testing';
 import type { FastifyInstance } from 'fastify';
 import { buildGateway } from '../src/app.js';
 import { GATEWAY_CONFIG } from '../src/config.js';
@@ -52,7 +55,9 @@ export interface TestGatewayOptions {
   rateLimitStore?: RateLimitStore;
   now?: () => number;
   log?: CapturedLog;
-  secrets?: { jwtSecret: string; internalSecret: string };
+  secrets?: { jwtSecret: string };
+  /** The gateway's signing key and the callers' keys its /internal/ routes trust; default TEST_INTERNAL_KEYS. */
+  keys?: InternalKeys;
   metrics?: GatewayMetrics;
   verifyPassword?: (password: string, hash: string) => Promise<boolean>;
 }
@@ -62,14 +67,14 @@ export interface TestGateway {
   store: DocStore;
   bus: MessageBus;
   logger: Logger;
-  secrets: { jwtSecret: string; internalSecret: string };
+  secrets: { jwtSecret: string };
+  keys: InternalKeys;
   close(): Promise<void>;
 }
 
 export function newSecrets() {
   return {
     jwtSecret: randomBytes(32).toString('base64url'),
-    internalSecret: randomBytes(32).toString('base64url'),
   };
 }
 
@@ -87,16 +92,19 @@ export async function createTestGateway(options: TestGatewayOptions = {}): Promi
     : createInProcessBus({ logger, validate: validateEvent });
   const bus = options.wrapBus?.(inProcessBus) ?? inProcessBus;
   const secrets = options.secrets ?? newSecrets();
+  const keys = options.keys ?? TEST_INTERNAL_KEYS;
   const config = loadConfig({ ...COMMON_CONFIG, ...GATEWAY_CONFIG }, options.env ?? {});
   const app = await buildGateway({
     logger,
     store,
     bus,
-    config: { ...config, JWT_SECRET: secrets.jwtSecret, INTERNAL_SECRET: secrets.internalSecret },
+    config: { ...config, JWT_SECRET: secrets.jwtSecret },
     firstAdmin: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD, name: 'Ada Admin' },
     rateLimitStore: options.rateLimitStore,
     services: options.services,
     upstreams: options.upstreams,
+    signer: keys.signer(GATEWAY_SIGNER),
+    trust: keys.trust,
     now: options.now,
     metrics: options.metrics,
     verifyPassword: options.verifyPassword,
@@ -108,6 +116,7 @@ export async function createTestGateway(options: TestGatewayOptions = {}): Promi
     bus,
     logger,
     secrets,
+    keys,
     async close() {
       await app.close();
       await bus.close();

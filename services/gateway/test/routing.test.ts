@@ -9,10 +9,16 @@ import {
   buildServiceApp,
   createInProcessInternalClient,
   createLogger,
+  generateSigningKey,
+  type Identity,
   INTERNAL_IDENTITY_HEADER,
+  type InternalSigner,
+  internalSigner,
   type ServiceModule,
+  serviceIdentity,
   signIdentity,
 } from '@lead-capture/kit';
+import { TEST_INTERNAL_KEYS, testSigner } from '@lead-capture/kit/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertModulesMatchTable } from '../src/routing/table.js';
@@ -24,7 +30,6 @@ import {
   CapturedLog,
   createTestGateway,
   login,
-  newSecrets,
   type Session,
   type TestGateway,
 } from './helpers.js';
@@ -73,59 +78,43 @@ describe('embedded: services mounted in the gateway', () => {
   });
   afterAll(() => gateway?.close());
 
-  it('serves /internal/ only to services with a signed service identity; anyone else gets 404', async () => {
-    const { app, secrets } = gateway;
+  it('serves /internal/ only to a service signing its own identity on a declared call; anyone else gets 404', async () => {
+    const { app, keys } = gateway;
+    const url = '/internal/lead/leads/l-1';
     const adminIdentity = { method: 'jwt', userId: admin.user.id, role: 'admin', scope: 'full' } as const;
-    const echoTarget = { service: 'lead', method: 'GET', path: '/internal/lead/echo' };
+    const target = { service: 'lead', method: 'GET', path: url };
+    const webhooks = testSigner('webhooks', keys);
+    const sign = async (identity: Identity, signer: InternalSigner, to = target) => ({
+      [INTERNAL_IDENTITY_HEADER]: await signIdentity(identity, signer, to),
+    });
     const attempts = [
       {},
       bearer(admin.token),
-      {
-        [INTERNAL_IDENTITY_HEADER]: await signIdentity(
-          { ...adminIdentity, method: 'service' },
-          newSecrets().internalSecret,
-          echoTarget,
-        ),
-      },
-      { [INTERNAL_IDENTITY_HEADER]: await signIdentity(adminIdentity, secrets.internalSecret, echoTarget) },
-      // A service identity, but signed for another service's path, or another method.
-      {
-        [INTERNAL_IDENTITY_HEADER]: await signIdentity(
-          { ...adminIdentity, method: 'service' },
-          secrets.internalSecret,
-          {
-            ...echoTarget,
-            service: 'intake',
-          },
-        ),
-      },
-      {
-        [INTERNAL_IDENTITY_HEADER]: await signIdentity(
-          { ...adminIdentity, method: 'service' },
-          secrets.internalSecret,
-          {
-            ...echoTarget,
-            method: 'POST',
-          },
-        ),
-      },
+      // The right identity, but another key than the one the gateway knows for webhooks.
+      await sign(serviceIdentity('webhooks'), internalSigner('webhooks', generateSigningKey())),
+      // A user's identity, signed by the gateway or by the webhooks worker.
+      await sign(adminIdentity, testSigner('gateway', keys)),
+      await sign(adminIdentity, webhooks),
+      // Another service's identity with the webhooks key; the source's own, on a call it does not make.
+      await sign(serviceIdentity('source'), webhooks),
+      await sign(serviceIdentity('source'), testSigner('source', keys)),
+      // The webhooks identity, but signed for another service's path, or another method.
+      await sign(serviceIdentity('webhooks'), webhooks, { ...target, service: 'intake' }),
+      await sign(serviceIdentity('webhooks'), webhooks, { ...target, method: 'POST' }),
     ];
     for (const headers of attempts) {
-      const response = await app.inject({ method: 'GET', url: '/internal/lead/echo', headers });
+      const response = await app.inject({ method: 'GET', url, headers });
       expect(response.statusCode).toBe(404);
-      expect(response.json()).toEqual({ error: 'Not found: GET /internal/lead/echo' });
+      expect(response.json()).toEqual({ error: `Not found: GET ${url}` });
     }
 
     const client = createInProcessInternalClient({
       app: () => app,
-      secret: secrets.internalSecret,
-      callerName: 'source',
+      callerName: 'webhooks',
+      signer: webhooks,
     });
-    const answer = await client.request('lead', { method: 'GET', path: '/internal/lead/echo' });
-    expect(answer).toEqual({
-      status: 200,
-      body: { identity: { method: 'service', userId: 'service:source', role: 'admin', scope: 'full' } },
-    });
+    const answer = await client.request('lead', { method: 'GET', path: url });
+    expect(answer).toEqual({ status: 200, body: { identity: serviceIdentity('webhooks') } });
   });
 
   it('lets both webhook paths through unauthenticated and never logs the token', async () => {
@@ -170,7 +159,6 @@ describe('embedded: services mounted in the gateway', () => {
 describe('distributed: requests forwarded to the service processes', () => {
   const gatewayLog = new CapturedLog();
   const upstreamLog = new CapturedLog();
-  const secrets = newSecrets();
   let dataDir: string;
   let store: DocStore;
   let lead: FastifyInstance;
@@ -181,11 +169,7 @@ describe('distributed: requests forwarded to the service processes', () => {
   async function startUpstream(module: ServiceModule): Promise<{ app: FastifyInstance; url: string }> {
     const logger = createLogger({ level: 'trace', name: module.name, destination: upstreamLog });
     const bus = createInProcessBus({ logger });
-    const app = await buildServiceApp(
-      module,
-      { logger, store, bus },
-      { internalSecret: secrets.internalSecret },
-    );
+    const app = await buildServiceApp(module, { logger, store, bus }, { trust: TEST_INTERNAL_KEYS.trust });
     await app.listen({ host: '127.0.0.1', port: 0 });
     return { app, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
   }
@@ -200,7 +184,6 @@ describe('distributed: requests forwarded to the service processes', () => {
     gateway = await createTestGateway({
       upstreams: { lead: leadService.url, intake: intakeService.url },
       env: { TRUST_PROXY: '127.0.0.1' },
-      secrets,
       log: gatewayLog,
     });
     admin = await login(gateway.app, ADMIN_EMAIL, ADMIN_PASSWORD);
@@ -240,7 +223,7 @@ describe('distributed: requests forwarded to the service processes', () => {
     // from the gateway, say) and a made-up X-Forwarded-For: the IP is the socket's.
     const identity = await signIdentity(
       { method: 'jwt', userId: admin.user.id, role: 'admin', scope: 'full' },
-      secrets.internalSecret,
+      testSigner('gateway'),
       { service: 'lead', method: 'GET', path: '/api/leads/whoami' },
     );
     const direct = await lead.inject({
@@ -288,7 +271,7 @@ describe('distributed: requests forwarded to the service processes', () => {
   it('replaces an x-internal-identity sent from outside', async () => {
     const forged = await signIdentity(
       { method: 'service', userId: 'service:evil', role: 'admin', scope: 'full' },
-      secrets.internalSecret,
+      testSigner('gateway'),
       { service: 'intake', method: 'POST', path: '/api/webhooks/some-token' },
     );
     const webhook = await gateway.app.inject({
@@ -334,14 +317,14 @@ describe('distributed: requests forwarded to the service processes', () => {
   });
 
   it('never forwards /internal/ and answers unknown prefixes with 404', async () => {
-    const identity = await signIdentity(
-      { method: 'service', userId: 'service:x', role: 'admin', scope: 'full' },
-      secrets.internalSecret,
-      { service: 'lead', method: 'GET', path: '/internal/lead/echo' },
-    );
+    const identity = await signIdentity(serviceIdentity('webhooks'), testSigner('webhooks'), {
+      service: 'lead',
+      method: 'GET',
+      path: '/internal/lead/leads/l-1',
+    });
     const internal = await gateway.app.inject({
       method: 'GET',
-      url: '/internal/lead/echo',
+      url: '/internal/lead/leads/l-1',
       headers: { [INTERNAL_IDENTITY_HEADER]: identity },
     });
     expect(internal.statusCode).toBe(404);

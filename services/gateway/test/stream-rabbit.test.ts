@@ -6,7 +6,7 @@ import type { MessageBus } from '@lead-capture/bus';
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import { type DocStore, openStore } from '@lead-capture/docstore';
 import { COMMON_CONFIG, createLogger, loadConfig } from '@lead-capture/kit';
-import { openTestRabbitBus, type TestRabbitBus } from '@lead-capture/kit/testing';
+import { openTestRabbitBus, TEST_INTERNAL_KEYS, type TestRabbitBus } from '@lead-capture/kit/testing';
 import { AMQP_URL, requireService } from '@lead-capture/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,7 +44,8 @@ describe.runIf(rabbit)('the live stream over RabbitMQ, two gateway replicas', ()
         logger,
         store,
         bus,
-        config: { ...config, JWT_SECRET: secrets.jwtSecret, INTERNAL_SECRET: secrets.internalSecret },
+        config: { ...config, JWT_SECRET: secrets.jwtSecret },
+        trust: TEST_INTERNAL_KEYS.trust,
         firstAdmin: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD, name: 'Ada Admin' },
       });
       await app.listen({ host: '127.0.0.1', port: 0 });

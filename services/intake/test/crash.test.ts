@@ -6,10 +6,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRabbitBus, type EventEnvelope } from '@lead-capture/bus';
 import { CONSUMER_GROUPS, validateEvent } from '@lead-capture/contracts';
-import { signIdentity } from '@lead-capture/kit';
+import { formatInternalPublicKeys, serviceIdentity, signIdentity } from '@lead-capture/kit';
+import { TEST_INTERNAL_KEYS, testSigner } from '@lead-capture/kit/testing';
 import { AMQP_URL, requireService, startTcpProxy, uniquePrefix } from '@lead-capture/testing';
 import { expect, it } from 'vitest';
-import { deleteRabbitTopology, randomToken, SECRET, silentLogger, waitFor } from './harness.js';
+import { deleteRabbitTopology, randomToken, silentLogger, waitFor } from './harness.js';
 
 const rabbit = await requireService('RabbitMQ', AMQP_URL);
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -25,7 +26,10 @@ async function spawnIntake(dataDir: string, amqpUrl: string, namePrefix: string)
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', join(packageRoot, 'test/fixtures/intake-process.ts'), dataDir, amqpUrl, namePrefix],
-    { cwd: packageRoot },
+    {
+      cwd: packageRoot,
+      env: { ...process.env, INTERNAL_PUBLIC_KEYS: formatInternalPublicKeys(TEST_INTERNAL_KEYS.publicKeys) },
+    },
   );
   const exited = new Promise<NodeJS.Signals | null>((resolve) =>
     child.on('close', (_code, signal) => resolve(signal)),
@@ -47,11 +51,11 @@ async function spawnIntake(dataDir: string, amqpUrl: string, namePrefix: string)
 }
 
 async function internalPut(port: number, path: string, body: unknown): Promise<number> {
-  const identity = await signIdentity(
-    { method: 'service', userId: 'service:source', role: 'admin', scope: 'full' },
-    SECRET,
-    { service: 'intake', method: 'PUT', path },
-  );
+  const identity = await signIdentity(serviceIdentity('source'), testSigner('source'), {
+    service: 'intake',
+    method: 'PUT',
+    path,
+  });
   const response = await fetch(`http://127.0.0.1:${port}${path}`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json', 'x-internal-identity': identity },

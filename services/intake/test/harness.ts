@@ -16,7 +16,6 @@ import { createIntakeService } from '../src/service.js';
 
 export { deleteRabbitTopology } from '@lead-capture/kit/testing';
 
-export const SECRET = 'intake-test-secret-at-least-32-bytes-long!';
 export const silentLogger: Logger = createLogger({
   level: (process.env.TEST_LOG_LEVEL as 'silent' | undefined) ?? 'silent',
   name: 'intake-test',
@@ -91,7 +90,6 @@ export async function startIntake(options: HarnessOptions = {}): Promise<Harness
   const h = await startServiceHarness((deps) => createIntakeService(deps, config), {
     label: 'intake',
     logger: options.logger ?? silentLogger,
-    secret: SECRET,
     app: 'service',
     bus: options.bus,
     store: options.store,

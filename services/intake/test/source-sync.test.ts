@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { MessageBus } from '@lead-capture/bus';
 import { type FieldMappings, MAPPING_TARGETS } from '@lead-capture/contracts';
+import { type Identity, INTERNAL_IDENTITY_HEADER, serviceIdentity, signIdentity } from '@lead-capture/kit';
+import { testSigner } from '@lead-capture/kit/testing';
 import { type HandledLog, trackHandlers } from '@lead-capture/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, inProcessBus, randomToken, startIntake, waitFor } from './harness.js';
@@ -119,6 +121,36 @@ describe('the synchronous sync route', () => {
     expect(anonymous.statusCode).toBe(401);
     expect(anonymous.json()).toEqual({ error: 'Missing internal identity' });
     expect(await tokenStatus(body.webhookToken)).toBe(404);
+  });
+
+  it("refuses the webhooks worker's key, whoever it claims to be: only the source's own key registers a token", async () => {
+    const sourceId = randomUUID();
+    const url = `/internal/intake/sources/${sourceId}`;
+    const body = { sourceId, name: 'Form', webhookToken: randomToken(), fieldMappings: {}, revision: 1 };
+    const admin: Identity = { method: 'jwt', userId: randomUUID(), role: 'admin', scope: 'full' };
+    for (const identity of [serviceIdentity('source'), serviceIdentity('webhooks'), admin]) {
+      const forged = await intake.app.inject({
+        method: 'PUT',
+        url,
+        headers: {
+          'content-type': 'application/json',
+          [INTERNAL_IDENTITY_HEADER]: await signIdentity(identity, testSigner('webhooks'), {
+            service: 'intake',
+            method: 'PUT',
+            path: url,
+          }),
+        },
+        payload: JSON.stringify(body),
+      });
+      expect({ identity: identity.userId, status: forged.statusCode, body: forged.json() }).toEqual({
+        identity: identity.userId,
+        status: 401,
+        body: { error: 'Invalid internal identity' },
+      });
+    }
+    expect(await tokenStatus(body.webhookToken)).toBe(404);
+    expect((await intake.internal('PUT', url, body)).statusCode).toBe(204);
+    expect(await tokenStatus(body.webhookToken)).toBe(200);
   });
 
   it.each([

@@ -5,14 +5,21 @@ import { join } from 'node:path';
 import { createInProcessBus } from '@lead-capture/bus';
 import { CONSUMER_GROUPS, LEAD_STATUSES, validateEvent } from '@lead-capture/contracts';
 import { type DocStore, openStore } from '@lead-capture/docstore';
-import { buildServiceApp, createLogger, INTERNAL_IDENTITY_HEADER, signIdentity } from '@lead-capture/kit';
+import {
+  buildServiceApp,
+  createLogger,
+  GATEWAY_SIGNER,
+  generateInternalKeys,
+  INTERNAL_IDENTITY_HEADER,
+  signIdentity,
+} from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { loadLeadConfig } from '../src/config.js';
 import { derivedFields } from '../src/normalize.js';
 import { createLeadService } from '../src/service.js';
 import type { LeadDoc } from '../src/store.js';
 
-const SECRET = 'lead-service-bench-secret-of-at-least-32-bytes';
+const KEYS = generateInternalKeys({ names: [GATEWAY_SIGNER] });
 const FIRST_NAMES = ['Ada', 'Grace', 'Alan', 'Linus', 'Margaret', 'Ken', 'Barbara', 'Dennis', 'Radia', 'Tim'];
 const LAST_NAMES = ['Lovelace', 'Hopper', 'Turing', 'Torvalds', 'Hamilton', 'Thompson', 'Liskov', 'Ritchie'];
 export const SOURCE_IDS = Array.from({ length: 20 }, () => randomUUID());
@@ -129,7 +136,7 @@ export async function startWithLeads(count: number): Promise<BenchService> {
     })),
   );
   // Started after the load: its indexes are then built once over all the leads.
-  const app = await buildServiceApp(module, { logger, store, bus }, { internalSecret: SECRET });
+  const app = await buildServiceApp(module, { logger, store, bus }, { trust: KEYS.trust });
   await module.start?.();
   return {
     app,
@@ -137,7 +144,9 @@ export async function startWithLeads(count: number): Promise<BenchService> {
     async auth(request: { method: string; url: string }) {
       const identity = { method: 'jwt', userId: USER_IDS[0]!, role: 'admin', scope: 'full' } as const;
       const target = { service: module.name, method: request.method, path: request.url };
-      return { [INTERNAL_IDENTITY_HEADER]: await signIdentity(identity, SECRET, target) };
+      return {
+        [INTERNAL_IDENTITY_HEADER]: await signIdentity(identity, KEYS.signer(GATEWAY_SIGNER)!, target),
+      };
     },
     async close() {
       await module.stop?.();

@@ -10,7 +10,6 @@ import type { FastifyInstance } from 'fastify';
 import { type LeadConfig, loadLeadConfig } from '../src/config.js';
 import { createLeadService } from '../src/service.js';
 
-export const SECRET = 'lead-service-test-secret-of-at-least-32-bytes';
 export const ADMIN_ID = '11111111-1111-4111-8111-111111111111';
 export const logger = testLogger('lead');
 
@@ -62,7 +61,6 @@ export async function startHarness(
     {
       label: 'lead',
       logger,
-      secret: SECRET,
       app: 'service',
       bus,
       closeBus: !options.bus,

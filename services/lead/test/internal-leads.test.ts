@@ -2,13 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import {
   createInProcessInternalClient,
+  type Identity,
   INTERNAL_IDENTITY_HEADER,
   type InternalClient,
   serviceIdentity,
   signIdentity,
 } from '@lead-capture/kit';
+import { testSigner } from '@lead-capture/kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureLead, client, type Harness, SECRET, startHarness } from './harness.js';
+import { captureLead, client, type Harness, startHarness } from './harness.js';
 
 /** GET /internal/lead/leads/<id>: the lead as the detail endpoint shows it, for other services only. */
 describe('the internal lead route', () => {
@@ -22,8 +24,8 @@ describe('the internal lead route', () => {
     api = client(harness);
     asService = createInProcessInternalClient({
       app: () => harness.app,
-      secret: SECRET,
       callerName: 'webhooks',
+      signer: testSigner('webhooks'),
     });
   });
   afterAll(() => harness.close());
@@ -110,7 +112,7 @@ describe('the internal lead route', () => {
       method: 'GET',
       url: path,
       headers: {
-        [INTERNAL_IDENTITY_HEADER]: await signIdentity(serviceIdentity('webhooks'), SECRET, {
+        [INTERNAL_IDENTITY_HEADER]: await signIdentity(serviceIdentity('webhooks'), testSigner('webhooks'), {
           service: 'lead',
           method: 'GET',
           path: `/internal/lead/leads/${randomUUID()}`,
@@ -118,5 +120,44 @@ describe('the internal lead route', () => {
       },
     });
     expect(signedElsewhere.statusCode).toBe(401);
+  });
+
+  it("refuses what the webhooks worker's key signs beyond its own identity on its declared call", async () => {
+    const lead = await captureLead(harness, { email: `stolen-key-${randomUUID()}@example.com` });
+    const webhooksKey = testSigner('webhooks');
+    const send = async (method: 'GET' | 'DELETE', url: string, identity: Identity) =>
+      harness.app.inject({
+        method,
+        url,
+        headers: {
+          [INTERNAL_IDENTITY_HEADER]: await signIdentity(identity, webhooksKey, {
+            service: 'lead',
+            method,
+            path: url,
+          }),
+        },
+      });
+    const admin: Identity = { method: 'jwt', userId: randomUUID(), role: 'admin', scope: 'full' };
+    // A user's identity: only the gateway's key vouches for one.
+    for (const [method, url] of [
+      ['GET', `/api/leads/${lead.id}`],
+      ['GET', `/internal/lead/leads/${lead.id}`],
+      ['DELETE', `/api/leads/${lead.id}`],
+    ] as const) {
+      const answer = await send(method, url, admin);
+      expect({ url, status: answer.statusCode, body: answer.json() }).toEqual({
+        url,
+        status: 401,
+        body: { error: 'Invalid internal identity' },
+      });
+    }
+    // Another service's identity, on the very route the webhooks worker may call.
+    const asSource = await send('GET', `/internal/lead/leads/${lead.id}`, serviceIdentity('source'));
+    expect(asSource.statusCode).toBe(401);
+    // Its own identity on a route it is not declared to call.
+    expect((await send('GET', `/api/leads/${lead.id}`, serviceIdentity('webhooks'))).statusCode).toBe(401);
+    // The lead is still there, and its own call still works.
+    expect((await api.get(`/api/leads/${lead.id}`)).status).toBe(200);
+    expect((await internalGet(`/internal/lead/leads/${lead.id}`)).status).toBe(200);
   });
 });

@@ -11,7 +11,6 @@ import { createNotificationService, loadNotificationConfig } from '../src/index.
 
 export { type Reply, waitFor } from '@lead-capture/kit/testing';
 
-export const SECRET = 'notification-tests-internal-secret-0123456789';
 export const logger = testLogger('notification');
 
 export const noInternalCalls: InternalClient = {
@@ -63,7 +62,6 @@ export async function startNotificationHarness(options: HarnessOptions = {}): Pr
       logger,
       bus,
       closeBus: true,
-      secret: SECRET,
       internal: noInternalCalls,
       publicBaseUrl: options.publicBaseUrl,
       observe: { group: 'test.notification.observe', types: ['lead.notified'] },

@@ -14,7 +14,6 @@ import { createPipelineService, type PipelineServiceOptions } from '../src/index
 
 export { type Reply, waitFor } from '@lead-capture/kit/testing';
 
-export const SECRET = 'pipeline-tests-internal-secret-0123456789';
 export const logger = testLogger('pipeline');
 
 /** The pipeline service calls no other service. */
@@ -65,7 +64,6 @@ export async function startPipelineHarness(options: HarnessOptions = {}): Promis
   const h = await startServiceHarness((deps) => createPipelineService(deps, serviceOptions), {
     label: 'pipeline',
     logger,
-    secret: SECRET,
     bus: options.bus,
     store: options.store,
     internal: noInternalCalls,

@@ -16,7 +16,6 @@ import { createScoringService } from '../src/index.js';
 
 export { type Reply, waitFor } from '@lead-capture/kit/testing';
 
-export const SECRET = 'scoring-tests-internal-secret-0123456789';
 export const logger = testLogger('scoring');
 export const OBSERVER_GROUP = 'test.scoring.observe';
 export const SOURCE_ID = SAMPLE_IDS.source;
@@ -88,7 +87,6 @@ export async function startScoringHarness(
   const h = await startServiceHarness((deps) => createScoringService(deps), {
     label: 'scoring',
     logger,
-    secret: SECRET,
     bus: options.bus,
     closeBus: true,
     store: options.store,

@@ -8,14 +8,20 @@ import {
   type ServiceModule,
   signIdentity,
 } from '@lead-capture/kit';
-import { inProcessTestBus, openTestRabbitBus, openTestStore } from '@lead-capture/kit/testing';
+import {
+  inProcessTestBus,
+  openTestRabbitBus,
+  openTestStore,
+  TEST_INTERNAL_KEYS,
+  testSigner,
+} from '@lead-capture/kit/testing';
 import { type SmtpSink, startSmtpSink } from '@lead-capture/mailer/testing';
 import { createNotificationService, loadNotificationConfig } from '@lead-capture/notification';
 import { AMQP_URL, requireService } from '@lead-capture/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSequenceService, loadSequenceConfig } from '../src/index.js';
-import { leadSnapshot, logger, noInternalCalls, OBSERVED, SECRET, waitFor } from './harness.js';
+import { leadSnapshot, logger, noInternalCalls, OBSERVED, waitFor } from './harness.js';
 
 const rabbit = await requireService('RabbitMQ', AMQP_URL);
 
@@ -60,7 +66,7 @@ async function startChain(bus: MessageBus, sink: SmtpSink): Promise<Chain> {
   ];
   const app = createHttpApp({ logger });
   // One app for both services: the identities are signed for it, as `chain`.
-  await app.register(internalIdentity, { secret: SECRET, service: 'chain' });
+  await app.register(internalIdentity, { trust: TEST_INTERNAL_KEYS.trust, service: 'chain' });
   for (const module of modules) await module.registerRoutes?.(app);
   for (const module of modules) await module.start?.();
   await app.ready();
@@ -82,7 +88,7 @@ async function startChain(bus: MessageBus, sink: SmtpSink): Promise<Chain> {
         headers: {
           [INTERNAL_IDENTITY_HEADER]: await signIdentity(
             { method: 'jwt', userId, role: 'admin', scope: 'full' },
-            SECRET,
+            testSigner('gateway'),
             { service: 'chain', method, path: url },
           ),
         },

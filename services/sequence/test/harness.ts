@@ -13,7 +13,6 @@ import { createSequenceService, loadSequenceConfig } from '../src/index.js';
 export type { Reply } from '@lead-capture/kit/testing';
 export { waitFor };
 
-export const SECRET = 'sequence-tests-internal-secret-0123456789';
 export const logger = testLogger('sequence');
 
 export const noInternalCalls: InternalClient = {
@@ -93,7 +92,6 @@ export async function startSequenceHarness(options: HarnessOptions = {}): Promis
   const h = await startServiceHarness((deps) => createSequenceService(deps, config, serviceOptions()), {
     label: 'sequence',
     logger,
-    secret: SECRET,
     bus,
     closeBus: !options.bus,
     internal: noInternalCalls,

@@ -15,7 +15,6 @@ import { createSourceService } from '../src/index.js';
 
 export { type Reply, waitFor } from '@lead-capture/kit/testing';
 
-export const SECRET = 'source-tests-internal-secret-0123456789';
 export const logger = testLogger('source');
 export const OBSERVER_GROUP = 'test.source.observe';
 
@@ -75,7 +74,6 @@ export async function startSourceHarness(options: HarnessOptions = {}): Promise<
     {
       label: 'source',
       logger: options.logger ?? logger,
-      secret: SECRET,
       bus: options.bus,
       closeBus: true,
       internal: intake,

@@ -7,6 +7,8 @@ export {
   type ServiceHarness,
   type ServiceHarnessOptions,
   startServiceHarness,
+  TEST_INTERNAL_KEYS,
   testLogger,
+  testSigner,
   waitFor,
 } from './service-harness.js';

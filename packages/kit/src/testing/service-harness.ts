@@ -16,6 +16,12 @@ import type { Logger } from 'pino';
 import { createHttpApp } from '../http.js';
 import { type Identity, INTERNAL_IDENTITY_HEADER, signIdentity } from '../identity.js';
 import { internalIdentity } from '../internal-identity.js';
+import {
+  GATEWAY_SIGNER,
+  generateInternalKeys,
+  type InternalKeys,
+  type InternalSigner,
+} from '../internal-keys.js';
 import { createLogger } from '../logger.js';
 import { buildServiceApp } from '../run-service.js';
 import type { InternalClient, ServiceDeps, ServiceModule } from '../service.js';
@@ -44,6 +50,17 @@ export async function openTestStore(label: string): Promise<{ store: DocStore; r
   };
 }
 
+/** Every signer's key, made once per test process: what the harnesses sign and verify with by default. */
+export const TEST_INTERNAL_KEYS: InternalKeys = generateInternalKeys();
+
+/** The test key of `name` (the gateway, or a service SYNC_CALLS declares as a caller). */
+export function testSigner(name: string, keys: InternalKeys = TEST_INTERNAL_KEYS): InternalSigner {
+  const signer = keys.signer(name);
+  if (!signer)
+    throw new Error(`No test signing key for ${name}: it is neither the gateway nor a declared caller`);
+  return signer;
+}
+
 /** An internal client for services that call no other service: any call fails the test. */
 export function noInternalCalls(service: string): InternalClient {
   return {
@@ -54,7 +71,7 @@ export function noInternalCalls(service: string): InternalClient {
 }
 
 export interface ServiceHarnessOptions {
-  /** Names the temporary directory, the logger and the default internal secret. */
+  /** Names the temporary directory and the logger. */
   label: string;
   logger?: Logger;
   /** Default: a fresh in-process bus, closed by close(). */
@@ -66,8 +83,8 @@ export interface ServiceHarnessOptions {
   /** Default: a client that fails on any call. */
   internal?: InternalClient;
   publicBaseUrl?: string;
-  /** INTERNAL_SECRET of the app; default derived from the label. */
-  secret?: string;
+  /** The keys the app trusts and `headers()` signs with; default TEST_INTERNAL_KEYS. */
+  keys?: InternalKeys;
   /**
    * 'plain' (default): kit's createHttpApp with the internal-identity check (the module's public
    * routes excepted) and the module's routes. 'service': buildServiceApp, as the service process.
@@ -94,7 +111,7 @@ export interface ServiceHarness {
   store: DocStore;
   bus: MessageBus;
   logger: Logger;
-  secret: string;
+  keys: InternalKeys;
   /** The deps the module was made with: for replicas on the same store and bus. */
   deps: ServiceDeps;
   /** The user of the default identity. */
@@ -103,7 +120,8 @@ export interface ServiceHarness {
   events: EventEnvelope[];
   /**
    * The signed identity header for one request (`method`, `url`) to this service, as the gateway
-   * signs it: the default identity with `identity` over it; `null`: no header.
+   * signs it (a service identity `service:<name>`: as that service signs it): the default identity
+   * with `identity` over it; `null`: no header.
    */
   headers(
     request: { method: string; url: string },
@@ -124,7 +142,7 @@ export async function startServiceHarness(
   options: ServiceHarnessOptions,
 ): Promise<ServiceHarness> {
   const logger = options.logger ?? testLogger(options.label);
-  const secret = options.secret ?? `${options.label}-tests-internal-secret-0123456789`;
+  const keys = options.keys ?? TEST_INTERNAL_KEYS;
   const owned = options.store ? undefined : await openTestStore(options.label);
   const store = options.store ?? owned!.store;
   const bus = options.bus ?? inProcessTestBus(logger);
@@ -153,7 +171,7 @@ export async function startServiceHarness(
       module,
       { logger, store, bus },
       {
-        internalSecret: secret,
+        trust: keys.trust,
         trustProxy,
       },
     );
@@ -164,7 +182,7 @@ export async function startServiceHarness(
         trustProxy === undefined || trustProxy === true ? trustProxy : toFastifyTrustProxy(trustProxy),
     });
     await app.register(internalIdentity, {
-      secret,
+      trust: keys.trust,
       service: module.name,
       publicRoutes: (method, path) => module.isPublicRoute?.(method, path) ?? false,
     });
@@ -177,23 +195,35 @@ export async function startServiceHarness(
   const headers = async (
     request: { method: string; url: string },
     identity?: Partial<Identity> | null,
-  ): Promise<Record<string, string>> =>
-    identity === null
-      ? {}
-      : {
-          [INTERNAL_IDENTITY_HEADER]: await signIdentity(
-            { method: 'jwt', userId, role: 'member', scope: 'full', ...options.identity, ...identity },
-            secret,
-            { service: module.name, method: request.method, path: request.url },
-          ),
-        };
+  ): Promise<Record<string, string>> => {
+    if (identity === null) return {};
+    const signed: Identity = {
+      method: 'jwt',
+      userId,
+      role: 'member',
+      scope: 'full',
+      ...options.identity,
+      ...identity,
+    };
+    const signer =
+      signed.method === 'service'
+        ? testSigner(signed.userId.replace(/^service:/, ''), keys)
+        : testSigner(GATEWAY_SIGNER, keys);
+    return {
+      [INTERNAL_IDENTITY_HEADER]: await signIdentity(signed, signer, {
+        service: module.name,
+        method: request.method,
+        path: request.url,
+      }),
+    };
+  };
   return {
     app,
     module,
     store,
     bus,
     logger,
-    secret,
+    keys,
     deps,
     userId,
     events,

@@ -4,6 +4,7 @@ import {
   type Identity,
   INTERNAL_IDENTITY_HEADER,
   INTERNAL_PATH_PREFIX,
+  type InternalTrust,
   notFound,
   redactUrl,
   tooManyRequests,
@@ -33,7 +34,8 @@ export interface GuardOptions {
   authenticate: Authenticate;
   limiter: RateLimiter;
   rateLimited: Counter<'bucket'>;
-  internalSecret: string;
+  /** Embedded mode: whose signed service identities reach the `/internal/` routes (their callers'). */
+  trust?: InternalTrust;
   /** Service routes that need no authentication (the webhook). */
   isPublicServiceRoute: (method: string, path: string) => boolean;
   /** Embedded mode: the services' `/internal/` routes are mounted here, for service identities only. */
@@ -65,16 +67,19 @@ function internalServiceOf(path: string): string {
   return path.slice(INTERNAL_PATH_PREFIX.length).split('/', 1)[0] ?? '';
 }
 
-/** Embedded mode: a service's identity signed for this very request to the service that owns the path. */
+/**
+ * Embedded mode: a service's identity, signed with that service's own key for this very request to
+ * the service that owns the path, on a call SYNC_CALLS declares (verifyIdentity).
+ */
 async function serviceIdentityOf(
   request: FastifyRequest,
   path: string,
-  secret: string,
+  trust: InternalTrust,
 ): Promise<Identity | undefined> {
   const token = request.headers[INTERNAL_IDENTITY_HEADER];
   if (typeof token !== 'string') return undefined;
   const expected = { service: internalServiceOf(path), method: request.method, path };
-  const identity = await verifyIdentity(token, secret, expected).catch(() => undefined);
+  const identity = await verifyIdentity(token, trust, expected).catch(() => undefined);
   return identity?.method === 'service' ? identity : undefined;
 }
 
@@ -90,8 +95,8 @@ async function serviceIdentityOf(
  * 4. a read-only API key may only GET / HEAD (and ask for a stream ticket).
  */
 export function registerGuard(app: FastifyInstance, options: GuardOptions): void {
-  const { authenticate, limiter, rateLimited, internalSecret, isPublicServiceRoute, servesInternalRoutes } =
-    options;
+  const { authenticate, limiter, rateLimited, trust, isPublicServiceRoute, servesInternalRoutes } = options;
+  if (servesInternalRoutes && !trust) throw new Error("Serving /internal/ routes needs the callers' keys");
   if (!app.hasRequestDecorator('identity')) app.decorateRequest('identity', undefined);
 
   async function applyRateLimit(request: FastifyRequest, reply: FastifyReply, bucket: RateLimitBucket) {
@@ -116,8 +121,8 @@ export function registerGuard(app: FastifyInstance, options: GuardOptions): void
     const isInternal = path.startsWith(INTERNAL_PATH_PREFIX);
 
     if (isInternal) {
-      if (servesInternalRoutes && !request.is404) {
-        const identity = await serviceIdentityOf(request, path, internalSecret);
+      if (servesInternalRoutes && trust && !request.is404) {
+        const identity = await serviceIdentityOf(request, path, trust);
         if (identity) {
           request.identity = identity;
           return;

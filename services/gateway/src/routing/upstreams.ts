@@ -3,6 +3,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import replyFrom from '@fastify/reply-from';
 import {
   INTERNAL_IDENTITY_HEADER,
+  type InternalSigner,
   payloadTooLarge,
   REQUEST_ID_HEADER,
   type ServiceUrls,
@@ -91,9 +92,9 @@ function unavailableMessage(service: string): string {
  */
 export async function registerUpstreams(
   app: FastifyInstance,
-  options: { upstreams: ServiceUrls; internalSecret: string },
+  options: { upstreams: ServiceUrls; signer: InternalSigner },
 ): Promise<void> {
-  const { upstreams, internalSecret } = options;
+  const { upstreams, signer } = options;
   // No request logging inside reply-from: it would log the upstream path, webhook token included.
   await app.register(replyFrom, { disableRequestLogging: true });
 
@@ -131,7 +132,7 @@ export async function registerUpstreams(
                   target: { service, method: request.method, path: request.url },
                   client: { ip: request.ip, host: request.host, protocol: request.protocol },
                 },
-                internalSecret,
+                signer,
               );
               return reply.from(`${base}${request.url}`, {
                 rewriteRequestHeaders: (_original, headers) =>
