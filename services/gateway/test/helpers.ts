@@ -55,6 +55,8 @@ export interface TestGatewayOptions {
   secrets?: { jwtSecret: string; internalSecret: string };
   metrics?: GatewayMetrics;
   verifyPassword?: (password: string, hash: string) => Promise<boolean>;
+  /** The dashboard build the gateway serves; default: packages/dashboard/dist. */
+  dashboardDir?: string;
 }
 
 export interface TestGateway {
@@ -100,6 +102,7 @@ export async function createTestGateway(options: TestGatewayOptions = {}): Promi
     now: options.now,
     metrics: options.metrics,
     verifyPassword: options.verifyPassword,
+    dashboardDir: options.dashboardDir,
   });
   await app.ready();
   return {
