@@ -159,6 +159,10 @@ export class StreamHub {
       client.closed = true;
       this.clients.delete(client);
     });
+    // A write racing the client's disconnect errors on the response: the 'close' above ends it.
+    response.on('error', (error) => {
+      this.options.logger.debug({ err: error.message }, 'Live stream client connection failed');
+    });
     response.write(': connected\n\n');
     if (lastEventId !== undefined && !resumable) {
       const reason = 'The events since Last-Event-ID are no longer available; reload, then keep reading';
