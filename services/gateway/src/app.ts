@@ -193,7 +193,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     loginLimiter: createRateLimiter({
       store: rateLimitStore,
       windowMs: config.LOGIN_ATTEMPTS_WINDOW_MS,
-      limits: { login: config.LOGIN_ATTEMPTS_PER_ACCOUNT },
+      limits: {
+        login: config.LOGIN_ATTEMPTS_PER_ACCOUNT,
+        'login-address': config.LOGIN_ATTEMPTS_PER_ADDRESS,
+      },
       logger,
       storeErrors: metrics.rateLimitStoreErrors,
       now,
