@@ -25,6 +25,8 @@ export interface AuthRoutesOptions {
   /** Every password check of a sign-in waits for a slot here (503 past its queue). */
   hashing: HashingQueue;
   verifyPassword: (password: string, hash: string) => Promise<boolean>;
+  /** Told of every sign-in that ended (logout), so what hangs on it (its live streams) ends too. */
+  onSessionEnded?: (sessionId: string) => Promise<void>;
 }
 
 const INVALID_LOGIN = 'Invalid email or password';
@@ -136,9 +138,10 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
         if (!failed) await notAFailure();
       }
       if (!signedIn) throw unauthorized(INVALID_LOGIN);
+      const { refreshToken, sessionId } = await refreshTokens.issue(signedIn._id);
       return {
-        token: await accessTokens.issue(signedIn._id, tokenVersionOf(signedIn)),
-        refreshToken: await refreshTokens.issue(signedIn._id),
+        token: await accessTokens.issue(signedIn._id, tokenVersionOf(signedIn), sessionId),
+        refreshToken,
         user: { id: signedIn._id, email: signedIn.email, name: signedIn.name },
       };
     },
@@ -164,7 +167,7 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
       const user = await users.findById(rotated.userId);
       if (!user?.active) throw unauthorized(INVALID_REFRESH);
       return {
-        token: await accessTokens.issue(user._id, tokenVersionOf(user)),
+        token: await accessTokens.issue(user._id, tokenVersionOf(user), rotated.sessionId),
         refreshToken: rotated.refreshToken,
       };
     },
@@ -177,14 +180,16 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
       schema: {
         tags: ['auth'],
         summary: 'Sign out: revokes the refresh token (and every token of that sign-in)',
-        description: 'Always 204, also for an unknown token. The access token expires by itself.',
+        description:
+          'Always 204, also for an unknown token. The access token expires by itself; the live streams opened with this sign-in end at once.',
         security: [],
         body: REFRESH_TOKEN_BODY,
         response: { 204: NO_CONTENT, ...errorResponses(400, 429) },
       },
     },
     async (request, reply) => {
-      await refreshTokens.revoke(request.body.refreshToken);
+      const sessionId = await refreshTokens.revoke(request.body.refreshToken);
+      if (sessionId !== null) await options.onSessionEnded?.(sessionId);
       return reply.code(204).send();
     },
   );
