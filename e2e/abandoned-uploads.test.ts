@@ -164,6 +164,16 @@ for (const kind of ['embedded', 'distributed'] as const) {
           unknown.destroy();
         }
 
+        // Many clients at once, each leaving at its own moment while the body streams.
+        await Promise.all(
+          Array.from({ length: 40 }, async (_, i) => {
+            const socket = await post(url, path, { ...headers, 'content-length': '50000' });
+            socket.write(`{"email":"${'w'.repeat(i * 200)}`);
+            await new Promise((resolve) => setImmediate(resolve));
+            socket.destroy();
+          }),
+        );
+
         // The same process, still answering.
         const health = await fetch(`${url}/healthz`);
         expect(health.status).toBe(200);
