@@ -91,6 +91,7 @@ export async function startEmbeddedApp(env: Record<string, string> = {}): Promis
         RATE_LIMIT_MAX: '0',
         WEBHOOK_RATE_LIMIT_MAX: '0',
         LOGIN_ATTEMPTS_PER_ACCOUNT: '0',
+        LOGIN_ATTEMPTS_PER_ADDRESS: '0',
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

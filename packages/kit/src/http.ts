@@ -267,6 +267,12 @@ export function createHttpApp({
     rejectSmuggledQueryNames(request);
   });
 
+  // A client that leaves before its answer (an upload abandoned half-way) is a log line, no more.
+  app.addHook('onRequestAbort', (request, done) => {
+    request.log.info('Client left before its request was answered');
+    done();
+  });
+
   const lingering = new Set<Socket>();
   // A callback hook, not an async one: it runs on every answer (each webhook), and an async hook
   // costs a promise per answer for a check that is nearly always false.

@@ -158,6 +158,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     logger,
     users,
     apiKeys,
+    refreshTokens,
     config,
     registry: metrics.registry,
     now,
@@ -199,7 +200,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     loginLimiter: createRateLimiter({
       store: rateLimitStore,
       windowMs: config.LOGIN_ATTEMPTS_WINDOW_MS,
-      limits: { login: config.LOGIN_ATTEMPTS_PER_ACCOUNT },
+      limits: {
+        login: config.LOGIN_ATTEMPTS_PER_ACCOUNT,
+        'login-address': config.LOGIN_ATTEMPTS_PER_ADDRESS,
+      },
       logger,
       storeErrors: metrics.rateLimitStoreErrors,
       now,
@@ -209,9 +213,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       maxWaiting: config.LOGIN_HASH_QUEUE,
     }),
     verifyPassword: deps.verifyPassword ?? verifyPassword,
+    onSessionEnded: liveStream.accessChanged.sessionEnded,
   });
-  await app.register(userRoutes, { users });
-  await app.register(apiKeyRoutes, { apiKeys, now });
+  await app.register(userRoutes, { users, onUserChanged: liveStream.accessChanged.user });
+  await app.register(apiKeyRoutes, { apiKeys, now, onApiKeyChanged: liveStream.accessChanged.apiKey });
   await app.register(deadLetterRoutes, { bus });
   await liveStream.register(app);
   await registerDashboard(app, { dir: deps.dashboardDir ?? DASHBOARD_DIST_DIR, logger });

@@ -61,12 +61,17 @@ export const GATEWAY_CONFIG = {
   LOGIN_ATTEMPTS_PER_ACCOUNT: int({
     min: 0,
     default: 10,
-    doc: 'Sign-in attempts per account (e-mail, known or not) per LOGIN_ATTEMPTS_WINDOW_MS; past it 429 (0: no limit)',
+    doc: 'Failed sign-ins per account (e-mail, known or not) from one client IP (IPv6: its /64) per LOGIN_ATTEMPTS_WINDOW_MS; past it 429 for that account from that IP only (0: no limit)',
+  }),
+  LOGIN_ATTEMPTS_PER_ADDRESS: int({
+    min: 0,
+    default: 100,
+    doc: 'Sign-in attempts (any account, failed or not) per client IP (IPv6: its /64) per LOGIN_ATTEMPTS_WINDOW_MS; past it 429 (0: no limit)',
   }),
   LOGIN_ATTEMPTS_WINDOW_MS: int({
     min: 1000,
     default: 900_000,
-    doc: 'Window (sliding) of LOGIN_ATTEMPTS_PER_ACCOUNT, in ms',
+    doc: 'Window (sliding) of LOGIN_ATTEMPTS_PER_ACCOUNT and LOGIN_ATTEMPTS_PER_ADDRESS, in ms',
   }),
   LOGIN_HASH_CONCURRENCY: int({
     min: 1,

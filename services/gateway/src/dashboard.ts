@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { extname, join } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { extname, join, relative, resolve, sep } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import {
   HEALTH_PATHS,
@@ -50,6 +51,23 @@ export function isDashboardPath(method: string, path: string): boolean {
   return isUnder(path, DASHBOARD_ASSETS_PREFIX) || extname(path) === '';
 }
 
+/**
+ * The asset a request names, as a path relative to the dashboard's folder, or null when it is not
+ * one: resolved and confined to the assets folder before anything touches the file system, so a
+ * path leading outside (`..%2F..%2Fetc%2Fpasswd`), a dotfile or a folder answers the same 404 as a
+ * missing asset, whether or not something exists there.
+ */
+async function assetPathOf(dir: string, file: string): Promise<string | null> {
+  if (file === '' || file.includes('\0')) return null;
+  const assets = resolve(dir, 'assets');
+  const path = resolve(assets, file);
+  if (!path.startsWith(`${assets}${sep}`)) return null;
+  const inside = relative(assets, path);
+  if (inside.split(sep).some((segment) => segment.startsWith('.'))) return null;
+  const found = await stat(path).catch(() => null);
+  return found?.isFile() ? join('assets', inside) : null;
+}
+
 function notFoundFor(request: FastifyRequest) {
   return notFound(`Not found: ${request.method} ${redactUrl(request.url.split('?', 1)[0] ?? '')}`);
 }
@@ -90,9 +108,9 @@ export async function registerDashboard(
     `${DASHBOARD_ASSETS_PREFIX}/*`,
     { config: { public: true }, schema: { hide: true } },
     async (request, reply) => {
-      const file = (request.params as { '*': string })['*'];
-      if (!built || file === '' || !existsSync(join(dir, 'assets', file))) throw notFoundFor(request);
-      return reply.header('cache-control', IMMUTABLE).sendFile(join('assets', file));
+      const asset = built ? await assetPathOf(dir, (request.params as { '*': string })['*']) : null;
+      if (asset === null) throw notFoundFor(request);
+      return reply.header('cache-control', IMMUTABLE).sendFile(asset);
     },
   );
 

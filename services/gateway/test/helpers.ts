@@ -60,6 +60,8 @@ export interface TestGatewayOptions {
   keys?: InternalKeys;
   metrics?: GatewayMetrics;
   verifyPassword?: (password: string, hash: string) => Promise<boolean>;
+  /** The dashboard build the gateway serves; default: packages/dashboard/dist. */
+  dashboardDir?: string;
 }
 
 export interface TestGateway {
@@ -108,6 +110,7 @@ export async function createTestGateway(options: TestGatewayOptions = {}): Promi
     now: options.now,
     metrics: options.metrics,
     verifyPassword: options.verifyPassword,
+    dashboardDir: options.dashboardDir,
   });
   await app.ready();
   return {

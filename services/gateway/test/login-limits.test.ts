@@ -1,7 +1,11 @@
+import { createLogger } from '@lead-capture/kit';
+import { REDIS_URL, requireService, uniquePrefix } from '@lead-capture/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HashingQueue } from '../src/identity/hashing-queue.js';
 import { verifyPassword } from '../src/identity/passwords.js';
 import { rateLimitClientKey } from '../src/rate-limit/client-key.js';
+import { createRedisRateLimitStore } from '../src/rate-limit/redis-store.js';
+import type { RateLimitStore } from '../src/rate-limit/store.js';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -59,7 +63,7 @@ describe('sign-in attempts per account (security review, finding 4)', () => {
     const refused = await signIn(gateway, ADMIN_EMAIL, ADMIN_PASSWORD);
     expect(refused.statusCode).toBe(429);
     expect(refused.json().error).toMatch(
-      /^Too many sign-in attempts for this account; retry in \d+ seconds$/,
+      /^Too many failed sign-in attempts for this account; retry in \d+ seconds$/,
     );
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     expect(verified).toHaveLength(3); // the refused attempt cost no hash
@@ -100,6 +104,87 @@ describe('sign-in attempts per account (security review, finding 4)', () => {
     expect(statuses).toEqual([200, 200, 503]);
   });
 });
+
+const redisAvailable = await requireService('Redis', REDIS_URL);
+
+/** Checks a password without scrypt's cost: these tests count attempts, not hashes. */
+const quickVerify = async (password: string) => password === ADMIN_PASSWORD;
+
+const STORES: Array<{ kind: string; available: boolean; open: () => Promise<RateLimitStore | undefined> }> = [
+  { kind: 'memory', available: true, open: async () => undefined },
+  {
+    kind: 'redis',
+    available: redisAvailable,
+    open: () =>
+      createRedisRateLimitStore({
+        url: REDIS_URL,
+        keyPrefix: uniquePrefix('login-limits'),
+        logger: createLogger({ level: 'silent', name: 'login-limits' }),
+      }),
+  },
+];
+
+for (const { kind, available, open } of STORES) {
+  describe.runIf(available)(
+    `sign-in throttling counts failures per account and address (issue 26, row 4; ${kind})`,
+    () => {
+      async function throttledGateway(env: Record<string, string>): Promise<TestGateway> {
+        const store = await open();
+        const gateway = await gatewayWith({
+          env,
+          now: clockAtWindowStart(900_000),
+          verifyPassword: quickVerify,
+          ...(store ? { rateLimitStore: store } : {}),
+        });
+        if (store) gateways.push({ ...gateway, close: () => store.close() });
+        return gateway;
+      }
+
+      it("lets the admin in from another address after someone failed the admin's password 12 times", async () => {
+        const gateway = await throttledGateway({});
+        const statuses: number[] = [];
+        for (let i = 0; i < 12; i++) {
+          statuses.push((await signIn(gateway, ADMIN_EMAIL, `wrong ${i}`, '127.0.0.2')).statusCode);
+        }
+        expect(statuses).toEqual([...Array(10).fill(401), 429, 429]);
+        // The failures from 127.0.0.2 still refuse the account there, the right password included.
+        const there = await signIn(gateway, ADMIN_EMAIL, ADMIN_PASSWORD, '127.0.0.2');
+        expect(there.statusCode).toBe(429);
+        expect(there.json().error).toMatch(
+          /^Too many failed sign-in attempts for this account; retry in \d+ seconds$/,
+        );
+        // ... not from anywhere else.
+        expect((await signIn(gateway, ADMIN_EMAIL, ADMIN_PASSWORD, '127.0.0.3')).statusCode).toBe(200);
+        expect((await signIn(gateway, ADMIN_EMAIL, 'wrong', '2001:db8::1')).statusCode).toBe(401);
+      });
+
+      it('does not count a successful sign-in as a failure', async () => {
+        const gateway = await throttledGateway({ LOGIN_ATTEMPTS_PER_ACCOUNT: '2' });
+        for (let i = 0; i < 5; i++) {
+          expect((await signIn(gateway, ADMIN_EMAIL, ADMIN_PASSWORD, '198.51.100.7')).statusCode).toBe(200);
+        }
+        expect((await signIn(gateway, ADMIN_EMAIL, 'wrong', '198.51.100.7')).statusCode).toBe(401);
+        expect((await signIn(gateway, ADMIN_EMAIL, ADMIN_PASSWORD, '198.51.100.7')).statusCode).toBe(200);
+        expect((await signIn(gateway, ADMIN_EMAIL, 'wrong', '198.51.100.7')).statusCode).toBe(401);
+        expect((await signIn(gateway, ADMIN_EMAIL, 'wrong', '198.51.100.7')).statusCode).toBe(429);
+      });
+
+      it('keeps a limit per address: every attempt from one address, whatever the account', async () => {
+        const gateway = await throttledGateway({ LOGIN_ATTEMPTS_PER_ADDRESS: '3' });
+        for (const email of ['a@example.com', 'b@example.com', ADMIN_EMAIL]) {
+          await signIn(gateway, email, email === ADMIN_EMAIL ? ADMIN_PASSWORD : 'guess', '203.0.113.9');
+        }
+        const refused = await signIn(gateway, 'c@example.com', 'guess', '203.0.113.9');
+        expect(refused.statusCode).toBe(429);
+        expect(refused.json().error).toMatch(
+          /^Too many sign-in attempts from this address; retry in \d+ seconds$/,
+        );
+        expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+        expect((await signIn(gateway, ADMIN_EMAIL, ADMIN_PASSWORD, '203.0.113.10')).statusCode).toBe(200);
+      });
+    },
+  );
+}
 
 describe('HashingQueue', () => {
   it('runs at most `concurrency` at once, queues `maxWaiting`, refuses the rest, hands slots on', async () => {

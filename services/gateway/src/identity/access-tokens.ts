@@ -3,7 +3,8 @@ import { jwtVerify, SignJWT } from 'jose';
 
 /**
  * Access tokens: JWT, HS256 only, issuer and audience checked, `sub` = user id, `ver` = the user's
- * token version when it was issued (a token without `ver` was issued before versions: 0).
+ * token version when it was issued (a token without `ver` was issued before versions: 0), `sid` =
+ * the sign-in (refresh token family) it belongs to (absent from tokens issued before sessions).
  */
 export const ACCESS_TOKEN_ISSUER = 'lead-capture';
 export const ACCESS_TOKEN_AUDIENCE = 'lead-capture-api';
@@ -13,10 +14,12 @@ export interface VerifiedAccessToken {
   userId: string;
   /** The user's token version the token was issued at; the user's current one must equal it. */
   version: number;
+  /** The sign-in the token was issued for. */
+  sessionId?: string;
 }
 
 export interface AccessTokens {
-  issue(userId: string, version?: number): Promise<string>;
+  issue(userId: string, version?: number, sessionId?: string): Promise<string>;
   /** The user and version in a valid token; rejects for any other token (forged, expired, foreign, malformed). */
   verify(token: string): Promise<VerifiedAccessToken>;
 }
@@ -31,9 +34,9 @@ export function createAccessTokens(options: {
   const key = new TextEncoder().encode(options.secret);
   const seconds = () => Math.floor(now() / 1000);
   return {
-    issue(userId, version = 0) {
+    issue(userId, version = 0, sessionId) {
       const issuedAt = seconds();
-      return new SignJWT({ ver: version })
+      return new SignJWT(sessionId === undefined ? { ver: version } : { ver: version, sid: sessionId })
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
         .setSubject(userId)
         .setIssuer(ACCESS_TOKEN_ISSUER)
@@ -55,7 +58,9 @@ export function createAccessTokens(options: {
       if (typeof payload.sub !== 'string' || payload.sub === '') throw new Error('No subject');
       const { ver = 0 } = payload;
       if (typeof ver !== 'number' || !Number.isSafeInteger(ver) || ver < 0) throw new Error('Bad version');
-      return { userId: payload.sub, version: ver };
+      const { sid } = payload;
+      if (sid !== undefined && (typeof sid !== 'string' || sid === '')) throw new Error('Bad session');
+      return { userId: payload.sub, version: ver, ...(sid === undefined ? {} : { sessionId: sid }) };
     },
   };
 }

@@ -4,6 +4,19 @@ import type { AccessTokens } from './access-tokens.js';
 import type { ApiKeys } from './api-keys.js';
 import { tokenVersionOf, type UserDirectory } from './users.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The sign-in an access token belongs to (set by the guard); what a live stream ends with. */
+    sessionId?: string;
+  }
+}
+
+/** Who is calling, and for an access token, the sign-in it belongs to. */
+export interface Caller {
+  identity: Identity;
+  sessionId?: string;
+}
+
 type Credential = { kind: 'access-token'; token: string } | { kind: 'api-key'; key: string };
 
 const INVALID_ACCESS_TOKEN = 'Invalid or expired access token';
@@ -41,29 +54,34 @@ export function createAuthenticator(deps: {
     return user;
   }
 
-  return async function authenticate(headers: IncomingHttpHeaders): Promise<Identity> {
+  return async function authenticate(headers: IncomingHttpHeaders): Promise<Caller> {
     const credential = credentialOf(headers);
     if (!credential) throw unauthorized('Authentication required');
 
     if (credential.kind === 'access-token') {
-      const { userId, version } = await accessTokens.verify(credential.token).catch(() => {
+      const { userId, version, sessionId } = await accessTokens.verify(credential.token).catch(() => {
         throw unauthorized(INVALID_ACCESS_TOKEN);
       });
       const user = await activeUser(userId, INVALID_ACCESS_TOKEN);
       // Issued before the user's password, role or status last changed: revoked.
       if (version !== tokenVersionOf(user)) throw unauthorized(INVALID_ACCESS_TOKEN);
-      return { method: 'jwt', userId: user._id, role: user.role, scope: 'full' };
+      return {
+        identity: { method: 'jwt', userId: user._id, role: user.role, scope: 'full' },
+        ...(sessionId === undefined ? {} : { sessionId }),
+      };
     }
 
     const key = await apiKeys.authenticate(credential.key);
     if (!key) throw unauthorized(INVALID_API_KEY);
     const creator = await activeUser(key.createdBy, INVALID_API_KEY);
     return {
-      method: 'api-key',
-      userId: creator._id,
-      role: creator.role,
-      scope: key.scope,
-      apiKeyId: key._id,
+      identity: {
+        method: 'api-key',
+        userId: creator._id,
+        role: creator.role,
+        scope: key.scope,
+        apiKeyId: key._id,
+      },
     };
   };
 }

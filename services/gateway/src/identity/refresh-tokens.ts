@@ -19,17 +19,28 @@ interface RefreshTokenDoc extends Document {
   revokedAt: Date | null;
 }
 
+/**
+ * A sign-in: its family of refresh tokens. Its id (the family's) is the session id the sign-in's
+ * access tokens carry, so what hangs on a sign-in (a live stream) ends with it.
+ */
+export interface IssuedRefreshToken {
+  refreshToken: string;
+  sessionId: string;
+}
+
 export interface RefreshTokens {
   ensureIndexes(): Promise<void>;
   /** A new token in a new family (login). */
-  issue(userId: string): Promise<string>;
+  issue(userId: string): Promise<IssuedRefreshToken>;
   /**
    * The user and the token that replaces this one; null when the token is unknown, expired or
    * already used (a reuse revokes the token's whole family).
    */
-  rotate(token: string): Promise<{ userId: string; refreshToken: string } | null>;
-  /** Revokes the token's family (logout). Unknown tokens are ignored. */
-  revoke(token: string): Promise<void>;
+  rotate(token: string): Promise<({ userId: string } & IssuedRefreshToken) | null>;
+  /** Revokes the token's family (logout): its session id, or null for an unknown token. */
+  revoke(token: string): Promise<string | null>;
+  /** Whether the sign-in still holds a token not revoked nor expired (logout, user disabled). */
+  isActive(sessionId: string): Promise<boolean>;
   /** Revokes every token of the user (disabled, deleted, password changed). */
   revokeAllOf(userId: string): Promise<void>;
 }
@@ -49,7 +60,7 @@ export function createRefreshTokens(options: {
   const { ttlDays, now = Date.now } = options;
   const tokens = options.store.collection<RefreshTokenDoc>(REFRESH_TOKENS_COLLECTION);
 
-  async function issueIn(familyId: string, userId: string): Promise<string> {
+  async function issueIn(familyId: string, userId: string): Promise<IssuedRefreshToken> {
     const token = randomBytes(TOKEN_BYTES).toString('base64url');
     const createdAt = new Date(now());
     await tokens.insertOne({
@@ -62,7 +73,7 @@ export function createRefreshTokens(options: {
       rotatedAt: null,
       revokedAt: null,
     });
-    return token;
+    return { refreshToken: token, sessionId: familyId };
   }
 
   async function revokeFamily(familyId: string): Promise<void> {
@@ -88,7 +99,7 @@ export function createRefreshTokens(options: {
         { $set: { rotatedAt: current } },
       );
       if (rotated) {
-        return { userId: rotated.userId, refreshToken: await issueIn(rotated.familyId, rotated.userId) };
+        return { userId: rotated.userId, ...(await issueIn(rotated.familyId, rotated.userId)) };
       }
       const known = await tokens.findOne({ tokenHash });
       if (known && known.expiresAt > current) await revokeFamily(known.familyId);
@@ -97,7 +108,18 @@ export function createRefreshTokens(options: {
 
     async revoke(token) {
       const known = await tokens.findOne({ tokenHash: hashOf(token) });
-      if (known) await revokeFamily(known.familyId);
+      if (!known) return null;
+      await revokeFamily(known.familyId);
+      return known.familyId;
+    },
+
+    async isActive(sessionId) {
+      const live = await tokens.findOne({
+        familyId: sessionId,
+        revokedAt: null,
+        expiresAt: { $gt: new Date(now()) },
+      });
+      return live !== null;
     },
 
     async revokeAllOf(userId) {

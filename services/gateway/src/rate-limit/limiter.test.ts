@@ -20,6 +20,7 @@ describe('rate limiter', () => {
     const hanging: RateLimitStore = {
       kind: 'redis',
       hit: () => new Promise(() => {}),
+      refund: async () => {},
       close: async () => {},
     };
     const storeErrors = errorCounter();

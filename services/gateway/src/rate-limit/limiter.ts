@@ -5,10 +5,10 @@ import type { RateLimitStore } from './store.js';
 import { throttledWarning } from './throttled-warning.js';
 
 /**
- * Separate budgets: per client IP the API and the inbound webhooks; per account (normalized e-mail)
- * the sign-ins.
+ * Separate budgets: per client IP the API and the inbound webhooks; the sign-ins per client IP
+ * ('login-address', every attempt) and per account and client IP ('login', failures only).
  */
-export type RateLimitBucket = 'api' | 'webhook' | 'login';
+export type RateLimitBucket = 'api' | 'webhook' | 'login' | 'login-address';
 
 export interface RateLimitDecision {
   limit: number;
@@ -17,6 +17,8 @@ export interface RateLimitDecision {
   resetSeconds: number;
   /** Set when the request is refused: seconds until one more would fit (Retry-After). */
   retryAfterSeconds?: number;
+  /** The window the request was counted in (absent when refused): what `refund` takes it back from. */
+  countedInWindow?: number;
 }
 
 export interface RateLimiterOptions {
@@ -35,6 +37,11 @@ export interface RateLimiterOptions {
 export interface RateLimiter {
   /** null when the budget is off, or when the store failed (fail open: the request goes on). */
   check(bucket: RateLimitBucket, client: string): Promise<RateLimitDecision | null>;
+  /**
+   * Takes back a request `check` counted, so that a budget counts only what it is meant to (a
+   * sign-in that succeeded is not a failure). Fails open like `check`: a store error is logged.
+   */
+  refund(bucket: RateLimitBucket, client: string, decision: RateLimitDecision | null): Promise<void>;
 }
 
 class StoreTimeout extends Error {
@@ -82,13 +89,27 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
         remaining: remaining(counts, position, limit),
         resetSeconds: Math.ceil((windowMs - position.elapsedMs) / 1000),
       };
-      if (!counts.allowed) {
+      if (counts.allowed) decision.countedInWindow = position.index;
+      else {
         decision.retryAfterSeconds = Math.max(
           1,
           Math.ceil(retryAfterMs(counts, position, limit, windowMs) / 1000),
         );
       }
       return decision;
+    },
+
+    async refund(bucket, client, decision) {
+      if (decision?.countedInWindow === undefined) return;
+      try {
+        await withTimeout(store.refund(`${bucket}:${client}`, decision.countedInWindow), storeTimeoutMs);
+      } catch (error) {
+        storeErrors.inc({ store: store.kind });
+        warn(
+          { err: error instanceof Error ? error.message : String(error), store: store.kind },
+          'Rate-limit store failed to take back a counted request',
+        );
+      }
     },
   };
 }

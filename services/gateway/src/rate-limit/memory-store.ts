@@ -45,6 +45,11 @@ export function createMemoryRateLimitStore(options: {
       if (allowed) entry.current += 1;
       return { allowed, current: entry.current, previous: entry.previous };
     },
+    async refund(key: string, windowIndex: number): Promise<void> {
+      const entry = counters.get(key);
+      if (entry?.index === windowIndex) entry.current = Math.max(0, entry.current - 1);
+      else if (entry?.index === windowIndex + 1) entry.previous = Math.max(0, entry.previous - 1);
+    },
     async close() {
       clearInterval(sweep);
       counters.clear();

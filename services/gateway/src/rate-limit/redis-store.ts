@@ -21,6 +21,13 @@ if current == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return {1, current, previous}
 `;
 
+/** KEYS[1]: the counter of the window a request was counted in; takes that request back. */
+const SLIDING_WINDOW_REFUND = `
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+if current > 0 then redis.call('DECR', KEYS[1]) end
+return 0
+`;
+
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     slidingWindowHit(
@@ -30,6 +37,7 @@ declare module 'ioredis' {
       previousWeight: number,
       ttlMs: number,
     ): Result<[number, number, number], Context>;
+    slidingWindowRefund(counterKey: string): Result<number, Context>;
   }
 }
 
@@ -61,6 +69,7 @@ export async function createRedisRateLimitStore(
     connectionName: 'lead-capture-gateway-rate-limit',
   });
   client.defineCommand('slidingWindowHit', { numberOfKeys: 2, lua: SLIDING_WINDOW_HIT });
+  client.defineCommand('slidingWindowRefund', { numberOfKeys: 1, lua: SLIDING_WINDOW_REFUND });
   client.on('error', (error: Error) => warn({ err: error.message }, 'Rate-limit Redis connection error'));
   client.on('ready', () => logger.info('Rate-limit Redis connected'));
 
@@ -87,6 +96,9 @@ export async function createRedisRateLimitStore(
         windowMs * 2,
       );
       return { allowed: allowed === 1, current, previous };
+    },
+    async refund(key: string, windowIndex: number): Promise<void> {
+      await client.slidingWindowRefund(`${keyPrefix}:${key}:${windowIndex}`);
     },
     async close() {
       client.disconnect();

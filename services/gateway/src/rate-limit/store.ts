@@ -8,5 +8,10 @@ export interface RateLimitStore {
    * more request fits under `limit`, counts it. `key` names the client and budget.
    */
   hit(key: string, position: WindowPosition, limit: number, windowMs: number): Promise<WindowCounts>;
+  /**
+   * Takes back one request `hit` counted in window `windowIndex` (a sign-in that succeeded is not a
+   * failure). A counter already forgotten stays as it is; a counter never goes below 0.
+   */
+  refund(key: string, windowIndex: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -12,7 +12,7 @@ import {
 } from '@lead-capture/kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Counter } from 'prom-client';
-import type { Authenticate } from '../identity/authenticate.js';
+import type { Authenticate, Caller } from '../identity/authenticate.js';
 import { METRICS_PATH } from '../metrics.js';
 import { rateLimitClientKey } from '../rate-limit/client-key.js';
 import type { RateLimitBucket, RateLimiter } from '../rate-limit/limiter.js';
@@ -41,7 +41,7 @@ export interface GuardOptions {
   /** Embedded mode: the services' `/internal/` routes are mounted here, for service identities only. */
   servesInternalRoutes: boolean;
   /** The identity a single-use stream ticket stands for (routes with `config.ticketAuth`); throws 401. */
-  redeemTicket?: (ticket: string) => Promise<Identity>;
+  redeemTicket?: (ticket: string) => Promise<Caller>;
   /** The dashboard's static files and client routes: public and not rate-limited, like the probes. */
   isDashboardPath?: (method: string, path: string) => boolean;
 }
@@ -98,6 +98,7 @@ export function registerGuard(app: FastifyInstance, options: GuardOptions): void
   const { authenticate, limiter, rateLimited, trust, isPublicServiceRoute, servesInternalRoutes } = options;
   if (servesInternalRoutes && !trust) throw new Error("Serving /internal/ routes needs the callers' keys");
   if (!app.hasRequestDecorator('identity')) app.decorateRequest('identity', undefined);
+  if (!app.hasRequestDecorator('sessionId')) app.decorateRequest('sessionId', undefined);
 
   async function applyRateLimit(request: FastifyRequest, reply: FastifyReply, bucket: RateLimitBucket) {
     const decision = await limiter.check(bucket, rateLimitClientKey(request.ip));
@@ -140,10 +141,12 @@ export function registerGuard(app: FastifyInstance, options: GuardOptions): void
 
     const { ticketAuth, readScopeAllowed } = request.routeOptions.config;
     const ticket = ticketAuth ? (request.query as { ticket?: unknown }).ticket : undefined;
-    request.identity =
+    const caller =
       typeof ticket === 'string' && options.redeemTicket
         ? await options.redeemTicket(ticket)
         : await authenticate(request.headers);
+    request.identity = caller.identity;
+    request.sessionId = caller.sessionId;
     if (request.identity.scope === 'read' && !READ_METHODS.has(request.method) && !readScopeAllowed) {
       throw forbidden('This API key is read-only');
     }

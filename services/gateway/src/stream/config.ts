@@ -24,6 +24,11 @@ export const STREAM_CONFIG = {
     default: 1000,
     doc: 'Live stream: open streams per gateway process; past it 503 with Retry-After',
   }),
+  STREAM_MAX_CONNECTIONS_PER_PRINCIPAL: int({
+    min: 1,
+    default: 10,
+    doc: 'Live stream: open streams per user (all their sign-ins) or API key, per gateway process; past it 429 with Retry-After',
+  }),
 };
 
 export type LiveStreamSettings = ConfigOf<typeof STREAM_CONFIG>;

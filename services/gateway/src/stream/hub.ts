@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { EventEnvelope } from '@lead-capture/contracts';
 import type { Logger } from '@lead-capture/kit';
-import type { StreamPrincipal } from './principals.js';
+import { principalCapKey, type StreamPrincipal } from './principals.js';
 
 export interface StreamHubOptions {
   /** Events kept for clients that reconnect with Last-Event-ID (STREAM_BUFFER_EVENTS). */
@@ -16,6 +16,8 @@ export interface StreamHubOptions {
   heartbeatMs: number;
   /** Open streams this process serves at most (STREAM_MAX_CONNECTIONS). */
   maxClients: number;
+  /** Open streams of one user or API key this process serves at most (STREAM_MAX_CONNECTIONS_PER_PRINCIPAL). */
+  maxClientsPerPrincipal: number;
   logger: Logger;
   /** Current time in ms: the first event id is now() * 1000. */
   now?: () => number;
@@ -97,7 +99,8 @@ function eventFrame(id: number, envelope: EventEnvelope): string {
 }
 
 function principalKey(principal: StreamPrincipal): string {
-  return `${principal.method}:${principal.userId}:${principal.apiKeyId ?? ''}:${principal.tokenVersion ?? ''}`;
+  const { method, userId, apiKeyId, tokenVersion, sessionId } = principal;
+  return `${method}:${userId}:${apiKeyId ?? ''}:${tokenVersion ?? ''}:${sessionId ?? ''}`;
 }
 
 /**
@@ -110,6 +113,8 @@ function principalKey(principal: StreamPrincipal): string {
 export class StreamHub {
   private readonly ring: EventRing;
   private readonly clients = new Set<StreamClient>();
+  /** Open streams per principalCapKey. */
+  private readonly perPrincipal = new Map<string, number>();
   private heartbeat: NodeJS.Timeout | undefined;
   private dropped = 0;
 
@@ -124,6 +129,21 @@ export class StreamHub {
 
   get isFull(): boolean {
     return this.clients.size >= this.options.maxClients;
+  }
+
+  /** Whether the principal (its user, or its API key) has all the streams it may have open here. */
+  isFullFor(principal: StreamPrincipal): boolean {
+    const open = this.perPrincipal.get(principalCapKey(principal)) ?? 0;
+    return open >= this.options.maxClientsPerPrincipal;
+  }
+
+  /**
+   * Checks now, instead of at the next heartbeat, whether the streams whose principal `matches` may
+   * go on, and ends those that may not: called when a sign-in ends, a user or an API key changes.
+   */
+  async recheck(matches: (principal: StreamPrincipal) => boolean): Promise<void> {
+    const affected = [...this.clients].filter((client) => matches(client.principal));
+    await this.revalidate(affected);
   }
 
   start(): void {
@@ -155,9 +175,12 @@ export class StreamHub {
       lastEventId !== undefined && lastEventId >= ring.oldestId - 1 && lastEventId <= ring.lastId;
     const client = new StreamClient(response, principal, resumable ? lastEventId : ring.lastId);
     this.clients.add(client);
-    response.on('close', () => {
-      client.closed = true;
-      this.clients.delete(client);
+    const capKey = principalCapKey(principal);
+    this.perPrincipal.set(capKey, (this.perPrincipal.get(capKey) ?? 0) + 1);
+    response.on('close', () => this.forget(client));
+    // A write racing the client's disconnect errors on the response: the 'close' above ends it.
+    response.on('error', (error) => {
+      this.options.logger.debug({ err: error.message }, 'Live stream client connection failed');
     });
     response.write(': connected\n\n');
     if (lastEventId !== undefined && !resumable) {
@@ -197,23 +220,29 @@ export class StreamHub {
       { userId: client.principal.userId, buffered: client.response.writableLength },
       'Live stream client too slow to read; dropped',
     );
-    client.closed = true;
-    this.clients.delete(client);
+    this.forget(client);
     client.response.destroy();
   }
 
   private end(client: StreamClient): void {
-    client.closed = true;
-    this.clients.delete(client);
+    this.forget(client);
     client.response.end();
   }
 
-  /** `: ping` to every client that keeps up; streams whose principal lost its access end. */
-  private beat(): void {
+  private forget(client: StreamClient): void {
+    client.closed = true;
+    if (!this.clients.delete(client)) return;
+    const capKey = principalCapKey(client.principal);
+    const open = (this.perPrincipal.get(capKey) ?? 1) - 1;
+    if (open > 0) this.perPrincipal.set(capKey, open);
+    else this.perPrincipal.delete(capKey);
+  }
+
+  /** Ends the clients whose principal lost its access (one check per principal). */
+  private async revalidate(clients: Iterable<StreamClient>): Promise<void> {
     const checks = new Map<string, Promise<boolean>>();
-    for (const client of this.clients) {
-      if (client.response.writableLength < this.options.clientBufferBytes)
-        client.response.write(': ping\n\n');
+    const ends: Promise<void>[] = [];
+    for (const client of clients) {
       const key = principalKey(client.principal);
       let check = checks.get(key);
       if (!check) {
@@ -224,9 +253,21 @@ export class StreamHub {
         });
         checks.set(key, check);
       }
-      void check.then((allowed) => {
-        if (!allowed && !client.closed) this.end(client);
-      });
+      ends.push(
+        check.then((allowed) => {
+          if (!allowed && !client.closed) this.end(client);
+        }),
+      );
     }
+    await Promise.all(ends);
+  }
+
+  /** `: ping` to every client that keeps up; streams whose principal lost its access end. */
+  private beat(): void {
+    for (const client of this.clients) {
+      if (client.response.writableLength < this.options.clientBufferBytes)
+        client.response.write(': ping\n\n');
+    }
+    void this.revalidate(this.clients);
   }
 }

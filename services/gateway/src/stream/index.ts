@@ -1,10 +1,12 @@
 import type { MessageBus, Subscription } from '@lead-capture/bus';
 import { LIVE_STREAM_EVENT_TYPES, LIVE_STREAM_SUBSCRIPTION } from '@lead-capture/contracts';
 import type { DocStore } from '@lead-capture/docstore';
-import type { Identity, Logger } from '@lead-capture/kit';
+import type { Logger } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ApiKeys } from '../identity/api-keys.js';
+import type { Caller } from '../identity/authenticate.js';
+import type { RefreshTokens } from '../identity/refresh-tokens.js';
 import type { UserDirectory } from '../identity/users.js';
 import type { LiveStreamSettings } from './config.js';
 import { StreamHub } from './hub.js';
@@ -16,8 +18,18 @@ export { STREAM_PATH, STREAM_TICKETS_PATH } from './routes.js';
 
 export interface LiveStream {
   hub: StreamHub;
-  /** For the guard: a `?ticket=` of GET /api/stream stands for the identity it was issued to. */
-  redeemTicket(ticket: string): Promise<Identity>;
+  /** For the guard: a `?ticket=` of GET /api/stream stands for the caller it was issued to. */
+  redeemTicket(ticket: string): Promise<Caller>;
+  /**
+   * Access that changed, told by the routes that change it: the streams it concerns are checked at
+   * once (not at the next heartbeat) and end when they may no longer go on. Other gateway processes
+   * see the change at their next heartbeat (STREAM_HEARTBEAT_MS).
+   */
+  accessChanged: {
+    sessionEnded(sessionId: string): Promise<void>;
+    user(userId: string): Promise<void>;
+    apiKey(apiKeyId: string): Promise<void>;
+  };
   /** Routes, the bus subscription (on ready) and the end of every stream (before the server closes). */
   register(app: FastifyInstance): Promise<void>;
 }
@@ -33,13 +45,18 @@ export async function createLiveStream(deps: {
   logger: Logger;
   users: UserDirectory;
   apiKeys: ApiKeys;
+  refreshTokens: RefreshTokens;
   config: LiveStreamSettings;
   /** Where its gauges go (the gateway's metrics registry). */
   registry: Registry;
   now?: () => number;
 }): Promise<LiveStream> {
   const { bus, logger, config, now } = deps;
-  const principals = createStreamPrincipals({ users: deps.users, apiKeys: deps.apiKeys });
+  const principals = createStreamPrincipals({
+    users: deps.users,
+    apiKeys: deps.apiKeys,
+    refreshTokens: deps.refreshTokens,
+  });
   const tickets = createStreamTickets({ store: deps.store, principals, now });
   await tickets.ensureIndexes();
   const dropped = new Counter({
@@ -53,6 +70,7 @@ export async function createLiveStream(deps: {
     clientBufferBytes: config.STREAM_CLIENT_BUFFER_BYTES,
     heartbeatMs: config.STREAM_HEARTBEAT_MS,
     maxClients: config.STREAM_MAX_CONNECTIONS,
+    maxClientsPerPrincipal: config.STREAM_MAX_CONNECTIONS_PER_PRINCIPAL,
     logger,
     now,
     stillAllowed: async (principal) => (await principals.identityOf(principal)) !== null,
@@ -70,6 +88,11 @@ export async function createLiveStream(deps: {
   return {
     hub,
     redeemTicket: (ticket) => tickets.redeem(ticket),
+    accessChanged: {
+      sessionEnded: (sessionId) => hub.recheck((principal) => principal.sessionId === sessionId),
+      user: (userId) => hub.recheck((principal) => principal.userId === userId),
+      apiKey: (apiKeyId) => hub.recheck((principal) => principal.apiKeyId === apiKeyId),
+    },
     async register(app) {
       await app.register(streamRoutes, { hub, tickets, principals });
       app.addHook('onReady', async () => {

@@ -1,5 +1,6 @@
 import type { Identity } from '@lead-capture/kit';
 import type { ApiKeys } from '../identity/api-keys.js';
+import type { RefreshTokens } from '../identity/refresh-tokens.js';
 import { tokenVersionOf, type UserDirectory } from '../identity/users.js';
 
 /**
@@ -14,23 +15,37 @@ export interface StreamPrincipal {
   apiKeyId: string | null;
   /** Set when method is 'jwt': the user's token version when they authenticated. */
   tokenVersion: number | null;
+  /**
+   * Set when method is 'jwt' and the access token named its sign-in: the stream ends with it
+   * (logout). Absent from tickets issued before sessions were known.
+   */
+  sessionId?: string | null;
+}
+
+/** What a principal's streams count against (STREAM_MAX_CONNECTIONS_PER_PRINCIPAL): the API key, or the user. */
+export function principalCapKey(principal: StreamPrincipal): string {
+  return principal.method === 'api-key' ? `api-key:${principal.apiKeyId}` : `user:${principal.userId}`;
 }
 
 export interface StreamPrincipals {
-  /** The principal of a request the guard authenticated (never a service identity). */
-  of(identity: Identity): Promise<StreamPrincipal | null>;
+  /** The principal of a request the guard authenticated (never a service identity), with its sign-in. */
+  of(identity: Identity, sessionId?: string): Promise<StreamPrincipal | null>;
   /**
    * The identity the principal still has: null once the user is disabled or deleted, their tokens
-   * were revoked (password, role or status changed), or the API key was deactivated, deleted or
-   * expired.
+   * were revoked (password, role or status changed), their sign-in ended (logout), or the API key
+   * was deactivated, deleted or expired.
    */
   identityOf(principal: StreamPrincipal): Promise<Identity | null>;
 }
 
-export function createStreamPrincipals(deps: { users: UserDirectory; apiKeys: ApiKeys }): StreamPrincipals {
-  const { users, apiKeys } = deps;
+export function createStreamPrincipals(deps: {
+  users: UserDirectory;
+  apiKeys: ApiKeys;
+  refreshTokens: RefreshTokens;
+}): StreamPrincipals {
+  const { users, apiKeys, refreshTokens } = deps;
   return {
-    async of(identity) {
+    async of(identity, sessionId) {
       if (identity.method === 'service') return null;
       if (identity.method === 'api-key') {
         return {
@@ -42,7 +57,14 @@ export function createStreamPrincipals(deps: { users: UserDirectory; apiKeys: Ap
       }
       const user = await users.findById(identity.userId);
       if (!user?.active) return null;
-      return { userId: user._id, method: 'jwt', apiKeyId: null, tokenVersion: tokenVersionOf(user) };
+      if (sessionId !== undefined && !(await refreshTokens.isActive(sessionId))) return null;
+      return {
+        userId: user._id,
+        method: 'jwt',
+        apiKeyId: null,
+        tokenVersion: tokenVersionOf(user),
+        sessionId: sessionId ?? null,
+      };
     },
 
     async identityOf(principal) {
@@ -50,6 +72,7 @@ export function createStreamPrincipals(deps: { users: UserDirectory; apiKeys: Ap
       if (!user?.active) return null;
       if (principal.method === 'jwt') {
         if (principal.tokenVersion !== tokenVersionOf(user)) return null;
+        if (principal.sessionId && !(await refreshTokens.isActive(principal.sessionId))) return null;
         return { method: 'jwt', userId: user._id, role: user.role, scope: 'full' };
       }
       if (principal.apiKeyId === null) return null;

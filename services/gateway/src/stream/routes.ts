@@ -1,4 +1,4 @@
-import { badRequest, type Identity, unauthorized, unavailable } from '@lead-capture/kit';
+import { badRequest, type Identity, tooManyRequests, unauthorized, unavailable } from '@lead-capture/kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errorResponses } from '../routes/schemas.js';
 import { EVENT_ID_SHAPE, type StreamHub } from './hub.js';
@@ -7,6 +7,7 @@ import { type StreamTickets, TICKET_TTL_MS } from './tickets.js';
 
 export const STREAM_PATH = '/api/stream';
 export const STREAM_TICKETS_PATH = '/api/stream/tickets';
+const RETRY_AFTER_OVER_CAP_SECONDS = 5;
 
 const TICKET_RESPONSE = {
   type: 'object',
@@ -26,7 +27,7 @@ Authenticate with \`Authorization: Bearer <token>\` / \`X-API-Key\` / \`Authoriz
 
 Each event is \`id: <id>\` (a decimal integer, increasing), \`event: <type>\`, \`data: {"id", "type", "occurredAt", "data"}\` (\`id\` the event's UUID, \`data\` its payload as published on the bus) for the types lead.captured, lead.scored (score, qualification, reasons), lead.updated, lead.deleted, lead.merged, lead.enrolled and lead.import_progress.
 
-A client that reconnects with \`Last-Event-ID\` (or \`?lastEventId=\`) first gets the events it missed, from the last STREAM_BUFFER_EVENTS (default 1000) of this gateway process; when its id is no longer there (too old, or from a restarted or another gateway replica) it gets \`event: reset\` and should reload its data, then keep reading. A \`: ping\` comment comes every STREAM_HEARTBEAT_MS (15 s). A client that reads too slowly to keep within STREAM_CLIENT_BUFFER_BYTES and the buffer is disconnected; the stream also ends when the user is disabled or deleted, their sessions are revoked, or the API key stops working. 503 past STREAM_MAX_CONNECTIONS open streams.`;
+A client that reconnects with \`Last-Event-ID\` (or \`?lastEventId=\`) first gets the events it missed, from the last STREAM_BUFFER_EVENTS (default 1000) of this gateway process; when its id is no longer there (too old, or from a restarted or another gateway replica) it gets \`event: reset\` and should reload its data, then keep reading. A \`: ping\` comment comes every STREAM_HEARTBEAT_MS (15 s). A client that reads too slowly to keep within STREAM_CLIENT_BUFFER_BYTES and the buffer is disconnected; the stream also ends when the user is disabled or deleted, their sessions are revoked, the sign-in it was opened with signs out, or the API key stops working. 503 past STREAM_MAX_CONNECTIONS open streams; 429 past STREAM_MAX_CONNECTIONS_PER_PRINCIPAL (default 10) open streams of one user or API key.`;
 
 function lastEventIdOf(
   request: FastifyRequest<{ Querystring: { lastEventId?: string } }>,
@@ -64,7 +65,7 @@ export async function streamRoutes(
       },
     },
     async (request, reply) => {
-      const principal = await principals.of(identityOf(request));
+      const principal = await principals.of(identityOf(request), request.sessionId);
       if (!principal) throw unauthorized('Authentication required');
       return reply.code(201).send(await tickets.issue(principal));
     },
@@ -104,9 +105,15 @@ export async function streamRoutes(
     },
     async (request, reply) => {
       const lastEventId = lastEventIdOf(request);
-      const principal = await principals.of(identityOf(request));
+      const principal = await principals.of(identityOf(request), request.sessionId);
       if (!principal) throw unauthorized('Authentication required');
       if (hub.isFull) throw unavailable('Too many open live streams; retry shortly', 5);
+      if (hub.isFullFor(principal)) {
+        throw tooManyRequests(
+          'Too many open live streams for this user or API key; close one, then retry',
+          RETRY_AFTER_OVER_CAP_SECONDS,
+        );
+      }
       reply.hijack();
       const { raw } = reply;
       // The headers hooks set so far (security, rate limit), then the stream's own.

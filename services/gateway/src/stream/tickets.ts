@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { DocStore, Document } from '@lead-capture/docstore';
-import { type Identity, unauthorized } from '@lead-capture/kit';
+import { unauthorized } from '@lead-capture/kit';
+import type { Caller } from '../identity/authenticate.js';
 import type { StreamPrincipal, StreamPrincipals } from './principals.js';
 
 /**
@@ -33,8 +34,11 @@ export interface IssuedTicket {
 export interface StreamTickets {
   ensureIndexes(): Promise<void>;
   issue(principal: StreamPrincipal): Promise<IssuedTicket>;
-  /** The ticket's identity as it is now; 401 for an unknown, used or expired ticket or a revoked principal. */
-  redeem(ticket: string): Promise<Identity>;
+  /**
+   * The ticket's caller as it is now (its identity, and the sign-in it was issued for); 401 for an
+   * unknown, used or expired ticket or a revoked principal.
+   */
+  redeem(ticket: string): Promise<Caller>;
 }
 
 function hashOf(ticket: string): string {
@@ -66,7 +70,8 @@ export function createStreamTickets(deps: {
       if (!found || new Date(found.expiresAt).getTime() <= now()) throw unauthorized(INVALID_TICKET);
       const identity = await principals.identityOf(found.principal);
       if (!identity) throw unauthorized(INVALID_TICKET);
-      return identity;
+      const { sessionId } = found.principal;
+      return { identity, ...(sessionId ? { sessionId } : {}) };
     },
   };
 }

@@ -66,8 +66,16 @@ async function signedInAdminOnly(request: FastifyRequest): Promise<void> {
 }
 
 /** /api/api-keys: generate (the full key is shown once), list, relabel, (de)activate, delete. */
-export async function apiKeyRoutes(app: FastifyInstance, options: { apiKeys: ApiKeys; now?: () => number }) {
-  const { apiKeys, now = Date.now } = options;
+export async function apiKeyRoutes(
+  app: FastifyInstance,
+  options: {
+    apiKeys: ApiKeys;
+    now?: () => number;
+    /** Told of every change to a key, so what hangs on it (live streams) is checked at once. */
+    onApiKeyChanged?: (apiKeyId: string) => Promise<void>;
+  },
+) {
+  const { apiKeys, now = Date.now, onApiKeyChanged } = options;
   app.addHook('preHandler', signedInAdminOnly);
 
   app.post<{ Body: SchemaType<typeof CREATE_API_KEY_BODY> }>(
@@ -128,6 +136,7 @@ export async function apiKeyRoutes(app: FastifyInstance, options: { apiKeys: Api
     async (request) => {
       const updated = await apiKeys.update(request.params.id, request.body);
       if (!updated) throw notFound('API key not found');
+      await onApiKeyChanged?.(updated._id);
       return toPublicApiKey(updated);
     },
   );
@@ -144,6 +153,7 @@ export async function apiKeyRoutes(app: FastifyInstance, options: { apiKeys: Api
     },
     async (request, reply) => {
       if (!(await apiKeys.remove(request.params.id))) throw notFound('API key not found');
+      await onApiKeyChanged?.(request.params.id);
       return reply.code(204).send();
     },
   );

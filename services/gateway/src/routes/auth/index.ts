@@ -5,8 +5,9 @@ import type { FastifyInstance } from 'fastify';
 import type { AccessTokens } from '../../identity/access-tokens.js';
 import type { HashingQueue } from '../../identity/hashing-queue.js';
 import type { RefreshTokens } from '../../identity/refresh-tokens.js';
-import { normalizeEmail, tokenVersionOf, type UserDirectory } from '../../identity/users.js';
-import type { RateLimiter } from '../../rate-limit/limiter.js';
+import { normalizeEmail, tokenVersionOf, type UserDirectory, type UserDoc } from '../../identity/users.js';
+import { rateLimitClientKey } from '../../rate-limit/client-key.js';
+import type { RateLimitDecision, RateLimiter } from '../../rate-limit/limiter.js';
 import { errorResponses, NO_CONTENT, ROLE } from '../schemas.js';
 
 export interface AuthRoutesOptions {
@@ -15,11 +16,17 @@ export interface AuthRoutesOptions {
   refreshTokens: RefreshTokens;
   /** Verified against when the e-mail is unknown, so both failures take the same time. */
   unmatchableHash: string;
-  /** The 'login' budget: sign-in attempts per account (normalized e-mail), known or not. */
+  /**
+   * The sign-in budgets: 'login-address', every attempt from one client address (an IPv6 client by
+   * its /64), whatever the account; 'login', the failures for one account (normalized e-mail, known
+   * or not) from one client address.
+   */
   loginLimiter: RateLimiter;
   /** Every password check of a sign-in waits for a slot here (503 past its queue). */
   hashing: HashingQueue;
   verifyPassword: (password: string, hash: string) => Promise<boolean>;
+  /** Told of every sign-in that ended (logout), so what hangs on it (its live streams) ends too. */
+  onSessionEnded?: (sessionId: string) => Promise<void>;
 }
 
 const INVALID_LOGIN = 'Invalid email or password';
@@ -58,16 +65,33 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
   const { users, accessTokens, refreshTokens, unmatchableHash, loginLimiter, hashing, verifyPassword } =
     options;
 
-  /** Refused before any hashing: too many attempts on this account, whether it exists or not. */
-  async function limitAttempts(email: string): Promise<void> {
-    const account = createHash('sha256').update(normalizeEmail(email)).digest('base64url');
-    const decision = await loginLimiter.check('login', account);
+  function refuseWhenOver(decision: RateLimitDecision | null, message: string): void {
     if (decision?.retryAfterSeconds !== undefined) {
       throw tooManyRequests(
-        `Too many sign-in attempts for this account; retry in ${decision.retryAfterSeconds} seconds`,
+        `${message}; retry in ${decision.retryAfterSeconds} seconds`,
         decision.retryAfterSeconds,
       );
     }
+  }
+
+  /**
+   * Refused before any hashing: too many attempts from this address, or too many failures for this
+   * account from this address. Failures are counted per account and address, so nobody can lock an
+   * account (the admin's) out from everywhere else by failing its password from one place. Every
+   * attempt holds a slot of the failure budget until its outcome is known (concurrent guesses cannot
+   * overrun it); one that did not fail gives its slot back.
+   */
+  async function holdAttempt(email: string, ip: string): Promise<() => Promise<void>> {
+    const address = rateLimitClientKey(ip);
+    refuseWhenOver(
+      await loginLimiter.check('login-address', address),
+      'Too many sign-in attempts from this address',
+    );
+    const account = createHash('sha256').update(normalizeEmail(email)).digest('base64url');
+    const client = `${account}:${address}`;
+    const failure = await loginLimiter.check('login', client);
+    refuseWhenOver(failure, 'Too many failed sign-in attempts for this account');
+    return () => loginLimiter.refund('login', client, failure);
   }
 
   app.post<{ Body: SchemaType<typeof LOGIN_BODY> }>(
@@ -98,17 +122,27 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
     },
     async (request) => {
       const { email, password } = request.body;
-      await limitAttempts(email);
-      const user = await users.findByEmail(email);
-      // An unknown e-mail costs the same hash (and waits in the same queue) as a wrong password.
-      const passwordMatches = await hashing.run(() =>
-        verifyPassword(password, user?.passwordHash ?? unmatchableHash),
-      );
-      if (!user || !passwordMatches || !user.active) throw unauthorized(INVALID_LOGIN);
+      const notAFailure = await holdAttempt(email, request.ip);
+      let signedIn: UserDoc | null = null;
+      let failed = false;
+      try {
+        const user = await users.findByEmail(email);
+        // An unknown e-mail costs the same hash (and waits in the same queue) as a wrong password.
+        const passwordMatches = await hashing.run(() =>
+          verifyPassword(password, user?.passwordHash ?? unmatchableHash),
+        );
+        failed = !user || !passwordMatches || !user.active;
+        if (!failed) signedIn = user;
+      } finally {
+        // Signed in, or never checked (the hashing queue was full): the slot goes back.
+        if (!failed) await notAFailure();
+      }
+      if (!signedIn) throw unauthorized(INVALID_LOGIN);
+      const { refreshToken, sessionId } = await refreshTokens.issue(signedIn._id);
       return {
-        token: await accessTokens.issue(user._id, tokenVersionOf(user)),
-        refreshToken: await refreshTokens.issue(user._id),
-        user: { id: user._id, email: user.email, name: user.name },
+        token: await accessTokens.issue(signedIn._id, tokenVersionOf(signedIn), sessionId),
+        refreshToken,
+        user: { id: signedIn._id, email: signedIn.email, name: signedIn.name },
       };
     },
   );
@@ -133,7 +167,7 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
       const user = await users.findById(rotated.userId);
       if (!user?.active) throw unauthorized(INVALID_REFRESH);
       return {
-        token: await accessTokens.issue(user._id, tokenVersionOf(user)),
+        token: await accessTokens.issue(user._id, tokenVersionOf(user), rotated.sessionId),
         refreshToken: rotated.refreshToken,
       };
     },
@@ -146,14 +180,16 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
       schema: {
         tags: ['auth'],
         summary: 'Sign out: revokes the refresh token (and every token of that sign-in)',
-        description: 'Always 204, also for an unknown token. The access token expires by itself.',
+        description:
+          'Always 204, also for an unknown token. The access token expires by itself; the live streams opened with this sign-in end at once.',
         security: [],
         body: REFRESH_TOKEN_BODY,
         response: { 204: NO_CONTENT, ...errorResponses(400, 429) },
       },
     },
     async (request, reply) => {
-      await refreshTokens.revoke(request.body.refreshToken);
+      const sessionId = await refreshTokens.revoke(request.body.refreshToken);
+      if (sessionId !== null) await options.onSessionEnded?.(sessionId);
       return reply.code(204).send();
     },
   );

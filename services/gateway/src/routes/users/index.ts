@@ -45,8 +45,15 @@ const CHANGE_USER_BODY = {
  * /api/users: the people leads can be assigned to. Anyone authenticated (API keys too) may list
  * them; only a signed-in admin (an access token, never an API key) creates, changes and deletes them.
  */
-export async function userRoutes(app: FastifyInstance, options: { users: UserDirectory }): Promise<void> {
-  const { users } = options;
+export async function userRoutes(
+  app: FastifyInstance,
+  options: {
+    users: UserDirectory;
+    /** Told of every change to a user, so what hangs on their access (live streams) is checked at once. */
+    onUserChanged?: (userId: string) => Promise<void>;
+  },
+): Promise<void> {
+  const { users, onUserChanged } = options;
 
   app.get(
     '/api/users',
@@ -89,7 +96,11 @@ export async function userRoutes(app: FastifyInstance, options: { users: UserDir
         response: { 200: USER, ...errorResponses(400, 401, 403, 404, 409, 429) },
       },
     },
-    async (request) => toPublicUser(await users.update(request.params.id, request.body)),
+    async (request) => {
+      const updated = await users.update(request.params.id, request.body);
+      await onUserChanged?.(updated._id);
+      return toPublicUser(updated);
+    },
   );
 
   app.delete<{ Params: IdParams }>(
@@ -107,6 +118,7 @@ export async function userRoutes(app: FastifyInstance, options: { users: UserDir
     },
     async (request, reply) => {
       await users.remove(request.params.id);
+      await onUserChanged?.(request.params.id);
       return reply.code(204).send();
     },
   );
