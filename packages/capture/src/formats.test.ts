@@ -588,6 +588,32 @@ describe('mappings that survive real forms', () => {
 });
 
 describe('every field the sender sent is kept, under a name a mapping can use', () => {
+  it("typeform: a question's ref that is a common name fills its field, whatever the title", () => {
+    const submission = mapped('typeform', {
+      form_response: {
+        definition: {
+          fields: [
+            { id: 'a', title: "What's your first name?", ref: 'first_name' },
+            { id: 'b', title: 'And your last name, {{field:first_name}}?', ref: 'last_name' },
+            { id: 'c', title: 'Where do you work?', ref: 'company' },
+          ],
+        },
+        answers: [
+          { type: 'text', text: 'Ada', field: { id: 'a', ref: 'first_name' } },
+          { type: 'text', text: 'Lovelace', field: { id: 'b', ref: 'last_name' } },
+          { type: 'text', text: 'Engines', field: { id: 'c', ref: 'company' } },
+          { type: 'email', email: 'ada@example.com', field: { id: 'd', ref: 'x' } },
+        ],
+      },
+    });
+    expect(submission.fields).toEqual({
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      company: 'Engines',
+      email: 'ada@example.com',
+    });
+  });
+
   it("linkedin: the form's hidden fields (utm_campaign) and the campaign, form name and test flag", () => {
     // https://learn.microsoft.com/en-us/linkedin/marketing/lead-sync/lead-sync-schema (form hiddenFields[] {name, value};
     // response leadMetadata.sponsoredLeadMetadata.campaign, associatedEntity, testLead)
@@ -824,36 +850,38 @@ describe('the trace says where each value came from and the key that maps what i
     const payload = {
       formID: '1',
       rawRequest: JSON.stringify({
-        q3_fullName: { first: 'Ada', last: 'Lovelace' },
+        q3_yourName: { first: 'Ada', last: 'Lovelace' },
         q4_email: 'ada@example.com',
         q5_company: 'Engines',
         q6_page: 'https://example.org/?utm_source=google',
+        q7_office: { city: 'London', country: 'UK' },
       }),
     };
     const result = mapSubmission(payload, { 'rawRequest.q6_page': 'landingPage' }, 'jotform');
     if (!result.ok) throw new Error(result.error);
     expect(result.trace.origins).toEqual({
       landingPage: { key: 'rawRequest.q6_page', by: 'mapping' },
+      firstName: { key: 'yourName.first', by: 'format' },
+      lastName: { key: 'yourName.last', by: 'format' },
       email: { key: 'email', by: 'format' },
       company: { key: 'company', by: 'format' },
       utm_source: { key: 'rawRequest.q6_page', by: 'url' },
     });
     expect(result.trace.unmapped).toEqual([
-      { key: 'fullName.first', customKey: 'fullName_first' },
-      { key: 'fullName.last', customKey: 'fullName_last' },
+      { key: 'office.city', customKey: 'office_city' },
+      { key: 'office.country', customKey: 'office_country' },
       { key: 'formID', customKey: 'formID' },
     ]);
-    // Each key shown maps: the name parts land where they are sent.
+    // Each key shown is a key that maps (and so is the raw path beside it).
     const remapped = mapSubmission(
       payload,
-      { 'fullName.first': 'firstName', 'fullName.last': 'lastName' },
+      { 'office.city': 'company', 'rawRequest.q7_office.country': 'utm_content' },
       'jotform',
     );
-    expect(remapped.ok && remapped.submission.fields).toMatchObject({
-      firstName: 'Ada',
-      lastName: 'Lovelace',
-    });
-    expect(remapped.ok && remapped.trace.unmapped.map((entry) => entry.key)).toEqual(['page', 'formID']);
+    if (!remapped.ok) throw new Error(remapped.error);
+    expect(remapped.submission.fields.company).toBe('London');
+    expect(remapped.submission.attribution.utm).toEqual({ utm_content: 'UK' });
+    expect(remapped.trace.unmapped.map((entry) => entry.key)).toEqual(['company', 'page', 'formID']);
   });
 
   it('a full name and fields named as targets', () => {

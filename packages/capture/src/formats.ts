@@ -60,7 +60,12 @@ const FLATTENERS: Record<Exclude<SourceFormat, 'generic'>, Flattener> = {
 
 // --- the tools --------------------------------------------------------------------------------
 
-/** `form_response.answers[]`, named by the question's title in `definition.fields`, else its ref. */
+/**
+ * `form_response.answers[]`, named by the question's title in `definition.fields`, else its ref; the
+ * target from the answer's type (email, phone_number), else from a ref that is a common name
+ * (`first_name`, `company`), so "And your last name, {{field:first_name}}?" with ref `last_name` fills
+ * the last name.
+ */
 function flattenTypeform(payload: unknown): FlatPayload {
   const root = objectOf(payload);
   const at: string[] = isPlainObject(root.form_response) ? ['form_response'] : [];
@@ -82,8 +87,16 @@ function flattenTypeform(payload: unknown): FlatPayload {
       typeformValue(answer),
       [...at, 'answers', String(index)],
     );
-    if (answer.type === 'email' && !Object.values(hints).includes('email')) hints[name] = 'email';
-    if (answer.type === 'phone_number' && !Object.values(hints).includes('phone')) hints[name] = 'phone';
+    // A question's ref is named by its author (`first_name`, `email`): a common name says its target.
+    const target =
+      answer.type === 'email'
+        ? 'email'
+        : answer.type === 'phone_number'
+          ? 'phone'
+          : typeof field.ref === 'string'
+            ? aliasTarget(field.ref)
+            : undefined;
+    if (target !== undefined && !Object.values(hints).includes(target)) hints[name] = target;
   }
   copyScalars(isPlainObject(response.hidden) ? response.hidden : {}, fields, [...at, 'hidden']);
   // Scores and other variables a form computes: `{key, type, number | text}`.
@@ -348,7 +361,8 @@ function flattenTally(payload: unknown): FlatPayload {
 
 /**
  * The form post's fields, with `rawRequest` (JSON text) decoded and `q3_` prefixes dropped (a Full
- * Name field's parts become `name.first` / `name.last`); rawRequest's other entries (slug, event_id,
+ * Name field's parts become `<name>.first` / `<name>.last`, the first and last name whatever the
+ * field is called); rawRequest's other entries (slug, event_id,
  * ...) and the post's own fields as they are. `pretty` repeats the answers as one text: dropped.
  */
 function flattenJotform(payload: unknown): FlatPayload {
@@ -357,16 +371,26 @@ function flattenJotform(payload: unknown): FlatPayload {
   const raw = typeof root.rawRequest === 'string' ? decodeJson(root.rawRequest) : root.rawRequest;
   const answers = isPlainObject(raw) ? raw : {};
   const others: Record<string, unknown> = {};
+  const hints: Record<string, MappingTarget> = {};
   for (const [key, value] of Object.entries(answers)) {
     const match = /^q\d+_(.+)$/.exec(key);
-    if (match?.[1]) flattenInto(fields, match[1], value, ['rawRequest', key]);
-    else others[key] = value;
+    if (!match?.[1]) {
+      others[key] = value;
+      continue;
+    }
+    flattenInto(fields, match[1], value, ['rawRequest', key]);
+    // A Full Name field posts {first, last} (and prefix, middle, suffix), whatever its name.
+    if (isPlainObject(value) && typeof value.first === 'string' && typeof value.last === 'string') {
+      const taken = Object.values(hints);
+      if (!taken.includes('firstName')) hints[`${match[1]}.first`] = 'firstName';
+      if (!taken.includes('lastName')) hints[`${match[1]}.last`] = 'lastName';
+    }
   }
   copyScalars(omit(root, ['rawRequest', 'pretty']), fields, []);
   for (const [key, value] of Object.entries(others)) {
     if (!Object.hasOwn(fields.values, key)) fields.add(key, value, ['rawRequest', key]);
   }
-  return fields.payload({});
+  return fields.payload(hints);
 }
 
 /**
@@ -602,12 +626,17 @@ const ALIAS_TARGET = new Map<string, MappingTarget>(
   Object.entries(ALIASES).flatMap(([target, names]) => names.map((name) => [name, target as MappingTarget])),
 );
 
+/** The target a common name stands for, compared without case, spaces or punctuation. */
+function aliasTarget(name: string): MappingTarget | undefined {
+  return ALIAS_TARGET.get(name.toLowerCase().replace(/[^\p{L}\p{N}]/gu, ''));
+}
+
 /** Common names of the standard fields and attribution, compared without case, spaces or punctuation. */
 function aliasHints(fields: Record<string, unknown>): Record<string, MappingTarget> {
   const hints: Record<string, MappingTarget> = {};
   const taken = new Set<MappingTarget>();
   for (const name of Object.keys(fields)) {
-    const target = ALIAS_TARGET.get(name.toLowerCase().replace(/[^\p{L}\p{N}]/gu, ''));
+    const target = aliasTarget(name);
     if (target === undefined || taken.has(target)) continue;
     taken.add(target);
     hints[name] = target;
