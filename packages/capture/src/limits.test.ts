@@ -1,4 +1,4 @@
-import { SOURCE_FORMATS, type SourceFormat } from '@lead-capture/contracts';
+import { type MappingTarget, SOURCE_FORMATS, type SourceFormat } from '@lead-capture/contracts';
 import { describe, expect, it } from 'vitest';
 import { FreeNames } from './free-names.js';
 import { PAYLOAD_LIMITS, payloadShapeProblem } from './limits.js';
@@ -122,7 +122,7 @@ describe('payload limits, applied before any work per field', () => {
     // 20 mappings, each a selector scanning an array of 10,000 items that the
     // format keeps whole (20 x 10,000 steps, as in the generic format), and a long landing page.
     const consents = Array.from({ length: PAYLOAD_LIMITS.maxItems }, (_, index) => ({ id: index }));
-    const mappings = Object.fromEntries(
+    const mappings: Record<string, MappingTarget> = Object.fromEntries(
       Array.from({ length: 20 }, (_, index) => [`legalConsentOptions[id=missing${index}].id`, 'company']),
     );
     const query = Array.from({ length: 200 }, (_, index) => `utm_x${index}=1`).join('&');
