@@ -16,15 +16,17 @@ export function pathKey(path: readonly string[]): string {
  * The custom metadata of a submission: the given top-level payload entries, copied with keys a
  * document store can hold and query (no leading `$`, no `.`), without the paths a field mapping
  * consumed, within PAYLOAD_LIMITS. The payload's nesting was bounded before (recursion is safe).
+ * `kept`, when given, receives each top-level entry kept: its key in the payload and in the custom data.
  */
 export function buildCustom(
   entries: ReadonlyArray<readonly [string, unknown]>,
   consumed: ReadonlySet<string>,
+  kept?: Array<{ key: string; customKey: string }>,
 ): Record<string, unknown> {
   if (entries.length > PAYLOAD_LIMITS.maxKeysPerObject) {
     throw new MappingError(`Custom data has more than ${PAYLOAD_LIMITS.maxKeysPerObject} fields`);
   }
-  const custom = copyEntries(entries, [], consumed);
+  const custom = copyEntries(entries, [], consumed, kept);
   const bytes = Buffer.byteLength(JSON.stringify(custom));
   if (bytes > PAYLOAD_LIMITS.maxCustomBytes) {
     throw new MappingError(`Custom data is larger than ${PAYLOAD_LIMITS.maxCustomBytes / 1024} KiB`);
@@ -51,6 +53,7 @@ function copyEntries(
   entries: ReadonlyArray<readonly [string, unknown]>,
   parentPath: readonly string[],
   consumed: ReadonlySet<string>,
+  kept?: Array<{ key: string; customKey: string }>,
 ): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
   // `a.b` and `a_b` both become `a_b`: the later one gets a numbered name instead of overwriting.
@@ -60,7 +63,10 @@ function copyEntries(
     const name = safeKey(key);
     if (name === undefined || consumed.has(pathKey(path))) continue;
     const copied = copyValue(value, path, consumed);
-    if (copied !== SKIP) copy[names.of(name)] = copied;
+    if (copied === SKIP) continue;
+    const customKey = names.of(name);
+    copy[customKey] = copied;
+    kept?.push({ key, customKey });
   }
   return copy;
 }

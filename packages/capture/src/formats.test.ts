@@ -329,6 +329,8 @@ describe('each tool lands the standard fields its documented payload carries', (
     });
     expect(advanced.fields).toEqual({ firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' });
     expect(advanced.attribution).toEqual({ landingPage: 'https://example.org/contact' });
+    // The form's name and id are the lead's, not the field's description: kept, under mappable names.
+    expect(advanced.custom).toEqual({ form_id: 'a1b2c3', form_name: 'New Form' });
   });
 
   it('gravity-forms: a Name field (.3 / .6) and source_url; other inputs by mapping', () => {
@@ -353,7 +355,10 @@ describe('each tool lands the standard fields its documented payload carries', (
       firstName: 'Ada',
       lastName: 'Lovelace',
     });
-    expect(submission.attribution).toEqual({ landingPage: 'https://example.org/?utm_source=x' });
+    expect(submission.attribution).toEqual({
+      landingPage: 'https://example.org/?utm_source=x',
+      utm: { utm_source: 'x' },
+    });
   });
 
   it('webflow: form_submission payload.data by the form field names', () => {
@@ -579,5 +584,316 @@ describe('mappings that survive real forms', () => {
         error: 'Payload must be a JSON object',
       });
     }
+  });
+});
+
+describe('every field the sender sent is kept, under a name a mapping can use', () => {
+  it("typeform: a question's ref that is a common name fills its field, whatever the title", () => {
+    const submission = mapped('typeform', {
+      form_response: {
+        definition: {
+          fields: [
+            { id: 'a', title: "What's your first name?", ref: 'first_name' },
+            { id: 'b', title: 'And your last name, {{field:first_name}}?', ref: 'last_name' },
+            { id: 'c', title: 'Where do you work?', ref: 'company' },
+          ],
+        },
+        answers: [
+          { type: 'text', text: 'Ada', field: { id: 'a', ref: 'first_name' } },
+          { type: 'text', text: 'Lovelace', field: { id: 'b', ref: 'last_name' } },
+          { type: 'text', text: 'Engines', field: { id: 'c', ref: 'company' } },
+          { type: 'email', email: 'ada@example.com', field: { id: 'd', ref: 'x' } },
+        ],
+      },
+    });
+    expect(submission.fields).toEqual({
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      company: 'Engines',
+      email: 'ada@example.com',
+    });
+  });
+
+  it("linkedin: the form's hidden fields (utm_campaign) and the campaign, form name and test flag", () => {
+    // https://learn.microsoft.com/en-us/linkedin/marketing/lead-sync/lead-sync-schema (form hiddenFields[] {name, value};
+    // response leadMetadata.sponsoredLeadMetadata.campaign, associatedEntity, testLead)
+    const submission = mapped('linkedin', {
+      id: 'urn:li:leadFormResponse:123',
+      testLead: false,
+      leadMetadata: { sponsoredLeadMetadata: { campaign: 'urn:li:sponsoredCampaign:42' } },
+      form: {
+        id: 7,
+        name: 'Spring demo',
+        hiddenFields: [
+          { name: 'utm_campaign', value: 'spring-launch' },
+          { name: 'crm_list', value: 'emea' },
+        ],
+        content: {
+          questions: [
+            { questionId: 3, predefinedField: 'EMAIL', question: { localized: { en_US: 'Email' } } },
+          ],
+        },
+      },
+      formResponse: {
+        answers: [{ answerDetails: { textQuestionAnswer: { answer: 'ada@example.com' } }, questionId: 3 }],
+        consentResponses: [{ accepted: true, consentId: 9 }],
+      },
+    });
+    expect(submission.fields).toEqual({ email: 'ada@example.com' });
+    expect(submission.attribution.utm).toEqual({ utm_campaign: 'spring-launch' });
+    expect(submission.custom).toMatchObject({
+      crm_list: 'emea',
+      form_id: 7,
+      form_name: 'Spring demo',
+      testLead: false,
+      leadMetadata: { sponsoredLeadMetadata: { campaign: 'urn:li:sponsoredCampaign:42' } },
+      consentResponses: [{ accepted: true, consentId: 9 }],
+    });
+  });
+
+  it('typeform: the form title, scores, landed_at and the event type', () => {
+    const submission = mapped('typeform', {
+      event_id: 'e1',
+      event_type: 'form_response',
+      form_response: {
+        form_id: 'f1',
+        landed_at: '2024-01-01T00:00:00Z',
+        definition: { title: 'Demo request', fields: [] },
+        calculated: { score: 9 },
+        variables: [{ key: 'price', type: 'number', number: 120 }],
+        answers: [{ type: 'email', email: 'ada@example.com', field: { id: 'x', ref: 'email' } }],
+      },
+    });
+    expect(submission.custom).toMatchObject({
+      form_title: 'Demo request',
+      score: 9,
+      price: 120,
+      landed_at: '2024-01-01T00:00:00Z',
+      event_type: 'form_response',
+    });
+  });
+
+  it('hubspot-forms: the whole context and the consent, not only pageUri', () => {
+    const submission = mapped('hubspot-forms', {
+      fields: [{ name: 'email', value: 'ada@example.com' }],
+      context: { hutk: 'abc', pageUri: 'https://example.org/demo', pageName: 'Demo', pageId: '55' },
+      legalConsentOptions: { consent: { consentToProcess: true } },
+    });
+    expect(submission.custom).toEqual({
+      hutk: 'abc',
+      pageName: 'Demo',
+      pageId: '55',
+      legalConsentOptions: { consent: { consentToProcess: true } },
+    });
+  });
+
+  it("jotform: rawRequest's entries other than answers", () => {
+    const submission = mapped('jotform', {
+      formID: '1',
+      rawRequest: JSON.stringify({ q4_email: 'ada@example.com', event_id: 'ev-1', formID: '1' }),
+    });
+    expect(submission.custom).toEqual({ formID: '1', event_id: 'ev-1' });
+  });
+
+  it("webflow: the submission's page URL (with its UTM parameters) and form fields", () => {
+    const submission = mapped('webflow', {
+      triggerType: 'form_submission',
+      payload: {
+        name: 'Contact',
+        formId: 'f1',
+        pageUrl: 'https://example.org/contact?utm_source=linkedin',
+        data: { Email: 'ada@example.com' },
+        schema: [{ fieldName: 'Email', fieldType: 'FormTextInput' }],
+      },
+    });
+    expect(submission.attribution).toEqual({
+      landingPage: 'https://example.org/contact?utm_source=linkedin',
+      utm: { utm_source: 'linkedin' },
+    });
+    expect(submission.custom).toEqual({
+      form_name: 'Contact',
+      form_formId: 'f1',
+      triggerType: 'form_submission',
+    });
+  });
+
+  it('elfsight: an item without a label is kept by its id', () => {
+    const submission = mapped('elfsight', [
+      { id: 'email', name: 'Email', value: 'ada@example.com' },
+      { id: 'consent_1', value: 'yes' },
+    ]);
+    expect(submission.custom).toEqual({ consent_1: 'yes' });
+  });
+});
+
+describe('a mapping names a field by its flat name or by its path in the raw payload', () => {
+  const jotform = {
+    formID: '213456789012345',
+    rawRequest: JSON.stringify({ q4_email: 'ada@example.com', q7_workEmail: 'ada@work.example' }),
+  };
+
+  it("a raw path works once a format is set (the README's rawRequest.q4_email)", () => {
+    const byRaw = mapped('jotform', jotform, { 'rawRequest.q7_workEmail': 'email' });
+    expect(byRaw.fields).toEqual({ email: 'ada@work.example' });
+    // The flat field read from that path is taken with it, not kept twice; the other stays.
+    expect(byRaw.custom).toEqual({ formID: '213456789012345', email: 'ada@example.com' });
+    const byFlat = mapped('jotform', jotform, { workEmail: 'email' });
+    expect(byFlat.fields).toEqual({ email: 'ada@work.example' });
+    expect(byFlat.custom).toEqual(byRaw.custom);
+  });
+
+  it("raw paths with selectors into a tool's arrays (HubSpot fields[name=...])", () => {
+    const submission = mapped(
+      'hubspot-forms',
+      {
+        fields: [
+          { name: 'email', value: 'a@x.test' },
+          { name: 'mobilephone', value: '+1 555' },
+        ],
+      },
+      { 'fields[name=mobilephone].value': 'phone' },
+    );
+    expect(submission.fields).toEqual({ email: 'a@x.test', phone: '+1 555' });
+    expect(submission.custom).toEqual({});
+  });
+
+  it('a raw path into part of an object a format keeps whole takes only that part', () => {
+    const submission = mapped(
+      'facebook-lead-ads',
+      {
+        field_data: [{ name: 'email', values: ['a@x.test'] }],
+        extra: { rep: 'Grace', region: 'EMEA' },
+      },
+      { 'extra.rep': 'company' },
+    );
+    expect(submission.fields).toEqual({ email: 'a@x.test', company: 'Grace' });
+    expect(submission.custom).toEqual({ extra: { region: 'EMEA' } });
+  });
+});
+
+describe('attribution from the page URL', () => {
+  it("hubspot-forms: pageUri's UTM parameters and click id fill the attribution", () => {
+    const submission = mapped('hubspot-forms', {
+      fields: [{ name: 'email', value: 'ada@example.com' }],
+      context: {
+        pageUri:
+          'https://example.org/demo?utm_source=google&utm_medium=cpc&utm_campaign=spring&gclid=Cj0&x=1#top',
+      },
+    });
+    expect(submission.attribution).toEqual({
+      landingPage:
+        'https://example.org/demo?utm_source=google&utm_medium=cpc&utm_campaign=spring&gclid=Cj0&x=1#top',
+      utm: { utm_source: 'google', utm_medium: 'cpc', utm_campaign: 'spring' },
+      clickIds: { gclid: 'Cj0' },
+    });
+  });
+
+  it('unbounce and elementor: the page URL, decoded', () => {
+    const unbounce = mapped('unbounce', {
+      page_url: 'https://lp.example.org/offer?utm_source=news%20letter&utm_term=crm+tool',
+      'data.json': JSON.stringify({ email: ['ada@example.com'] }),
+    });
+    expect(unbounce.attribution.utm).toEqual({ utm_source: 'news letter', utm_term: 'crm tool' });
+    const elementor = mapped('elementor', {
+      Email: 'ada@example.com',
+      'Page URL': 'https://example.org/?fbclid=IwAR&utm_content=hero',
+    });
+    expect(elementor.attribution).toMatchObject({
+      utm: { utm_content: 'hero' },
+      clickIds: { fbclid: 'IwAR' },
+    });
+  });
+
+  it("explicit fields win over the URL's, parameter by parameter", () => {
+    const submission = mapped('gravity-forms', {
+      '2': 'ada@example.com',
+      utm_source: 'newsletter',
+      gclid: 'explicit',
+      source_url: 'https://example.org/?utm_source=google&utm_medium=cpc&gclid=fromurl',
+    });
+    expect(submission.attribution).toMatchObject({
+      utm: { utm_source: 'newsletter', utm_medium: 'cpc' },
+      clickIds: { gclid: 'explicit' },
+    });
+  });
+
+  it('a mapped landing page works as well, with the generic format; a value past its limit is left out', () => {
+    const submission = mapped(
+      'generic',
+      { email: 'a@x.test', page: `https://example.org/?utm_source=${'x'.repeat(300)}&utm_medium=email` },
+      { page: 'landingPage' },
+    );
+    expect(submission.attribution.utm).toEqual({ utm_medium: 'email' });
+  });
+});
+
+describe('nameSplit', () => {
+  const lead = { field_data: [{ name: 'full_name', values: ['Tomás Herrera Vidal'] }] };
+
+  it.each([
+    [undefined, { firstName: 'Tomás', lastName: 'Herrera Vidal' }],
+    ['first-word', { firstName: 'Tomás', lastName: 'Herrera Vidal' }],
+    ['last-word', { firstName: 'Tomás Herrera', lastName: 'Vidal' }],
+    ['as-is', { firstName: 'Tomás Herrera Vidal' }],
+  ] as const)('%s: %j', (nameSplit, fields) => {
+    const result = mapSubmission(
+      lead,
+      {},
+      { format: 'facebook-lead-ads', ...(nameSplit ? { nameSplit } : {}) },
+    );
+    expect(result.ok && result.submission.fields).toEqual(fields);
+  });
+});
+
+describe('the trace says where each value came from and the key that maps what is left', () => {
+  it('origins by mapping, format, name, full name and URL; unmapped keys that work as mappings', () => {
+    const payload = {
+      formID: '1',
+      rawRequest: JSON.stringify({
+        q3_yourName: { first: 'Ada', last: 'Lovelace' },
+        q4_email: 'ada@example.com',
+        q5_company: 'Engines',
+        q6_page: 'https://example.org/?utm_source=google',
+        q7_office: { city: 'London', country: 'UK' },
+      }),
+    };
+    const result = mapSubmission(payload, { 'rawRequest.q6_page': 'landingPage' }, 'jotform');
+    if (!result.ok) throw new Error(result.error);
+    expect(result.trace.origins).toEqual({
+      landingPage: { key: 'rawRequest.q6_page', by: 'mapping' },
+      firstName: { key: 'yourName.first', by: 'format' },
+      lastName: { key: 'yourName.last', by: 'format' },
+      email: { key: 'email', by: 'format' },
+      company: { key: 'company', by: 'format' },
+      utm_source: { key: 'rawRequest.q6_page', by: 'url' },
+    });
+    expect(result.trace.unmapped).toEqual([
+      { key: 'office.city', customKey: 'office_city' },
+      { key: 'office.country', customKey: 'office_country' },
+      { key: 'formID', customKey: 'formID' },
+    ]);
+    // Each key shown is a key that maps (and so is the raw path beside it).
+    const remapped = mapSubmission(
+      payload,
+      { 'office.city': 'company', 'rawRequest.q7_office.country': 'utm_content' },
+      'jotform',
+    );
+    if (!remapped.ok) throw new Error(remapped.error);
+    expect(remapped.submission.fields.company).toBe('London');
+    expect(remapped.submission.attribution.utm).toEqual({ utm_content: 'UK' });
+    expect(remapped.trace.unmapped.map((entry) => entry.key)).toEqual(['company', 'page', 'formID']);
+  });
+
+  it('a full name and fields named as targets', () => {
+    const result = mapSubmission(
+      { name: 'Ada Lovelace', email: 'a@x.test', utm_source: 'x' },
+      { name: 'fullName' },
+    );
+    expect(result.ok && result.trace.origins).toEqual({
+      email: { key: 'email', by: 'name' },
+      utm_source: { key: 'utm_source', by: 'name' },
+      firstName: { key: 'name', by: 'fullName' },
+      lastName: { key: 'name', by: 'fullName' },
+    });
   });
 });

@@ -9,6 +9,12 @@ export interface FlatPayload {
   fields: Record<string, unknown>;
   /** Flat field name -> target; a source's own mapping of that name or target wins. */
   hints: Record<string, MappingTarget>;
+  /**
+   * Flat field name -> the path in the raw payload it was read from (a JSON text's path reaches into
+   * the decoded JSON), where one path holds it: a mapping written against the raw payload takes the
+   * flat field with it, so its value is not kept twice.
+   */
+  origins: Map<string, readonly string[]>;
 }
 
 /** Formats whose payload may be a top-level JSON array. */
@@ -47,16 +53,22 @@ const FLATTENERS: Record<Exclude<SourceFormat, 'generic'>, Flattener> = {
   webflow: flattenWebflow,
   unbounce: flattenUnbounce,
   mailchimp: flattenMailchimp,
-  zapier: (payload) => ({ fields: FlatFields.of(objectOf(payload)).values, hints: {} }),
+  zapier: (payload) => FlatFields.of(objectOf(payload)).payload({}),
   elfsight: flattenElfsight,
   formstack: flattenFormstack,
 };
 
 // --- the tools --------------------------------------------------------------------------------
 
-/** `form_response.answers[]`, named by the question's title in `definition.fields`, else its ref. */
+/**
+ * `form_response.answers[]`, named by the question's title in `definition.fields`, else its ref; the
+ * target from the answer's type (email, phone_number), else from a ref that is a common name
+ * (`first_name`, `company`), so "And your last name, {{field:first_name}}?" with ref `last_name` fills
+ * the last name.
+ */
 function flattenTypeform(payload: unknown): FlatPayload {
   const root = objectOf(payload);
+  const at: string[] = isPlainObject(root.form_response) ? ['form_response'] : [];
   const response = isPlainObject(root.form_response) ? root.form_response : root;
   const titles = new Map<string, string>();
   const definition = isPlainObject(response.definition) ? response.definition : {};
@@ -67,25 +79,44 @@ function flattenTypeform(payload: unknown): FlatPayload {
   }
   const fields = new FlatFields();
   const hints: Record<string, MappingTarget> = {};
-  for (const answer of arrayOf(response.answers)) {
+  for (const [index, answer] of arrayOf(response.answers).entries()) {
     if (!isPlainObject(answer)) continue;
     const field = isPlainObject(answer.field) ? answer.field : {};
     const name = fields.add(
       titles.get(String(field.id)) ?? textOr(field.ref) ?? textOr(field.id) ?? 'answer',
       typeformValue(answer),
+      [...at, 'answers', String(index)],
     );
-    if (answer.type === 'email' && !Object.values(hints).includes('email')) hints[name] = 'email';
-    if (answer.type === 'phone_number' && !Object.values(hints).includes('phone')) hints[name] = 'phone';
+    // A question's ref is named by its author (`first_name`, `email`): a common name says its target.
+    const target =
+      answer.type === 'email'
+        ? 'email'
+        : answer.type === 'phone_number'
+          ? 'phone'
+          : typeof field.ref === 'string'
+            ? aliasTarget(field.ref)
+            : undefined;
+    if (target !== undefined && !Object.values(hints).includes(target)) hints[name] = target;
   }
-  copyScalars(isPlainObject(response.hidden) ? response.hidden : {}, fields);
+  copyScalars(isPlainObject(response.hidden) ? response.hidden : {}, fields, [...at, 'hidden']);
+  // Scores and other variables a form computes: `{key, type, number | text}`.
+  for (const [index, variable] of arrayOf(response.variables).entries()) {
+    if (!isPlainObject(variable) || typeof variable.key !== 'string') continue;
+    fields.add(variable.key, variable[String(variable.type)], [...at, 'variables', String(index)]);
+  }
+  if (isPlainObject(response.calculated)) copyScalars(response.calculated, fields, [...at, 'calculated']);
   const metadata = isPlainObject(response.metadata) ? response.metadata : {};
   if (typeof metadata.referer === 'string') {
-    fields.set('page_url', metadata.referer);
+    fields.set('page_url', metadata.referer, [...at, 'metadata', 'referer']);
     hints.page_url = 'landingPage';
   }
-  copyScalars(pick(response, ['form_id', 'token', 'submitted_at']), fields);
-  copyScalars(pick(root, ['event_id']), fields);
-  return { fields: fields.values, hints };
+  copyScalars(omit(metadata, ['referer']), fields, [...at, 'metadata']);
+  if (typeof definition.title === 'string') {
+    fields.add('form_title', definition.title, [...at, 'definition', 'title']);
+  }
+  copyScalars(pick(response, ['form_id', 'token', 'landed_at', 'submitted_at']), fields, at);
+  copyScalars(pick(root, ['event_id', 'event_type']), fields, []);
+  return fields.payload(hints);
 }
 
 function typeformValue(answer: Record<string, unknown>): unknown {
@@ -140,20 +171,19 @@ function flattenFacebookLead(payload: unknown): FlatPayload {
     );
   }
   const fields = new FlatFields();
-  for (const item of arrayOf(root.field_data)) {
+  for (const [index, item] of arrayOf(root.field_data).entries()) {
     if (!isPlainObject(item) || typeof item.name !== 'string') continue;
     const values = arrayOf(item.values).filter((value) => typeof value === 'string');
-    fields.add(item.name, values.join(', '));
+    fields.add(item.name, values.join(', '), ['field_data', String(index)]);
   }
-  copyScalars(omit(root, ['field_data']), fields);
-  return {
-    fields: fields.values,
-    hints: pickHints(fields.values, {
+  copyScalars(omit(root, ['field_data']), fields, []);
+  return fields.payload(
+    pickHints(fields.values, {
       full_name: 'fullName',
       phone_number: 'phone',
       company_name: 'company',
     }),
-  };
+  );
 }
 
 /** The contact field ids Google Ads lead forms and LinkedIn Lead Gen forms both use. */
@@ -177,35 +207,44 @@ function flattenGoogleAds(payload: unknown): FlatPayload {
   const root = objectOf(payload);
   const fields = new FlatFields();
   const hints: Record<string, MappingTarget> = {};
-  for (const column of arrayOf(root.user_column_data)) {
+  for (const [index, column] of arrayOf(root.user_column_data).entries()) {
     if (!isPlainObject(column)) continue;
     const id = textOr(column.column_id);
-    const name = fields.add(textOr(column.column_name) ?? id ?? 'column', column.string_value);
+    const name = fields.add(textOr(column.column_name) ?? id ?? 'column', column.string_value, [
+      'user_column_data',
+      String(index),
+    ]);
     const target = id === undefined ? undefined : GOOGLE_COLUMN_TARGETS[id];
     if (target !== undefined && !Object.values(hints).includes(target)) hints[name] = target;
   }
   // google_key is the shared secret that authenticates the delivery: never kept.
-  copyScalars(omit(root, ['user_column_data', 'google_key']), fields);
+  copyScalars(omit(root, ['user_column_data', 'google_key']), fields, []);
   if (typeof fields.values.gcl_id === 'string') hints.gcl_id = 'gclid';
-  return { fields: fields.values, hints };
+  return fields.payload(hints);
 }
 
-/** The Forms API submission: `fields[].name` / `value`, `context.pageUri`. */
+/**
+ * The Forms API submission: `fields[].name` / `value`, `context` (pageUri, pageName, hutk, ...), and
+ * the rest (legalConsentOptions, submittedAt) as they are. The UTM parameters are in pageUri's query.
+ */
 function flattenHubspotForms(payload: unknown): FlatPayload {
   const root = objectOf(payload);
   const fields = new FlatFields();
-  for (const item of arrayOf(root.fields)) {
-    if (isPlainObject(item) && typeof item.name === 'string') fields.add(item.name, item.value);
+  for (const [index, item] of arrayOf(root.fields).entries()) {
+    if (isPlainObject(item) && typeof item.name === 'string') {
+      fields.add(item.name, item.value, ['fields', String(index)]);
+    }
   }
-  const context = isPlainObject(root.context) ? root.context : {};
-  copyScalars(pick(context, ['pageUri', 'pageName']), fields);
-  copyScalars(omit(root, ['fields', 'context', 'legalConsentOptions']), fields);
-  return { fields: fields.values, hints: pickHints(fields.values, { pageUri: 'landingPage' }) };
+  copyScalars(isPlainObject(root.context) ? root.context : {}, fields, ['context']);
+  copyScalars(omit(root, ['fields', 'context']), fields, []);
+  return fields.payload(pickHints(fields.values, { pageUri: 'landingPage' }));
 }
 
 /**
  * A Lead Sync form response: `formResponse.answers[]` joined by `questionId` to the form's
- * `content.questions[]` (named by the question's label, else its name).
+ * `content.questions[]` (named by the question's label, else its name); the form's `hiddenFields[]`
+ * (`{name, value}`: utm_campaign, ...) by name; the form's name, the campaign and creative, and the
+ * response's other fields as they are.
  */
 function flattenLinkedin(payload: unknown): FlatPayload {
   const root = objectOf(payload);
@@ -221,22 +260,33 @@ function flattenLinkedin(payload: unknown): FlatPayload {
       ...(predefined === undefined ? {} : { predefined }),
     });
   }
+  const at: string[] = isPlainObject(root.formResponse) ? ['formResponse'] : [];
   const response = isPlainObject(root.formResponse) ? root.formResponse : root;
   const fields = new FlatFields();
   const hints: Record<string, MappingTarget> = {};
-  for (const answer of arrayOf(response.answers)) {
+  for (const [index, answer] of arrayOf(response.answers).entries()) {
     if (!isPlainObject(answer)) continue;
     const question = questions.get(String(answer.questionId));
     const name = fields.add(
       question?.name ?? `question ${String(answer.questionId)}`,
       linkedinAnswer(answer.answerDetails),
+      [...at, 'answers', String(index)],
     );
     const target =
       question?.predefined === undefined ? undefined : AD_FORM_CONTACT_TARGETS[question.predefined];
     if (target !== undefined && !Object.values(hints).includes(target)) hints[name] = target;
   }
-  copyScalars(pick(root, ['id', 'submittedAt', 'leadType', 'owner', 'versionedLeadGenFormUrn']), fields);
-  return { fields: fields.values, hints };
+  const formAt: string[] = isPlainObject(root.form) ? ['form'] : [];
+  for (const [index, hidden] of arrayOf(form.hiddenFields).entries()) {
+    if (isPlainObject(hidden) && typeof hidden.name === 'string') {
+      fields.add(hidden.name, hidden.value, [...formAt, 'hiddenFields', String(index)]);
+    }
+  }
+  if (formAt.length > 0) copyScalars(pick(form, ['id', 'name']), fields, formAt, 'form_');
+  if (at.length > 0) copyScalars(omit(response, ['answers']), fields, at);
+  const formKeys = ['form', 'formResponse', 'answers', 'questions', 'content', 'hiddenFields'];
+  copyScalars(omit(root, formKeys), fields, []);
+  return fields.payload(hints);
 }
 
 function linkedinAnswer(details: unknown): unknown {
@@ -251,24 +301,26 @@ function linkedinAnswer(details: unknown): unknown {
 /** `payload` of invitee.created: the invitee, `questions_and_answers[]` by question, `tracking`. */
 function flattenCalendly(payload: unknown): FlatPayload {
   const root = objectOf(payload);
+  const at: string[] = isPlainObject(root.payload) ? ['payload'] : [];
   const invitee = isPlainObject(root.payload) ? root.payload : root;
   const fields = new FlatFields();
-  copyScalars(omit(invitee, ['questions_and_answers', 'tracking']), fields);
-  for (const item of arrayOf(invitee.questions_and_answers)) {
-    if (isPlainObject(item) && typeof item.question === 'string') fields.add(item.question, item.answer);
+  copyScalars(omit(invitee, ['questions_and_answers', 'tracking']), fields, at);
+  for (const [index, item] of arrayOf(invitee.questions_and_answers).entries()) {
+    if (isPlainObject(item) && typeof item.question === 'string') {
+      fields.add(item.question, item.answer, [...at, 'questions_and_answers', String(index)]);
+    }
   }
-  copyScalars(isPlainObject(invitee.tracking) ? invitee.tracking : {}, fields);
-  copyScalars(pick(root, ['event', 'created_at']), fields);
-  return {
-    fields: fields.values,
-    hints: pickHints(fields.values, {
+  copyScalars(isPlainObject(invitee.tracking) ? invitee.tracking : {}, fields, [...at, 'tracking']);
+  if (at.length > 0) copyScalars(omit(root, ['payload']), fields, []);
+  return fields.payload(
+    pickHints(fields.values, {
       email: 'email',
       name: 'fullName',
       first_name: 'firstName',
       last_name: 'lastName',
       text_reminder_number: 'phone',
     }),
-  };
+  );
 }
 
 const TALLY_TYPE_TARGETS: Record<string, MappingTarget> = {
@@ -279,10 +331,11 @@ const TALLY_TYPE_TARGETS: Record<string, MappingTarget> = {
 /** `data.fields[]` named by label (else key); choice ids become their option texts. */
 function flattenTally(payload: unknown): FlatPayload {
   const root = objectOf(payload);
+  const at: string[] = isPlainObject(root.data) ? ['data'] : [];
   const data = isPlainObject(root.data) ? root.data : root;
   const fields = new FlatFields();
   const hints: Record<string, MappingTarget> = {};
-  for (const field of arrayOf(data.fields)) {
+  for (const [index, field] of arrayOf(data.fields).entries()) {
     if (!isPlainObject(field)) continue;
     const options = new Map<string, string>();
     for (const option of arrayOf(field.options)) {
@@ -296,54 +349,85 @@ function flattenTally(payload: unknown): FlatPayload {
       Array.isArray(value)
         ? value.map((item) => (typeof item === 'string' ? (options.get(item) ?? item) : item)).join(', ')
         : value,
+      [...at, 'fields', String(index)],
     );
     const target = TALLY_TYPE_TARGETS[String(field.type)];
     if (target !== undefined && !Object.values(hints).includes(target)) hints[name] = target;
   }
-  copyScalars(pick(data, ['responseId', 'submissionId', 'formId', 'formName', 'createdAt']), fields);
-  copyScalars(pick(root, ['eventId', 'eventType']), fields);
-  return { fields: fields.values, hints };
+  copyScalars(omit(data, ['fields']), fields, at);
+  if (at.length > 0) copyScalars(omit(root, ['data']), fields, []);
+  return fields.payload(hints);
 }
 
-/** The form post's fields, with `rawRequest` (JSON text) decoded and `q3_` prefixes dropped. */
+/**
+ * The form post's fields, with `rawRequest` (JSON text) decoded and `q3_` prefixes dropped (a Full
+ * Name field's parts become `<name>.first` / `<name>.last`, the first and last name whatever the
+ * field is called); rawRequest's other entries (slug, event_id,
+ * ...) and the post's own fields as they are. `pretty` repeats the answers as one text: dropped.
+ */
 function flattenJotform(payload: unknown): FlatPayload {
   const root = objectOf(payload);
   const fields = new FlatFields();
   const raw = typeof root.rawRequest === 'string' ? decodeJson(root.rawRequest) : root.rawRequest;
   const answers = isPlainObject(raw) ? raw : {};
+  const others: Record<string, unknown> = {};
+  const hints: Record<string, MappingTarget> = {};
   for (const [key, value] of Object.entries(answers)) {
     const match = /^q\d+_(.+)$/.exec(key);
-    if (!match?.[1]) continue;
-    flattenInto(fields, match[1], value);
+    if (!match?.[1]) {
+      others[key] = value;
+      continue;
+    }
+    flattenInto(fields, match[1], value, ['rawRequest', key]);
+    // A Full Name field posts {first, last} (and prefix, middle, suffix), whatever its name.
+    if (isPlainObject(value) && typeof value.first === 'string' && typeof value.last === 'string') {
+      const taken = Object.values(hints);
+      if (!taken.includes('firstName')) hints[`${match[1]}.first`] = 'firstName';
+      if (!taken.includes('lastName')) hints[`${match[1]}.last`] = 'lastName';
+    }
   }
-  copyScalars(omit(root, ['rawRequest', 'pretty']), fields);
-  return { fields: fields.values, hints: {} };
+  copyScalars(omit(root, ['rawRequest', 'pretty']), fields, []);
+  for (const [key, value] of Object.entries(others)) {
+    if (!Object.hasOwn(fields.values, key)) fields.add(key, value, ['rawRequest', key]);
+  }
+  return fields.payload(hints);
 }
 
 /**
  * Elementor Pro's webhook: field labels as keys ("Name", "Email", "Page URL") or, with "advanced
- * data", `fields[<id>][value]` named by `fields[<id>][title]` and `meta[<id>][value]`.
+ * data", `fields[<id>][value]` named by `fields[<id>][title]`, `meta[<id>][value]` by its title, and
+ * `form[id]` / `form[name]` as `form_id` / `form_name`. A field's other parts (id, type, required,
+ * raw_value) describe the field, not the lead: dropped.
  */
 function flattenElementor(payload: unknown): FlatPayload {
   const root = objectOf(payload);
   const fields = new FlatFields();
-  const advanced = new Map<string, { title?: string; value?: unknown }>();
+  const advanced = new Map<string, { title?: string; value?: unknown; valueKey?: string }>();
   for (const [key, value] of Object.entries(root)) {
+    const formPart = /^form\[([^\]]+)\]$/.exec(key)?.[1];
+    if (formPart !== undefined) {
+      fields.add(`form_${formPart}`, value, [key]);
+      continue;
+    }
     const match = /^(fields|meta)\[([^\]]+)\]\[(title|value)\]$/.exec(key);
     if (!match) {
-      if (!/^(fields|meta|form)\[/.test(key)) fields.set(key, value);
+      if (!/^(fields|meta)\[/.test(key)) fields.set(key, value, [key]);
       continue;
     }
     const [, group = '', id = '', part = ''] = match;
     const entry = advanced.get(`${group}:${id}`) ?? {};
     if (part === 'title' && typeof value === 'string') entry.title = value;
-    if (part === 'value') entry.value = value;
+    if (part === 'value') {
+      entry.value = value;
+      entry.valueKey = key;
+    }
     advanced.set(`${group}:${id}`, entry);
   }
   for (const [key, entry] of advanced) {
-    fields.add(entry.title ?? key.slice(key.indexOf(':') + 1), entry.value);
+    const origin = entry.valueKey === undefined ? undefined : [entry.valueKey];
+    fields.add(entry.title ?? key.slice(key.indexOf(':') + 1), entry.value, origin);
   }
-  return { fields: fields.values, hints: {} };
+  return fields.payload({});
 }
 
 /**
@@ -351,7 +435,8 @@ function flattenElementor(payload: unknown): FlatPayload {
  * first and last name; `source_url` is the page.
  */
 function flattenGravityForms(payload: unknown): FlatPayload {
-  const fields = FlatFields.of(objectOf(payload)).values;
+  const flat = FlatFields.of(objectOf(payload));
+  const fields = flat.values;
   const hints: Record<string, MappingTarget> = {};
   const nameField = Object.keys(fields)
     .map((key) => /^(\d+)\.3$/.exec(key)?.[1])
@@ -361,18 +446,23 @@ function flattenGravityForms(payload: unknown): FlatPayload {
     hints[`${nameField}.6`] = 'lastName';
   }
   if (typeof fields.source_url === 'string') hints.source_url = 'landingPage';
-  return { fields, hints };
+  return flat.payload(hints);
 }
 
-/** form_submission: `payload.data` (v2) or `data` (v1), the form's field names as keys. */
+/**
+ * form_submission: `payload.data` (v2) or `data` (v1), the form's field names as keys; the
+ * submission's other fields (name, formId, pageUrl, submittedAt, ...) as `form_<key>`. `schema`
+ * describes the form's fields, not the lead: dropped.
+ */
 function flattenWebflow(payload: unknown): FlatPayload {
   const root = objectOf(payload);
+  const at: string[] = isPlainObject(root.payload) ? ['payload'] : [];
   const submission = isPlainObject(root.payload) ? root.payload : root;
   const fields = new FlatFields();
-  copyScalars(isPlainObject(submission.data) ? submission.data : {}, fields);
-  const form = pick(submission, ['name', 'formId', 'siteId', 'submittedAt', 'id', 'site', 'd', '_id']);
-  for (const [key, value] of Object.entries(form)) fields.add(`form_${key}`, value);
-  return { fields: fields.values, hints: {} };
+  copyScalars(isPlainObject(submission.data) ? submission.data : {}, fields, [...at, 'data']);
+  copyScalars(omit(submission, ['data', 'schema']), fields, at, 'form_');
+  if (at.length > 0) copyScalars(omit(root, ['payload']), fields, []);
+  return fields.payload(pickHints(fields.values, { form_pageUrl: 'landingPage' }));
 }
 
 /** The form post's `data.json` (JSON text, each value an array) beside `page_url` and friends. */
@@ -384,10 +474,11 @@ function flattenUnbounce(payload: unknown): FlatPayload {
     fields.set(
       key,
       Array.isArray(value) ? value.filter((item) => typeof item === 'string').join(', ') : value,
+      ['data.json', key],
     );
   }
-  copyScalars(omit(root, ['data.json', 'data.xml']), fields);
-  return { fields: fields.values, hints: pickHints(fields.values, { page_url: 'landingPage' }) };
+  copyScalars(omit(root, ['data.json', 'data.xml']), fields, []);
+  return fields.payload(pickHints(fields.values, { page_url: 'landingPage' }));
 }
 
 /** The form post of a list event: `data[email]`, `data[merges][FNAME]` become `email`, `FNAME`. */
@@ -396,17 +487,16 @@ function flattenMailchimp(payload: unknown): FlatPayload {
   const fields = new FlatFields();
   for (const [key, value] of Object.entries(root)) {
     const inner = /^data(?:\[merges\])?\[([^\]]+)\]$/.exec(key)?.[1];
-    fields.add(inner ?? key, value);
+    fields.add(inner ?? key, value, [key]);
   }
-  return {
-    fields: fields.values,
-    hints: pickHints(fields.values, {
+  return fields.payload(
+    pickHints(fields.values, {
       FNAME: 'firstName',
       LNAME: 'lastName',
       PHONE: 'phone',
       COMPANY: 'company',
     }),
-  };
+  );
 }
 
 /**
@@ -414,14 +504,16 @@ function flattenMailchimp(payload: unknown): FlatPayload {
  * https://help.elfsight.com/article/1615-using-webhooks-in-your-form-widget
  */
 function flattenElfsight(payload: unknown): FlatPayload {
+  const at: string[] = Array.isArray(payload) ? [] : ['fields'];
   const items = Array.isArray(payload) ? payload : arrayOf(objectOf(payload).fields);
   const fields = new FlatFields();
-  for (const item of items) {
+  for (const [index, item] of items.entries()) {
     if (!isPlainObject(item)) continue;
-    const name = textOr(item.name) ?? textOr(item.label) ?? textOr(item.title);
-    if (name !== undefined) fields.add(name, item.value);
+    const name = textOr(item.name) ?? textOr(item.label) ?? textOr(item.title) ?? textOr(item.id);
+    if (name !== undefined) fields.add(name, item.value, [...at, String(index)]);
   }
-  return { fields: fields.values, hints: {} };
+  if (!Array.isArray(payload)) copyScalars(omit(objectOf(payload), ['fields']), fields, []);
+  return fields.payload({});
 }
 
 /**
@@ -434,9 +526,10 @@ function flattenFormstack(payload: unknown): FlatPayload {
   for (const [key, value] of Object.entries(root)) {
     if (key === 'HandshakeKey') continue;
     const packed = typeof value === 'string' ? unpackSubfields(value) : undefined;
-    flattenInto(fields, key, packed ?? value);
+    // Sub-fields unpacked from one text all come from that text: none has a path of its own.
+    flattenInto(fields, key, packed ?? value, packed === undefined ? [key] : undefined);
   }
-  return { fields: fields.values, hints: {} };
+  return fields.payload({});
 }
 
 /**
@@ -533,12 +626,17 @@ const ALIAS_TARGET = new Map<string, MappingTarget>(
   Object.entries(ALIASES).flatMap(([target, names]) => names.map((name) => [name, target as MappingTarget])),
 );
 
+/** The target a common name stands for, compared without case, spaces or punctuation. */
+function aliasTarget(name: string): MappingTarget | undefined {
+  return ALIAS_TARGET.get(name.toLowerCase().replace(/[^\p{L}\p{N}]/gu, ''));
+}
+
 /** Common names of the standard fields and attribution, compared without case, spaces or punctuation. */
 function aliasHints(fields: Record<string, unknown>): Record<string, MappingTarget> {
   const hints: Record<string, MappingTarget> = {};
   const taken = new Set<MappingTarget>();
   for (const name of Object.keys(fields)) {
-    const target = ALIAS_TARGET.get(name.toLowerCase().replace(/[^\p{L}\p{N}]/gu, ''));
+    const target = aliasTarget(name);
     if (target === undefined || taken.has(target)) continue;
     taken.add(target);
     hints[name] = target;
@@ -584,47 +682,66 @@ function omit(object: Record<string, unknown>, keys: readonly string[]): Record<
  */
 class FlatFields {
   readonly values: Record<string, unknown> = Object.create(null);
+  readonly origins = new Map<string, readonly string[]>();
   readonly #names = new FreeNames(this.values, (name, suffix) => `${name} (${suffix})`);
   #count = 0;
 
   /** A payload object's own fields, as they are. */
   static of(object: Record<string, unknown>): FlatFields {
     const fields = new FlatFields();
-    for (const [key, value] of Object.entries(object)) fields.set(key, value);
+    for (const [key, value] of Object.entries(object)) fields.set(key, value, [key]);
     return fields;
   }
 
   /** Adds the field under `name`, or a numbered variant of it when taken: the name it got. */
-  add(name: string, value: unknown): string {
+  add(name: string, value: unknown, origin?: readonly string[]): string {
     const free = this.#names.of(name);
-    this.set(free, value);
+    this.set(free, value, origin);
     return free;
   }
 
   /** Sets the field `name`, replacing its value if there is one. */
-  set(name: string, value: unknown): void {
+  set(name: string, value: unknown, origin?: readonly string[]): void {
     if (!Object.hasOwn(this.values, name) && ++this.#count > PAYLOAD_LIMITS.maxFlatFields) {
       throw new PayloadLimitError(`Payload has more than ${PAYLOAD_LIMITS.maxFlatFields} fields`);
     }
     this.values[name] = value;
+    if (origin === undefined) this.origins.delete(name);
+    else this.origins.set(name, origin);
+  }
+
+  payload(hints: Record<string, MappingTarget>): FlatPayload {
+    return { fields: this.values, hints, origins: this.origins };
   }
 }
 
-/** Scalars and small values under their own key (a later clash gets a numbered name). */
-function copyScalars(from: Record<string, unknown>, into: FlatFields): void {
-  for (const [key, value] of Object.entries(from)) into.add(key, value);
+/** Every entry under its own key (a later clash gets a numbered name), `prefix` before it. */
+function copyScalars(
+  from: Record<string, unknown>,
+  into: FlatFields,
+  at: readonly string[],
+  prefix = '',
+): void {
+  for (const [key, value] of Object.entries(from)) into.add(`${prefix}${key}`, value, [...at, key]);
 }
 
 /** An object one level down becomes `name.sub` fields (Jotform's name and phone, Formstack's sub-fields). */
-function flattenInto(into: FlatFields, name: string, value: unknown): void {
+function flattenInto(
+  into: FlatFields,
+  name: string,
+  value: unknown,
+  origin: readonly string[] | undefined,
+): void {
   if (
     isPlainObject(value) &&
     Object.values(value).every((item) => !isPlainObject(item) && !Array.isArray(item))
   ) {
-    for (const [sub, item] of Object.entries(value)) into.add(`${name}.${sub}`, item);
+    for (const [sub, item] of Object.entries(value)) {
+      into.add(`${name}.${sub}`, item, origin === undefined ? undefined : [...origin, sub]);
+    }
     return;
   }
-  into.add(name, value);
+  into.add(name, value, origin);
 }
 
 function pickHints(

@@ -23,11 +23,8 @@ describe('splitFullName', () => {
     ['Charles de Gaulle', { firstName: 'Charles', lastName: 'de Gaulle' }],
     ['Ursula von der Leyen', { firstName: 'Ursula', lastName: 'von der Leyen' }],
     ['Juan de la Cruz', { firstName: 'Juan', lastName: 'de la Cruz' }],
-    // Middle names stay with the first name.
-    ['Mary Jane Watson', { firstName: 'Mary Jane', lastName: 'Watson' }],
     ['Jean-Luc Picard', { firstName: 'Jean-Luc', lastName: 'Picard' }],
     // Honorifics, nicknames and credentials are dropped; generational suffixes stay with the last name.
-    ['Dr. Martin Luther King Jr.', { firstName: 'Martin Luther', lastName: 'King Jr.' }],
     ['Ms. Jane Doe III', { firstName: 'Jane', lastName: 'Doe III' }],
     ['Ada Lovelace PhD', { firstName: 'Ada', lastName: 'Lovelace' }],
     ['Ada Lovelace, PhD', { firstName: 'Ada', lastName: 'Lovelace' }],
@@ -37,8 +34,43 @@ describe('splitFullName', () => {
     ['JOHN SMITH', { firstName: 'JOHN', lastName: 'SMITH' }],
     ['ada lovelace', { firstName: 'ada', lastName: 'lovelace' }],
     ['李 小龍', { firstName: '李', lastName: '小龍' }],
-  ])('%j -> %j', (fullName, expected) => {
+  ])('%j -> %j by either splitting rule', (fullName, expected) => {
     expect(splitFullName(fullName)).toEqual(expected);
+    expect(splitFullName(fullName, 'first-word')).toEqual(expected);
+    expect(splitFullName(fullName, 'last-word')).toEqual(expected);
+  });
+
+  it.each([
+    // Two surnames (Spanish, Portuguese) stay together.
+    ['Tomás Herrera Vidal', { firstName: 'Tomás', lastName: 'Herrera Vidal' }],
+    ['João da Silva Santos', { firstName: 'João', lastName: 'da Silva Santos' }],
+    ['María José de la Cruz García', { firstName: 'María', lastName: 'José de la Cruz García' }],
+    ['Abdullah bin Abdulaziz Al Saud', { firstName: 'Abdullah', lastName: 'bin Abdulaziz Al Saud' }],
+    ['Dr. Martin Luther King Jr.', { firstName: 'Martin', lastName: 'Luther King Jr.' }],
+    ['Mary Jane Watson', { firstName: 'Mary', lastName: 'Jane Watson' }],
+    ['Jan van der Berg PhD', { firstName: 'Jan', lastName: 'van der Berg' }],
+  ])('first-word, the default: %j -> %j', (fullName, expected) => {
+    expect(splitFullName(fullName)).toEqual(expected);
+    expect(splitFullName(fullName, 'first-word')).toEqual(expected);
+  });
+
+  it.each([
+    ['Tomás Herrera Vidal', { firstName: 'Tomás Herrera', lastName: 'Vidal' }],
+    // Middle names stay with the first name; particles start the last name.
+    ['Mary Jane Watson', { firstName: 'Mary Jane', lastName: 'Watson' }],
+    ['Dr. Martin Luther King Jr.', { firstName: 'Martin Luther', lastName: 'King Jr.' }],
+    ['Anna Maria della Rosa', { firstName: 'Anna Maria', lastName: 'della Rosa' }],
+    ['Jan Willem van der Berg', { firstName: 'Jan Willem', lastName: 'van der Berg' }],
+  ])('last-word: %j -> %j', (fullName, expected) => {
+    expect(splitFullName(fullName, 'last-word')).toEqual(expected);
+  });
+
+  it.each([
+    ['Tomás Herrera Vidal', { firstName: 'Tomás Herrera Vidal' }],
+    ['  Dr.  Ada\tLovelace ', { firstName: 'Dr. Ada Lovelace' }],
+    ['Lovelace, Ada', { firstName: 'Lovelace, Ada' }],
+  ])('as-is: %j -> %j', (fullName, expected) => {
+    expect(splitFullName(fullName, 'as-is')).toEqual(expected);
   });
 
   it.each([[''], ['   '], ['\u0000\u200b']])('%j has no name', (fullName) => {

@@ -6,7 +6,10 @@ export { type SplitName, splitFullName } from './full-name.js';
 export { nestingDepth, PAYLOAD_LIMITS, payloadShapeProblem } from './limits.js';
 export {
   FIELD_MAX_LENGTH,
+  type FieldOrigin,
+  type MapOptions,
   type MappedSubmission,
+  type MappingTrace,
   type MapSubmissionResult,
   mapSubmission,
   REFERRER_MAX_LENGTH,

@@ -1,4 +1,4 @@
-import { SOURCE_FORMATS, type SourceFormat } from '@lead-capture/contracts';
+import { type MappingTarget, SOURCE_FORMATS, type SourceFormat } from '@lead-capture/contracts';
 import { describe, expect, it } from 'vitest';
 import { FreeNames } from './free-names.js';
 import { PAYLOAD_LIMITS, payloadShapeProblem } from './limits.js';
@@ -116,6 +116,29 @@ describe('payload limits, applied before any work per field', () => {
     const wide = { rawRequest: JSON.stringify({ q1_email: 'a@b.c', list: Array(10_001).fill(0) }) };
     const result = mapSubmission(wide, mappings);
     expect(result.ok && result.submission.fields).toEqual({});
+  });
+
+  it('raw-path mappings and the page URL cost no more than the generic format: bounded by the limits', () => {
+    // 20 mappings, each a selector scanning an array of 10,000 items that the
+    // format keeps whole (20 x 10,000 steps, as in the generic format), and a long landing page.
+    const consents = Array.from({ length: PAYLOAD_LIMITS.maxItems }, (_, index) => ({ id: index }));
+    const mappings: Record<string, MappingTarget> = Object.fromEntries(
+      Array.from({ length: 20 }, (_, index) => [`legalConsentOptions[id=missing${index}].id`, 'company']),
+    );
+    const query = Array.from({ length: 200 }, (_, index) => `utm_x${index}=1`).join('&');
+    const payload = {
+      fields: [
+        { name: 'email', value: 'a@b.c' },
+        { name: 'pageUri', value: `https://example.org/?${query}&utm_source=ads`.slice(0, 2048) },
+      ],
+      legalConsentOptions: consents,
+    };
+    const generic = timed(() => mapSubmission(payload, mappings, 'generic'));
+    const { result, ms } = timed(() => mapSubmission(payload, mappings, 'hubspot-forms'));
+    // Mapped and kept, then refused for the custom data's size (the consents), as generic refuses it.
+    expect(result).toEqual({ ok: false, error: 'Custom data is larger than 32 KiB' });
+    expect(generic.result).toEqual(result);
+    expect(ms).toBeLessThan(FAST_MS);
   });
 
   it('a Formstack field of long lines costs linear time (no backtracking in the sub-field reader)', () => {

@@ -25,7 +25,7 @@ const MAX_DECODED_LENGTH = 64 * 1024;
  * (itself a dotted path) equals `value` (`fields[name=email].value`), and a segment that reaches into
  * a string holding a JSON object or array reads the decoded JSON (`rawRequest.q3_email`).
  */
-export function resolveField(payload: Record<string, unknown>, name: string): ResolvedField | undefined {
+export function resolveField(payload: unknown, name: string): ResolvedField | undefined {
   return resolvePath(payload, name.split('.'), 0) ?? resolveWithSelectors(payload, name);
 }
 
@@ -58,7 +58,7 @@ function resolvePath(root: unknown, segments: readonly string[], depth: number):
 }
 
 /** Splits `a.b[k=v].c` into steps, keeping dots inside brackets. */
-function resolveWithSelectors(payload: Record<string, unknown>, name: string): ResolvedField | undefined {
+function resolveWithSelectors(payload: unknown, name: string): ResolvedField | undefined {
   if (!name.includes('[')) return undefined;
   const segments: string[] = [];
   let current = '';

@@ -81,6 +81,7 @@ export type {
 export { propertiesNamed, type SchemaType } from './events/schema-type.js';
 export type {
   FieldMappings,
+  NameSplitRule,
   SourceCreated,
   SourceDeleted,
   SourceFormat,
@@ -89,7 +90,7 @@ export type {
   SourceUpdated,
   UserRef,
 } from './events/source.js';
-export { SOURCE_FORMATS } from './events/source.js';
+export { DEFAULT_NAME_SPLIT, NAME_SPLIT_RULES, SOURCE_FORMATS } from './events/source.js';
 export type { UserCreated, UserDeleted, UserSnapshot, UserUpdated } from './events/user.js';
 export { newId } from './ids.js';
 export { validateEnvelope, validateEvent } from './validate.js';

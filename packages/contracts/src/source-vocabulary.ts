@@ -4,4 +4,10 @@
  * editor offers exactly what the API accepts.
  */
 export { CSV_IMPORT_SOURCE, LEAD_FIELDS, MAPPING_TARGETS, type MappingTarget } from './events/common.js';
-export { SOURCE_FORMATS, type SourceFormat } from './events/source.js';
+export {
+  DEFAULT_NAME_SPLIT,
+  NAME_SPLIT_RULES,
+  type NameSplitRule,
+  SOURCE_FORMATS,
+  type SourceFormat,
+} from './events/source.js';

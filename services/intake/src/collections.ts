@@ -1,4 +1,10 @@
-import type { EventEnvelope, FieldMappings, LeadReceived, SourceFormat } from '@lead-capture/contracts';
+import type {
+  EventEnvelope,
+  FieldMappings,
+  LeadReceived,
+  NameSplitRule,
+  SourceFormat,
+} from '@lead-capture/contracts';
 
 /** The collections the intake owns (one shared store in embedded mode, hence the prefix). */
 export const COLLECTIONS = {
@@ -27,6 +33,7 @@ export interface SourceDoc {
   name?: string;
   fieldMappings?: FieldMappings;
   format?: SourceFormat;
+  nameSplit?: NameSplitRule;
   /** Write-only secrets; null once cleared. */
   verifyToken?: string | null;
   signingSecret?: string | null;

@@ -106,6 +106,49 @@ describe('the synchronous sync route', () => {
     expect(event.data).toMatchObject({ sourceName: 'Renamed form', fields: { email: 'mapped@example.com' } });
   });
 
+  it("splits full names by the source's nameSplit, from the sync call and from source.updated", async () => {
+    const sourceId = randomUUID();
+    const token = randomToken();
+    const leadOf = async (payload: object) => {
+      const marker = randomUUID();
+      expect((await intake.post(token, { ...payload, marker })).statusCode).toBe(200);
+      await waitFor('the submission', () =>
+        intake.received.some((event) => JSON.stringify(event.data).includes(marker)),
+      );
+      return intake.received.find((event) => JSON.stringify(event.data).includes(marker))!.data;
+    };
+    const put = (revision: number, nameSplit?: string) =>
+      intake.internal('PUT', `/internal/intake/sources/${sourceId}`, {
+        sourceId,
+        name: 'Meta',
+        webhookToken: token,
+        fieldMappings: { name: 'fullName' },
+        ...(nameSplit ? { nameSplit } : {}),
+        revision,
+      });
+    expect((await put(1)).statusCode).toBe(204);
+    // Not said (a source older than the option): the default, first-word.
+    expect(await leadOf({ name: 'Tomás Herrera Vidal' })).toMatchObject({
+      fields: { firstName: 'Tomás', lastName: 'Herrera Vidal' },
+    });
+    expect((await put(2, 'last-word')).statusCode).toBe(204);
+    expect(await leadOf({ name: 'Tomás Herrera Vidal' })).toMatchObject({
+      fields: { firstName: 'Tomás Herrera', lastName: 'Vidal' },
+    });
+    const updated = await intake.bus.publish('source.updated', {
+      sourceId,
+      revision: 3,
+      name: 'Meta',
+      fieldMappings: { name: 'fullName' },
+      nameSplit: 'as-is',
+    });
+    await settle(updated);
+    const asIs = await leadOf({ name: 'Tomás Herrera Vidal' });
+    expect(asIs).toMatchObject({ fields: { firstName: 'Tomás Herrera Vidal' } });
+    expect((asIs as { fields: object }).fields).not.toHaveProperty('lastName');
+    expect((await put(4, 'middle')).statusCode).toBe(400);
+  });
+
   it('refuses callers that are not a service (403), and requests without identity (401)', async () => {
     const sourceId = randomUUID();
     const body = { sourceId, name: 'Form', webhookToken: randomToken(), fieldMappings: {}, revision: 1 };

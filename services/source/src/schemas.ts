@@ -1,4 +1,10 @@
-import { MAPPING_TARGETS, type SchemaType, SOURCE_FORMATS } from '@lead-capture/contracts';
+import {
+  DEFAULT_NAME_SPLIT,
+  MAPPING_TARGETS,
+  NAME_SPLIT_RULES,
+  type SchemaType,
+  SOURCE_FORMATS,
+} from '@lead-capture/contracts';
 
 export { errorResponses } from '@lead-capture/kit';
 
@@ -33,6 +39,16 @@ const receivingFields = {
     description:
       'The tool this source receives from; its payload is turned into flat named fields before the mappings apply (default generic)',
   },
+  nameSplit: {
+    type: 'string',
+    enum: NAME_SPLIT_RULES,
+    description:
+      `How a full name (a fullName mapping, a format's full-name field) is split (default ${DEFAULT_NAME_SPLIT}): ` +
+      'first-word: the first word is the first name, the rest the last name ("Tomás Herrera Vidal" -> Tomás / Herrera Vidal); ' +
+      'last-word: the last word, with its particles (van, de la, bin...), is the last name, the words before it the first name ' +
+      '("Mary Jane Watson" -> Mary Jane / Watson); as-is: the whole name in firstName, lastName empty. ' +
+      'Both splitting rules drop titles and credentials (Dr., PhD), keep Jr./III with the last name and read "Last, First"',
+  },
   verifyToken: secretField("Meta's hub.verify_token for the GET verification handshake (write-only)"),
   signingSecret: secretField(
     "Shared secret the tool signs deliveries with; checked with the format's own scheme (write-only)",
@@ -65,6 +81,10 @@ export const PREVIEW_BODY = {
       ...receivingFields.format,
       description: "Try another format than the source's (nothing is saved)",
     },
+    nameSplit: {
+      ...receivingFields.nameSplit,
+      description: "Try another name-split rule than the source's (nothing is saved)",
+    },
     fieldMappings: {
       ...fieldMappingsField,
       description: `Try these mappings instead of the source's saved ones, checked as a save checks them (nothing is saved). ${fieldMappingsField.description}`,
@@ -95,11 +115,12 @@ export const CREATED_SOURCE = {
 /** Every other answer with a source: the list items, GET one and PUT. */
 export const SOURCE = {
   type: 'object',
-  required: [...Object.keys(createdSourceProperties), 'format', 'secretsSet', 'createdBy'],
+  required: [...Object.keys(createdSourceProperties), 'format', 'nameSplit', 'secretsSet', 'createdBy'],
   additionalProperties: false,
   properties: {
     ...createdSourceProperties,
     format: { type: 'string', enum: SOURCE_FORMATS },
+    nameSplit: { type: 'string', enum: NAME_SPLIT_RULES },
     secretsSet: {
       type: 'object',
       description: 'Which write-only secrets are set (their values are never shown)',
@@ -147,8 +168,37 @@ export const PREVIEW = {
     valid: { type: 'boolean' },
     error: { type: 'string' },
     format: { type: 'string', enum: SOURCE_FORMATS },
+    nameSplit: { type: 'string', enum: NAME_SPLIT_RULES },
     fields: { type: 'object', additionalProperties: { type: 'string' } },
     custom: { type: 'object', additionalProperties: true },
     attribution: { type: 'object', additionalProperties: true },
+    origins: {
+      type: 'object',
+      description:
+        'Each standard field and attribution value that got one (email, firstName, utm_source, gclid, landingPage...) -> ' +
+        'where it came from: key, the payload field (as a mapping names it), and by: mapping (your field mapping), ' +
+        "format (the format's reading of its tool), name (the field is named as the target: email, utm_source, _utm), " +
+        'fullName (split from the full name at key), url (the query string of the page URL at key)',
+      additionalProperties: {
+        type: 'object',
+        required: ['key', 'by'],
+        additionalProperties: false,
+        properties: {
+          key: { type: 'string' },
+          by: { type: 'string', enum: ['mapping', 'format', 'name', 'fullName', 'url'] },
+        },
+      },
+    },
+    unmapped: {
+      type: 'array',
+      description:
+        'Every field left over, kept as custom data: key is the exact name a field mapping takes it by, customKey its key in custom',
+      items: {
+        type: 'object',
+        required: ['key', 'customKey'],
+        additionalProperties: false,
+        properties: { key: { type: 'string' }, customKey: { type: 'string' } },
+      },
+    },
   },
 } as const;

@@ -1,12 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type {
-  EventDataMap,
-  SourceCreated,
-  SourceDeleted,
-  SourceFormat,
-  SourceReceiving,
-  SourceTokenRotated,
-  SourceUpdated,
+import {
+  DEFAULT_NAME_SPLIT,
+  type EventDataMap,
+  type NameSplitRule,
+  type SourceCreated,
+  type SourceDeleted,
+  type SourceFormat,
+  type SourceReceiving,
+  type SourceTokenRotated,
+  type SourceUpdated,
 } from '@lead-capture/contracts';
 import type { Collection } from '@lead-capture/docstore';
 import { notFound, Outbox, type ServiceDeps, unavailable } from '@lead-capture/kit';
@@ -33,6 +35,8 @@ export type SourceDocument = {
   fieldMappings: StoredFieldMapping[];
   /** Absent on sources stored before formats existed: generic. */
   format?: SourceFormat;
+  /** How a full name is split; absent on sources stored before the option existed: the default. */
+  nameSplit?: NameSplitRule;
   /** Write-only secrets (see SourceSecrets); absent when not set. */
   verifyToken?: string;
   signingSecret?: string;
@@ -60,6 +64,7 @@ export interface SourceChanges {
   name?: string;
   fieldMappings?: StoredFieldMapping[];
   format?: SourceFormat;
+  nameSplit?: NameSplitRule;
   /** A string sets the secret, null clears it. */
   secrets?: Partial<Record<SecretField, string | null>>;
 }
@@ -68,6 +73,7 @@ export interface SourceChanges {
 export function receivingOf(source: SourceDocument): Required<SourceReceiving> {
   return {
     format: source.format ?? 'generic',
+    nameSplit: source.nameSplit ?? DEFAULT_NAME_SPLIT,
     verifyToken: source.verifyToken ?? null,
     signingSecret: source.signingSecret ?? null,
     graphAccessToken: source.graphAccessToken ?? null,
@@ -143,6 +149,7 @@ export class Sources {
       name: string;
       fieldMappings: StoredFieldMapping[];
       format?: SourceFormat;
+      nameSplit?: NameSplitRule;
       secrets?: SourceChanges['secrets'];
       createdBy: string;
     },
@@ -155,6 +162,7 @@ export class Sources {
       webhookToken: newWebhookToken(),
       fieldMappings: input.fieldMappings,
       ...(input.format === undefined ? {} : { format: input.format }),
+      ...(input.nameSplit === undefined ? {} : { nameSplit: input.nameSplit }),
       ...setSecrets(input.secrets),
       createdAt: now,
       createdBy: input.createdBy,
@@ -226,7 +234,9 @@ export class Sources {
   private async change(
     id: string,
     event: 'source.updated' | 'source.token_rotated',
-    fields: Partial<Pick<SourceDocument, 'name' | 'fieldMappings' | 'webhookToken' | 'format' | SecretField>>,
+    fields: Partial<
+      Pick<SourceDocument, 'name' | 'fieldMappings' | 'webhookToken' | 'format' | 'nameSplit' | SecretField>
+    >,
     context: ChangeContext,
     unset: Partial<Record<SecretField, ''>> = {},
   ): Promise<SourceDocument> {

@@ -57,6 +57,7 @@ describe.runIf(rabbit)('the source flow over RabbitMQ', () => {
     // A source created without a format or secrets: generic, every secret null (not set).
     const receivingDefaults = {
       format: 'generic',
+      nameSplit: 'first-word',
       verifyToken: null,
       signingSecret: null,
       graphAccessToken: null,

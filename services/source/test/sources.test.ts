@@ -15,10 +15,17 @@ const MAPPING_TARGET_LIST =
 /** What GET and PUT add to the contract's fields for a source created without a format or secrets. */
 const RECEIVING_DEFAULTS = {
   format: 'generic',
+  nameSplit: 'first-word',
   secretsSet: { verifyToken: false, signingSecret: false, graphAccessToken: false },
 };
 /** What the events and the intake sync carry of a source created without a format or secrets. */
-const RECEIVING_STATE = { format: 'generic', verifyToken: null, signingSecret: null, graphAccessToken: null };
+const RECEIVING_STATE = {
+  format: 'generic',
+  nameSplit: 'first-word',
+  verifyToken: null,
+  signingSecret: null,
+  graphAccessToken: null,
+};
 
 interface CreatedSource {
   id: string;
@@ -315,7 +322,7 @@ describe('PUT /api/sources/<id>', () => {
   });
 
   it.each([
-    ['an empty body', {}, 'Nothing to update: send name, fieldMappings, format or a secret'],
+    ['an empty body', {}, 'Nothing to update: send name, fieldMappings, format, nameSplit or a secret'],
     ['a blank name', { name: ' ' }, 'name must not be empty'],
     ['a long name', { name: 'y'.repeat(256) }, 'name must be at most 255 characters long'],
     [
@@ -534,9 +541,17 @@ describe('POST /api/sources/<id>/preview', () => {
       body: {
         valid: true,
         format: 'generic',
+        nameSplit: 'first-word',
         fields: { email: 'ada@example.com', firstName: 'Ada' },
         custom: { budget: '10k' },
         attribution: { utm: { utm_source: 'newsletter' }, referrer: 'https://example.org/' },
+        origins: {
+          email: { key: 'contact.email', by: 'mapping' },
+          firstName: { key: 'Full Name', by: 'mapping' },
+          utm_source: { key: '_utm.utm_source', by: 'name' },
+          referrer: { key: '_referrer', by: 'name' },
+        },
+        unmapped: [{ key: 'budget', customKey: 'budget' }],
       },
     });
     expect(h.events.map((event) => event.type)).toEqual(['source.created']);
@@ -548,13 +563,18 @@ describe('POST /api/sources/<id>/preview', () => {
       await h.call('POST', `/api/sources/${created.id}/preview`, { payload: ['not', 'an', 'object'] }),
     ).toEqual({
       status: 200,
-      body: { valid: false, format: 'generic', error: 'Payload must be a JSON object' },
+      body: {
+        valid: false,
+        format: 'generic',
+        nameSplit: 'first-word',
+        error: 'Payload must be a JSON object',
+      },
     });
     expect(
       await h.call('POST', `/api/sources/${created.id}/preview`, { payload: { email: { a: 1 } } }),
     ).toEqual({
       status: 200,
-      body: { valid: false, format: 'generic', error: 'email must be a string' },
+      body: { valid: false, format: 'generic', nameSplit: 'first-word', error: 'email must be a string' },
     });
   });
 
@@ -857,5 +877,44 @@ describe('format and write-only secrets', () => {
     expect(
       (await h.call('POST', `/api/sources/${created.id}/preview`, { payload, format: 'generic' })).body,
     ).toMatchObject({ format: 'generic' });
+  });
+
+  it('nameSplit: set on create and update, shown, carried to the intake and the events, used by the preview', async () => {
+    const created = await createSource({ name: 'Meta', format: 'facebook-lead-ads', nameSplit: 'last-word' });
+    expect((await h.call('GET', `/api/sources/${created.id}`)).body).toMatchObject({
+      nameSplit: 'last-word',
+    });
+    expect(h.intake.calls.at(-1)?.body).toMatchObject({ nameSplit: 'last-word' });
+    const payload = { field_data: [{ name: 'full_name', values: ['Tomás Herrera Vidal'] }] };
+    const preview = (body: object) =>
+      h.call('POST', `/api/sources/${created.id}/preview`, { payload, ...body });
+    expect((await preview({})).body).toMatchObject({
+      nameSplit: 'last-word',
+      fields: { firstName: 'Tomás Herrera', lastName: 'Vidal' },
+      origins: {
+        firstName: { key: 'full_name', by: 'fullName' },
+        lastName: { key: 'full_name', by: 'fullName' },
+      },
+    });
+    expect((await preview({ nameSplit: 'as-is' })).body).toMatchObject({
+      fields: { firstName: 'Tomás Herrera Vidal' },
+    });
+
+    const updated = await h.call('PUT', `/api/sources/${created.id}`, { nameSplit: 'first-word' });
+    expect(updated.body).toMatchObject({ nameSplit: 'first-word', format: 'facebook-lead-ads' });
+    expect(h.intake.calls.at(-1)?.body).toMatchObject({ nameSplit: 'first-word', revision: 2 });
+    expect((await preview({})).body).toMatchObject({
+      fields: { firstName: 'Tomás', lastName: 'Herrera Vidal' },
+    });
+    await waitFor('two events', () => h.events.length === 2);
+    expect(h.events.map(({ data }) => (data as { nameSplit?: string }).nameSplit)).toEqual([
+      'last-word',
+      'first-word',
+    ]);
+    for (const event of h.events) expect(validateEvent(event.type, event.data)).toBeNull();
+
+    const refused = await h.call('PUT', `/api/sources/${created.id}`, { nameSplit: 'middle' });
+    expect(refused.status).toBe(400);
+    expect((refused.body as { error: string }).error).toContain('nameSplit must be one of');
   });
 });

@@ -29,13 +29,27 @@ export const SOURCE_FORMATS = [
 export type SourceFormat = (typeof SOURCE_FORMATS)[number];
 
 /**
- * How a source receives: its format and its write-only secrets (null: not set): Meta's
+ * How a full name (a `fullName` mapping, a format's "Full Name") is split into first and last name:
+ * `first-word` (the default) takes the first word as the first name and the rest as the last name
+ * (two surnames stay together: "Tomás Herrera Vidal"); `last-word` takes the last word, with its
+ * particles (van, de la, bin, ...), as the last name and the words before as the first name (middle
+ * names stay with the first name: "Mary Jane Watson"); `as-is` keeps the whole name, as typed, in the
+ * first name and leaves the last name empty. Titles and credentials are dropped and Jr./III kept with
+ * the last name by both splitting rules; "Last, First" is read as such by both.
+ */
+export const NAME_SPLIT_RULES = ['first-word', 'last-word', 'as-is'] as const;
+export type NameSplitRule = (typeof NAME_SPLIT_RULES)[number];
+export const DEFAULT_NAME_SPLIT: NameSplitRule = 'first-word';
+
+/**
+ * How a source receives: its format, its name-split rule and its write-only secrets (null: not set): Meta's
  * `hub.verify_token`, the shared secret the tool signs deliveries with, the Meta Graph API token.
  * They travel in the events and the synchronous call like the webhook token; never in an API
  * answer or a log. Absent from an event: unchanged.
  */
 export const receivingSchemaProperties = {
   format: { enum: SOURCE_FORMATS },
+  nameSplit: { enum: NAME_SPLIT_RULES },
   verifyToken: nullableText,
   signingSecret: nullableText,
   graphAccessToken: nullableText,

@@ -2,6 +2,8 @@ import {
   LEAD_FIELDS,
   MAPPING_TARGETS,
   type MappingTarget,
+  NAME_SPLIT_RULES,
+  type NameSplitRule,
   SOURCE_FORMATS,
   type SourceFormat,
 } from '@lead-capture/contracts/source-vocabulary';
@@ -210,6 +212,7 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
     })),
   );
   const [format, setFormat] = useState<SourceFormat>(source.format);
+  const [nameSplit, setNameSplit] = useState<NameSplitRule>(source.nameSplit);
   const [sample, setSample] = useState(SAMPLE_PAYLOAD);
   const save = useAction();
   const [preview, setPreview] = useState<{ result?: unknown; error?: string }>({});
@@ -218,7 +221,10 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
     rows.filter((row) => row.incoming.trim() && row.field).map((row) => [row.incoming.trim(), row.field]),
   );
   const mappingsKey = JSON.stringify(mappings);
-  const unsaved = mappingsKey !== JSON.stringify(source.fieldMappings ?? {}) || format !== source.format;
+  const unsaved =
+    mappingsKey !== JSON.stringify(source.fieldMappings ?? {}) ||
+    format !== source.format ||
+    nameSplit !== source.nameSplit;
 
   // Live preview: the sample through the mappings and format as they are on screen (saved or not),
   // with the webhook's own mapping code.
@@ -233,13 +239,13 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
       }
       const result = await api.POST('/api/sources/{id}/preview', {
         params: { path: { id: source.id } },
-        body: { payload, format, fieldMappings: JSON.parse(mappingsKey) },
+        body: { payload, format, nameSplit, fieldMappings: JSON.parse(mappingsKey) },
       });
       if (result.data) setPreview({ result: result.data });
       else setPreview({ error: (result.error as { error?: string } | undefined)?.error ?? 'Preview failed' });
     }, PREVIEW_DELAY_MS);
     return () => clearTimeout(timer);
-  }, [sample, source.id, mappingsKey, format]);
+  }, [sample, source.id, mappingsKey, format, nameSplit]);
 
   return (
     <section aria-labelledby="mapping-title">
@@ -255,7 +261,7 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
               await api.PUT('/api/sources/{id}', {
                 params: { path: { id: source.id } },
                 // The schema leaves the entries open (a name -> one of MAPPING_TARGETS, checked in code).
-                body: { fieldMappings: mappings as never, format },
+                body: { fieldMappings: mappings as never, format, nameSplit },
               }),
             );
             onSaved();
@@ -275,6 +281,23 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
         <p class="muted">
           The tool that posts to this webhook: its payload is read into named fields before the mappings apply
           (generic: the payload as it is).
+        </p>
+        <label>
+          Full name split{' '}
+          <select
+            value={nameSplit}
+            onChange={(event) => setNameSplit(event.currentTarget.value as NameSplitRule)}
+          >
+            {NAME_SPLIT_RULES.map((value) => (
+              <option key={value} value={value}>
+                {value}
+              </option>
+            ))}
+          </select>
+        </label>
+        <p class="muted">
+          How a full name becomes first and last name: first-word (Tomás / Herrera Vidal), last-word (Mary
+          Jane / Watson), or as-is (the whole name as the first name).
         </p>
         <table class="mappings">
           <thead>

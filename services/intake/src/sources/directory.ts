@@ -1,4 +1,5 @@
-import type { FieldMappings, SourceFormat, SourceReceiving } from '@lead-capture/contracts';
+import type { MapOptions } from '@lead-capture/capture';
+import type { FieldMappings, NameSplitRule, SourceFormat, SourceReceiving } from '@lead-capture/contracts';
 import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
 import type { SourceDoc } from '../collections.js';
 
@@ -8,6 +9,8 @@ export interface ActiveSource {
   name: string;
   fieldMappings: FieldMappings;
   format: SourceFormat;
+  /** Absent when the source service has not said (a source older than the option): the default. */
+  nameSplit?: NameSplitRule;
   /** Write-only secrets of the source; never logged, never answered. */
   verifyToken?: string;
   signingSecret?: string;
@@ -26,6 +29,11 @@ export interface SourceChange extends SourceReceiving {
   name?: string;
   webhookToken?: string;
   fieldMappings?: FieldMappings;
+}
+
+/** How the capture package reads the source's payloads (mapSubmission's options). */
+export function receivingOptions(source: ActiveSource): MapOptions {
+  return { format: source.format, ...(source.nameSplit ? { nameSplit: source.nameSplit } : {}) };
 }
 
 export type ApplyResult = 'applied' | 'ignored';
@@ -115,7 +123,7 @@ export class SourceDirectory {
   }
 }
 
-const RECEIVING_FIELDS = ['format', 'verifyToken', 'signingSecret', 'graphAccessToken'] as const;
+const RECEIVING_FIELDS = ['format', 'nameSplit', 'verifyToken', 'signingSecret', 'graphAccessToken'] as const;
 
 function carriedFields(change: SourceChange): Record<string, unknown> {
   return {
@@ -137,6 +145,7 @@ function toActive(document: SourceDoc | null): ActiveSource | null {
     name: document.name ?? '',
     fieldMappings: document.fieldMappings ?? {},
     format: document.format ?? 'generic',
+    ...(document.nameSplit ? { nameSplit: document.nameSplit } : {}),
     ...(document.verifyToken ? { verifyToken: document.verifyToken } : {}),
     ...(document.signingSecret ? { signingSecret: document.signingSecret } : {}),
     ...(document.graphAccessToken ? { graphAccessToken: document.graphAccessToken } : {}),

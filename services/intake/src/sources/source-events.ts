@@ -28,11 +28,11 @@ export function sourceChangeOf(event: KnownEvent): SourceChange | null {
   }
 }
 
-/** The format and secrets an event carries; absent ones leave what is held unchanged. */
+/** The format, name-split rule and secrets an event carries; absent ones leave what is held unchanged. */
 function receivingOf(data: SourceReceiving): SourceReceiving {
-  const { format, verifyToken, signingSecret, graphAccessToken } = data;
+  const { format, nameSplit, verifyToken, signingSecret, graphAccessToken } = data;
   return Object.fromEntries(
-    Object.entries({ format, verifyToken, signingSecret, graphAccessToken }).filter(
+    Object.entries({ format, nameSplit, verifyToken, signingSecret, graphAccessToken }).filter(
       ([, value]) => value !== undefined,
     ),
   );

@@ -18,7 +18,7 @@ import {
   payloadTooLarge,
 } from '@lead-capture/kit';
 import { COLLECTIONS, type DedupeDoc, type SubmissionDoc, type SubmissionOutcome } from '../collections.js';
-import type { ActiveSource, SourceDirectory } from '../sources/directory.js';
+import { type ActiveSource, receivingOptions, type SourceDirectory } from '../sources/directory.js';
 import type { DedupeClaims } from './claims.js';
 import { dedupeKeyOf, dedupeKeysOf } from './idempotency.js';
 
@@ -142,7 +142,7 @@ export class SubmissionIntake {
     meta: DeliveryMeta,
     idempotencyKey: string | undefined,
   ): Promise<void> {
-    const mapped = mapSubmission(payload, source.fieldMappings, source.format);
+    const mapped = mapSubmission(payload, source.fieldMappings, receivingOptions(source));
     if (!mapped.ok) throw mappingRejection(mapped);
     const { outbox, claims, logger } = this.options;
     const submissionId = newId();
@@ -277,7 +277,10 @@ export class SubmissionIntake {
       leaseOwner: '',
       ...(stored.payloadTruncated ? {} : { payloadTruncated: '' }),
     } as const;
-    const mapped = mapSubmission(lead, source.fieldMappings, 'facebook-lead-ads');
+    const mapped = mapSubmission(lead, source.fieldMappings, {
+      ...receivingOptions(source),
+      format: 'facebook-lead-ads',
+    });
     if (!mapped.ok) {
       const result = await this.options.submissions.updateOne(held, {
         $set: { ...settled, outcome: 'rejected', error: mapped.error },
@@ -434,7 +437,7 @@ export class SubmissionIntake {
       const kept = stored.outcome === 'rejected' ? REJECTED_PAYLOAD_EXCERPT_BYTES : STORED_PAYLOAD_MAX_BYTES;
       throw conflict(`Only the first ${kept} bytes of this payload were kept; the sender must send it again`);
     }
-    const mapped = mapSubmission(JSON.parse(stored.payload), source.fieldMappings, source.format);
+    const mapped = mapSubmission(JSON.parse(stored.payload), source.fieldMappings, receivingOptions(source));
     if (!mapped.ok) {
       await submissions.updateOne({ _id: submissionId }, { $set: { error: mapped.error } }).catch(() => {
         // The 400 below says it all; the log keeps the previous reason.

@@ -87,7 +87,9 @@ const webhookSchema = {
     `multipart form (${ACCEPTED_TYPES}; file parts are not kept). The source's format (typeform, ` +
     "facebook-lead-ads, google-ads, ...) first turns the tool's payload into flat named fields; a top-level " +
     'JSON array is taken only by a format that posts one (elfsight), else 400. Fields are renamed by the ' +
-    "source's field mappings; unknown fields become custom metadata; _utm and _referrer carry attribution. " +
+    "source's field mappings (a format's flat names or the raw payload's paths); unknown fields become custom " +
+    "metadata; _utm and _referrer carry attribution, and a landing page's utm_* / click-id query fills what the " +
+    "payload does not say itself; a full name is split by the source's nameSplit. " +
     "With a signing secret set, the delivery must carry the tool's signature (X-Hub-Signature-256, " +
     'Typeform-Signature, Calendly-Webhook-Signature, Tally-Signature, X-LI-Signature, X-Webflow-Signature, ' +
     'google_key, HandshakeKey, else X-Signature-256: sha256=<hex HMAC-SHA256 of the body>): 401 otherwise. ' +

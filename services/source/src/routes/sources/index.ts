@@ -65,9 +65,16 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
       const name = parseSourceName(request.body.name);
       const fieldMappings = parseFieldMappings(request.body.fieldMappings ?? {});
       const createdBy = request.identity!.userId;
-      const { format } = request.body;
+      const { format, nameSplit } = request.body;
       const source = await sources.create(
-        { name, fieldMappings, createdBy, secrets: secretsOf(request.body), ...(format ? { format } : {}) },
+        {
+          name,
+          fieldMappings,
+          createdBy,
+          secrets: secretsOf(request.body),
+          ...(format ? { format } : {}),
+          ...(nameSplit ? { nameSplit } : {}),
+        },
         changeContext(request),
       );
       return reply.code(201).send(createdSourceView(source, request, options.publicBaseUrl));
@@ -97,25 +104,27 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
       preHandler: write,
       schema: {
         tags: TAGS,
-        summary: 'Rename a source and/or replace its field mappings',
+        summary: 'Change a source: its name, field mappings, format, name-split rule or secrets',
         params: SOURCE_PARAMS,
         body: UPDATE_SOURCE_BODY,
         response: { 200: SOURCE, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
     async (request) => {
-      const { name, fieldMappings, format } = request.body;
+      const { name, fieldMappings, format, nameSplit } = request.body;
       const secrets = secretsOf(request.body);
       if (
         name === undefined &&
         fieldMappings === undefined &&
         format === undefined &&
+        nameSplit === undefined &&
         Object.keys(secrets ?? {}).length === 0
       ) {
-        throw badRequest('Nothing to update: send name, fieldMappings, format or a secret');
+        throw badRequest('Nothing to update: send name, fieldMappings, format, nameSplit or a secret');
       }
       const changes: SourceChanges = { secrets };
       if (format !== undefined) changes.format = format;
+      if (nameSplit !== undefined) changes.nameSplit = nameSplit;
       if (name !== undefined) changes.name = parseSourceName(name);
       if (fieldMappings !== undefined) changes.fieldMappings = parseFieldMappings(fieldMappings);
       const source = await sources.update(request.params.id, changes, changeContext(request));

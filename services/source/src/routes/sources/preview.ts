@@ -1,4 +1,5 @@
 import { mapSubmission } from '@lead-capture/capture';
+import { DEFAULT_NAME_SPLIT } from '@lead-capture/contracts';
 import { payloadTooLarge, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import { parseFieldMappings, toFieldMappings } from '../../field-mappings.js';
@@ -37,13 +38,14 @@ export const previewRoute: FastifyPluginAsync<SourceRoutesOptions> = async (app,
     async (request) => {
       const source = await options.sources.get(request.params.id);
       const format = request.body.format ?? source.format ?? 'generic';
+      const nameSplit = request.body.nameSplit ?? source.nameSplit ?? DEFAULT_NAME_SPLIT;
       const mappings = request.body.fieldMappings
         ? parseFieldMappings(request.body.fieldMappings)
         : source.fieldMappings;
-      const result = mapSubmission(request.body.payload, toFieldMappings(mappings), format);
+      const result = mapSubmission(request.body.payload, toFieldMappings(mappings), { format, nameSplit });
       if (!result.ok && result.tooLarge) throw payloadTooLarge(result.error);
-      if (!result.ok) return { valid: false, format, error: result.error };
-      return { valid: true, format, ...result.submission };
+      if (!result.ok) return { valid: false, format, nameSplit, error: result.error };
+      return { valid: true, format, nameSplit, ...result.submission, ...result.trace };
     },
   );
 };

@@ -1,4 +1,9 @@
-import type { FieldMappings, SourceFormat } from '@lead-capture/contracts';
+import {
+  DEFAULT_NAME_SPLIT,
+  type FieldMappings,
+  type NameSplitRule,
+  type SourceFormat,
+} from '@lead-capture/contracts';
 import { badRequest, clientOf } from '@lead-capture/kit';
 import type { FastifyRequest } from 'fastify';
 import { toFieldMappings } from '../../field-mappings.js';
@@ -29,6 +34,7 @@ export interface SourceView extends Omit<CreatedSourceView, 'webhookToken' | 'we
   webhookToken: string | null;
   webhookUrl: string | null;
   format: SourceFormat;
+  nameSplit: NameSplitRule;
   /** Whether each write-only secret is set; never its value. */
   secretsSet: { verifyToken: boolean; signingSecret: boolean; graphAccessToken: boolean };
   createdBy: Creator;
@@ -84,6 +90,7 @@ export async function sourceViews(
     ...createdSourceView(source, request, options.publicBaseUrl),
     ...(showTokens ? {} : { webhookToken: null, webhookUrl: null }),
     format: source.format ?? 'generic',
+    nameSplit: source.nameSplit ?? DEFAULT_NAME_SPLIT,
     secretsSet: {
       verifyToken: source.verifyToken !== undefined,
       signingSecret: source.signingSecret !== undefined,

@@ -1,4 +1,4 @@
-import { MAPPING_TARGETS, type SchemaType, SOURCE_FORMATS } from '@lead-capture/contracts';
+import { MAPPING_TARGETS, NAME_SPLIT_RULES, type SchemaType, SOURCE_FORMATS } from '@lead-capture/contracts';
 import { isDuplicateKeyError } from '@lead-capture/docstore';
 import { badRequest, conflict, errorResponses, forbidden } from '@lead-capture/kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -26,6 +26,7 @@ const PUT_BODY = {
     webhookToken: { type: 'string', minLength: 1, maxLength: 256 },
     fieldMappings: { type: 'object', additionalProperties: { type: 'string', enum: MAPPING_TARGETS } },
     format: { type: 'string', enum: SOURCE_FORMATS },
+    nameSplit: { type: 'string', enum: NAME_SPLIT_RULES },
     verifyToken: { type: ['string', 'null'] },
     signingSecret: { type: ['string', 'null'] },
     graphAccessToken: { type: ['string', 'null'] },
