@@ -389,6 +389,13 @@ function Submissions({ source }: { source: Source }) {
         {replayed}
       </p>
       {submissions.loading && !submissions.data && <Status>Loading…</Status>}
+      {submissions.data?.pagination.total === 0 && (
+        <p class="empty-state" data-empty="submissions">
+          Nothing received yet. Every request sent to the webhook URL above shows here, accepted or rejected,
+          with its payload: point your form at it, or POST a JSON body such as{' '}
+          <code>{'{"email": "jane@example.com", "firstName": "Jane"}'}</code> to it.
+        </p>
+      )}
       <div class="table-wrap">
         <table>
           <thead>
