@@ -19,7 +19,9 @@ const list = (value: unknown): Data[] => (Array.isArray(value) ? value.map(recor
 
 export function userName(book: NameBook, id: unknown): string {
   if (typeof id !== 'string') return 'nobody';
-  return book.users.find((user) => user.id === id)?.name ?? 'a former user';
+  const user = book.users.find((candidate) => candidate.id === id);
+  // Users not loaded yet (or not allowed): say less rather than something wrong.
+  return user?.name ?? (book.users.length > 0 ? 'a deleted user' : 'a user');
 }
 
 /** "Qualified", or "Qualified (Partners)" when the stage is in another pipeline than `samePipeline`. */
