@@ -56,6 +56,17 @@ describe('PUT /api/users/me/password', () => {
       newPassword: 'milo-password-2',
     });
     expect(changed.statusCode).toBe(204);
+    const audit = await gateway.app.inject({
+      method: 'GET',
+      url: '/api/admin/audit-log?limit=1',
+      headers: bearer((await login(gateway.app, ADMIN_EMAIL, ADMIN_PASSWORD)).token),
+    });
+    expect(audit.json<{ data: unknown[] }>().data[0]).toMatchObject({
+      action: 'user.own_password_change',
+      actor: { userId: member.user.id },
+      change: { passwordChanged: true },
+    });
+    expect(audit.body).not.toContain('milo-password');
 
     const me = await gateway.app.inject({
       method: 'GET',
