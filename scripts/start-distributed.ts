@@ -150,10 +150,12 @@ async function main(): Promise<number> {
   );
   await stack.start();
   for (const member of stack.members()) watch(member);
-  supervisorLog(`ready: http://localhost:${gatewayPort} (the gateway; the API is under /api, docs at /docs)`);
+  supervisorLog(
+    `ready: sign in to the dashboard at http://localhost:${gatewayPort}/ (the API is under /api, docs at /docs)`,
+  );
   if (adminPasswordIsNew) {
     supervisorLog(
-      `first admin (created when no user exists yet): ${adminEmail} / ${adminPassword} (kept in ${resolve(dataRoot, 'secrets', 'admin-password')})`,
+      `first admin (created when no user exists yet): ${adminEmail} / ${adminPassword} (kept in ${resolve(dataRoot, 'secrets', 'admin-password')}); change it in the dashboard under Account (your name, top right)`,
     );
   }
 

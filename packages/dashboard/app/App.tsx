@@ -5,6 +5,7 @@ import { session } from './api/session.js';
 import { closeStream, useStream, useStreamStatus } from './api/stream.js';
 import { Status } from './components/ui.js';
 import { Link, useLocation } from './router.js';
+import { Account } from './screens/Account.js';
 import { ApiKeys } from './screens/ApiKeys.js';
 import { Board } from './screens/Board.js';
 import { DeadLetters } from './screens/DeadLetters.js';
@@ -40,6 +41,9 @@ const SCREENS: Screen[] = [
   { path: '/users', label: 'Users', adminOnly: true, render: () => <Users /> },
   { path: '/dead-letters', label: 'Dead letters', adminOnly: true, render: () => <DeadLetters /> },
 ];
+
+/** Reached from the user's name in the top bar, not from the menu. */
+const ACCOUNT: Screen = { path: '/account', label: 'Your account', render: () => <Account /> };
 
 function useSession() {
   const [, setVersion] = useState(0);
@@ -79,7 +83,7 @@ function Shell({ user }: { user: NonNullable<typeof session.user> }) {
   const { path } = useLocation();
   const [menuOpen, setMenuOpen] = useState(false);
   const screens = SCREENS.filter((screen) => !screen.adminOnly || user.role === 'admin');
-  const current = screens.find((screen) => screen.path === path);
+  const current = [...screens, ACCOUNT].find((screen) => screen.path === path);
 
   useEffect(() => {
     document.title = current ? `${current.label} · Lead Capture` : 'Lead Capture';
@@ -110,9 +114,9 @@ function Shell({ user }: { user: NonNullable<typeof session.user> }) {
         </button>
         <strong class="brand">Lead Capture</strong>
         <LiveIndicator />
-        <span class="user" title={user.email}>
-          {user.name}
-        </span>
+        <Link href="/account" class="user" aria-current={path === '/account' ? 'page' : undefined}>
+          <span title={`${user.email}: your account and password`}>{user.name}</span>
+        </Link>
         <button type="button" class="ghost" onClick={() => void signOut()}>
           Sign out
         </button>

@@ -157,6 +157,15 @@ export async function openBrowser(): Promise<Browser> {
   };
 }
 
+/** Signs in through the sign-in screen as the first admin, and waits for the leads screen. */
+export async function signInAsAdmin(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await page.getByLabel('E-mail').fill(ADMIN.email);
+  await page.getByLabel('Password').fill(ADMIN.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Leads' }).waitFor();
+}
+
 export async function saveScreenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOTS_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS_DIR, `${name}.png`), fullPage: true });

@@ -11,6 +11,7 @@ import {
   type RunningApp,
   requireChromium,
   screenshotAfterEach,
+  signInAsAdmin,
   startEmbeddedApp,
 } from './harness.js';
 
@@ -106,11 +107,7 @@ describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
     browser = await openBrowser();
     page = browser.page;
     page.setDefaultTimeout(15_000);
-    await page.goto(app.url);
-    await page.getByLabel('E-mail').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Leads' }).waitFor();
+    await signInAsAdmin(page, app.url);
   }, 120_000);
 
   screenshotAfterEach(() => page);

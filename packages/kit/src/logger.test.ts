@@ -5,7 +5,7 @@ import { createHttpApp } from './http.js';
 import { createLogger, redactUrl } from './logger.js';
 
 /** A logger whose lines land in an array. */
-function capture() {
+function capture(options: { pretty?: boolean } = {}) {
   const lines: string[] = [];
   const destination = new Writable({
     write(chunk, _encoding, done) {
@@ -13,7 +13,7 @@ function capture() {
       done();
     },
   });
-  const logger = createLogger({ level: 'debug', name: 'test', destination });
+  const logger = createLogger({ level: 'debug', name: 'test', destination, ...options });
   return { logger, lines, text: () => lines.join('\n') };
 }
 
@@ -36,6 +36,23 @@ describe('redactUrl', () => {
 });
 
 describe('createLogger', () => {
+  it('writes readable lines when asked (a terminal), still without secrets', () => {
+    const { logger, lines } = capture({ pretty: true });
+    logger.info({ port: 3000, password: 'sekret-1', headers: { authorization: 'Bearer sekret-2' } }, 'Ready');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: Ready /);
+    expect(lines[0]).toContain('"port":3000');
+    expect(lines[0]).not.toMatch(/sekret/);
+    // Not a terminal: no colour codes.
+    expect(lines[0]).not.toContain(String.fromCharCode(27));
+  });
+
+  it('writes JSON lines to a stream that is not a terminal', () => {
+    const { logger, lines } = capture();
+    logger.info({ port: 3000 }, 'Ready');
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 30, msg: 'Ready', port: 3000, name: 'test' });
+  });
+
   it('redacts credential headers', () => {
     const { logger, text } = capture();
     logger.info(

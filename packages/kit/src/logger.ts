@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger, pino, stdSerializers } from 'pino';
+import pretty from 'pino-pretty';
 import type { LogLevel } from './config.js';
 
 export type { Logger } from 'pino';
@@ -9,6 +10,11 @@ export interface LoggerOptions {
   name: string;
   /** Where lines go; stdout when absent. Tests pass a stream to read them. */
   destination?: DestinationStream;
+  /**
+   * Readable lines (time, level, message, fields) instead of JSON. Default: when the lines go to
+   * stdout and stdout is a terminal; JSON otherwise (a file, a pipe, a log collector).
+   */
+  pretty?: boolean;
 }
 
 const CENSOR = '[REDACTED]';
@@ -99,11 +105,16 @@ function serializeRequest(request: LoggableRequest) {
 }
 
 /**
- * The process logger: JSON lines, secrets redacted (credential headers, password/token/key
- * fields at any usual depth, webhook tokens in URLs). Fastify's request logs use the same
- * serializers through createHttpApp.
+ * The process logger: JSON lines, or readable ones on a terminal; secrets redacted either way
+ * (credential headers, password/token/key fields at any usual depth, webhook tokens in URLs).
+ * Fastify's request logs use the same serializers through createHttpApp.
  */
-export function createLogger({ level, name, destination }: LoggerOptions): Logger {
+export function createLogger({
+  level,
+  name,
+  destination,
+  pretty: readable = destination === undefined && process.stdout.isTTY === true,
+}: LoggerOptions): Logger {
   return pino(
     {
       level,
@@ -111,6 +122,19 @@ export function createLogger({ level, name, destination }: LoggerOptions): Logge
       redact: { paths: [...headerPaths, ...fieldPaths], censor: CENSOR },
       serializers: { req: serializeRequest, err: stdSerializers.err },
     },
-    destination,
+    // In this thread, after redaction (pino's transports would format in a worker): a line is
+    // written before the process can exit, as with JSON.
+    readable ? readableLines(destination) : destination,
   );
+}
+
+function readableLines(destination: DestinationStream | undefined): DestinationStream {
+  return pretty({
+    destination: destination ?? 1,
+    sync: true,
+    colorize: destination === undefined && process.stdout.isTTY === true,
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname,name',
+    singleLine: true,
+  });
 }

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { EMBEDDED_CONFIG } from './config.js';
 import { loadOrCreateSecret } from './secrets.js';
 import { createEmbeddedModules } from './services.js';
+import { signInUrl } from './sign-in-url.js';
 
 /**
  * `pnpm start`: every service in one process behind the gateway. The embedded docstore and the
@@ -22,10 +23,13 @@ const logger = createLogger({ level: config.LOG_LEVEL, name: 'lead-capture' });
 const shutdown = createShutdown({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
 shutdown.installSignalHandlers();
 
+const dashboard = signInUrl(config);
+
 function announceFirstAdmin({ email, password }: { email: string; password: string }): void {
   // Printed once, on the console only: never through the logger.
   process.stdout.write(
-    `\n  First admin created: ${email} / ${password} — change it (PATCH /api/users/<id> {"password": ...})\n\n`,
+    `\n  First admin created: ${email} / ${password}\n` +
+      `  Sign in at ${dashboard} and change this password under Account (your name, top right).\n\n`,
   );
 }
 
@@ -76,6 +80,7 @@ try {
     await module.start?.();
   }
   await app.listen({ host: config.HOST, port: config.PORT });
+  logger.info({ url: dashboard }, `Lead Capture is ready: sign in to the dashboard at ${dashboard}`);
   await listenForMetrics({ config, metrics, logger, shutdown });
 } catch (error) {
   logger.fatal({ err: error }, 'Lead capture failed to start');

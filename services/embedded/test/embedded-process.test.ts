@@ -5,6 +5,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from '@lead-capture/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const TSX = fileURLToPath(new URL('../../../node_modules/.bin/tsx', import.meta.url));
@@ -101,6 +102,12 @@ describe('the embedded runtime (pnpm start)', () => {
   it('prints the generated first-admin password once, and only on the console', async () => {
     const match = /First admin created: (\S+) \/ (\S+)/.exec(first.output());
     expect(match).not.toBeNull();
+    // Where to sign in and where to change the password: the dashboard, not an API call.
+    expect(first.output()).toContain(`Sign in at ${first.url}/ and change this password under Account`);
+    expect(first.output()).not.toContain('PATCH');
+    await waitFor('the ready line', () =>
+      first.output().includes(`sign in to the dashboard at ${first.url}/`),
+    );
     [, email, password] = match as unknown as [string, string, string];
     const logLines = first
       .output()

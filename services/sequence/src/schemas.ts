@@ -139,5 +139,17 @@ export const ENROLLMENT_LIST = pagedListSchema({
     paused: { type: 'boolean', description: 'The sequence is inactive: the next step waits' },
     stoppedReason: { type: 'string' },
     enrolledAt: { type: 'string', format: 'date-time' },
+    lead: {
+      type: 'object',
+      description: "The lead's name, e-mail and company when it was enrolled (to show who it is)",
+      required: ['firstName', 'lastName', 'email', 'company'],
+      additionalProperties: false,
+      properties: {
+        firstName: { type: ['string', 'null'] },
+        lastName: { type: ['string', 'null'] },
+        email: { type: ['string', 'null'] },
+        company: { type: ['string', 'null'] },
+      },
+    },
   },
 } as const);

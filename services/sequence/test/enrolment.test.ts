@@ -104,6 +104,7 @@ describe('enrolment and steps', () => {
       nextStepAt: new Date(h.clock.now.getTime() + HOUR_MS).toISOString(),
       paused: false,
       enrolledAt: h.clock.now.toISOString(),
+      lead: { firstName: 'Grace', lastName: 'Hopper', email: 'grace@navy.example', company: 'US Navy' },
     });
 
     advanceClock(HOUR_MS - 1000);

@@ -185,4 +185,5 @@ export interface EnrollmentView {
   paused: boolean;
   stoppedReason?: string;
   enrolledAt: string;
+  lead: { firstName: string | null; lastName: string | null; email: string | null; company: string | null };
 }

@@ -41,6 +41,7 @@ export type Stage = Pipeline['stages'][number];
 export type User = JsonOf<'/api/users', 'get'>[number];
 export type ApiKey = JsonOf<'/api/api-keys', 'get'>[number];
 export type Sequence = JsonOf<'/api/sequences', 'get'>[number];
+export type SequenceEnrollment = JsonOf<'/api/sequences/{id}/enrollments', 'get'>['data'][number];
 export type ImportReport = JsonOf<'/api/leads/imports/{importId}', 'get'>;
 type ImportAnswer = JsonOf<'/api/leads/import', 'post'>;
 export type ImportDryRun = Extract<ImportAnswer, { dryRun: true }>;

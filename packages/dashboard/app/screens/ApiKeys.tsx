@@ -69,66 +69,76 @@ export function ApiKeys() {
         </div>
       )}
       <ErrorMessage error={action.error ?? keys.error} />
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Label</th>
-              <th scope="col">Key</th>
-              <th scope="col">Scope</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Active</th>
-              <th scope="col">
-                <span class="visually-hidden">Delete</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {(keys.data ?? []).map((key) => (
-              <tr key={key.id}>
-                <td>{key.label}</td>
-                <td class="mono">{key.prefix}…</td>
-                <td>{key.scope}</td>
-                <td>{formatDate(key.expiresAt)}</td>
-                <td>{formatDate(key.lastUsedAt)}</td>
-                <td>
-                  <input
-                    type="checkbox"
-                    checked={key.active}
-                    aria-label={`${key.label} active`}
-                    onChange={(event) => {
-                      const active = event.currentTarget.checked;
-                      void action.run(async () => {
-                        unwrap(
-                          await api.PATCH('/api/api-keys/{id}', {
-                            params: { path: { id: key.id } },
-                            body: { active },
-                          }),
-                        );
-                        await keys.reload();
-                      });
-                    }}
-                  />
-                </td>
-                <td>
-                  <ConfirmButton
-                    danger
-                    question={`Delete the key ${key.label} permanently?`}
-                    action={action}
-                    onConfirm={async () => {
-                      unwrap(await api.DELETE('/api/api-keys/{id}', { params: { path: { id: key.id } } }));
-                      await keys.reload();
-                    }}
-                  >
-                    Delete
-                  </ConfirmButton>
-                </td>
+      {keys.data?.length === 0 ? (
+        <div class="empty-state" data-empty="api-keys">
+          <p>
+            <strong>No API key yet.</strong> A key lets another program (your website's back end, a script, a
+            CRM sync) use the API without a user's password: send it as <code>X-API-Key</code>. Create one
+            above; it is shown once.
+          </p>
+        </div>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Label</th>
+                <th scope="col">Key</th>
+                <th scope="col">Scope</th>
+                <th scope="col">Expires</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Active</th>
+                <th scope="col">
+                  <span class="visually-hidden">Delete</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+            </thead>
+            <tbody>
+              {(keys.data ?? []).map((key) => (
+                <tr key={key.id}>
+                  <td>{key.label}</td>
+                  <td class="mono">{key.prefix}…</td>
+                  <td>{key.scope}</td>
+                  <td>{formatDate(key.expiresAt)}</td>
+                  <td>{formatDate(key.lastUsedAt)}</td>
+                  <td>
+                    <input
+                      type="checkbox"
+                      checked={key.active}
+                      aria-label={`${key.label} active`}
+                      onChange={(event) => {
+                        const active = event.currentTarget.checked;
+                        void action.run(async () => {
+                          unwrap(
+                            await api.PATCH('/api/api-keys/{id}', {
+                              params: { path: { id: key.id } },
+                              body: { active },
+                            }),
+                          );
+                          await keys.reload();
+                        });
+                      }}
+                    />
+                  </td>
+                  <td>
+                    <ConfirmButton
+                      danger
+                      question={`Delete the key ${key.label} permanently?`}
+                      action={action}
+                      onConfirm={async () => {
+                        unwrap(await api.DELETE('/api/api-keys/{id}', { params: { path: { id: key.id } } }));
+                        await keys.reload();
+                      }}
+                    >
+                      Delete
+                    </ConfirmButton>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
     </section>
   );
 }

@@ -339,6 +339,12 @@ export function Import() {
       <section aria-labelledby="import-history-title">
         <h2 id="import-history-title">Recent imports</h2>
         <ErrorMessage error={history.error} />
+        {history.data?.data.length === 0 && (
+          <p class="empty-state" data-empty="imports">
+            No import yet. Choose a CSV file above: the first row names the columns (e-mail, first name,
+            company…), and you check how each column is read before anything is imported.
+          </p>
+        )}
         <ul>
           {(history.data?.data ?? []).map((entry) => (
             <li key={entry.importId}>

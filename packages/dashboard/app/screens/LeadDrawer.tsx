@@ -1,5 +1,13 @@
 import { useState } from 'preact/hooks';
-import { api, type LeadDetail, STATUSES, type Status, type User, unwrap } from '../api/client.js';
+import {
+  api,
+  type LeadDetail,
+  STATUSES,
+  type Status,
+  type TimelineEvent,
+  type User,
+  unwrap,
+} from '../api/client.js';
 import { session } from '../api/session.js';
 import { useStream } from '../api/stream.js';
 import {
@@ -12,6 +20,14 @@ import {
   useAction,
   useLoad,
 } from '../components/ui.js';
+import {
+  describeActor,
+  describeEnrollment,
+  describeEvent,
+  describeNotification,
+  enrichmentSections,
+  type NameBook,
+} from './lead-history.js';
 
 interface LeadDrawerProps {
   leadId: string;
@@ -69,7 +85,7 @@ export function LeadDrawer(props: LeadDrawerProps) {
             onMerged={() => void lead.reload().then(onChanged)}
             onOpenLead={props.onOpenLead}
           />
-          <Timeline events={events.data} error={events.error} />
+          <Timeline events={events.data} error={events.error} users={props.users} />
           <Deliveries lead={lead.data} />
           <Enrichment lead={lead.data} />
           <DeleteLead
@@ -397,76 +413,65 @@ function Duplicates(props: { lead: LeadDetail; onMerged: () => void; onOpenLead:
   );
 }
 
-function describeEvent(type: string, data: Record<string, unknown>): string {
-  const text = (value: unknown) =>
-    typeof value === 'string' || typeof value === 'number' ? String(value) : '';
-  switch (type) {
-    case 'status_changed':
-      return `Status ${text(data.from)} → ${text(data.to)}`;
-    case 'scored':
-      return `Scored ${text(data.score)} (${text(data.qualification)})`;
-    default: {
-      const details = Object.entries(data)
-        .filter(([, value]) => typeof value === 'string' || typeof value === 'number')
-        .map(([key, value]) => `${key}: ${value}`)
-        .join(', ');
-      return details ? `${type.replaceAll('_', ' ')} — ${details}` : type.replaceAll('_', ' ');
-    }
-  }
-}
-
 function Timeline({
   events,
   error,
+  users,
 }: {
-  events: Array<{ id: string; type: string; occurredAt: string; data: Record<string, unknown> }> | undefined;
+  events: TimelineEvent[] | undefined;
   error?: string;
+  users: User[];
 }) {
+  // Stage names for stage changes; users come from the list the leads screen loaded.
+  const pipelines = useLoad(async () => unwrap(await api.GET('/api/pipelines')), []);
+  const me = session.user;
+  const book: NameBook = {
+    users: me && !users.some((user) => user.id === me.id) ? [...users, me] : users,
+    pipelines: pipelines.data ?? [],
+  };
   return (
     <section aria-labelledby="lead-timeline">
       <h3 id="lead-timeline">Timeline</h3>
       <ErrorMessage error={error} />
       <ol class="timeline">
-        {(events ?? []).map((event) => (
-          <li key={event.id} data-type={event.type}>
-            <time dateTime={event.occurredAt}>{formatDate(event.occurredAt)}</time>
-            <span>{describeEvent(event.type, event.data)}</span>
-          </li>
-        ))}
+        {(events ?? []).map((event) => {
+          const actor = describeActor(book, event.actor);
+          return (
+            <li key={event.id} data-type={event.type}>
+              <time dateTime={event.occurredAt}>{formatDate(event.occurredAt)}</time>
+              <span>
+                {describeEvent(book, event.type, event.data)}
+                {actor && <span class="muted"> {actor}</span>}
+              </span>
+            </li>
+          );
+        })}
       </ol>
     </section>
   );
 }
 
 function Deliveries({ lead }: { lead: LeadDetail }) {
-  const describe = (entry: Record<string, unknown>) =>
-    Object.entries(entry)
-      .filter(
-        ([key, value]) =>
-          !key.toLowerCase().endsWith('id') && (typeof value === 'string' || typeof value === 'number'),
-      )
-      .map(([, value]) => String(value))
-      .join(' · ');
   return (
     <section aria-labelledby="lead-deliveries">
       <h3 id="lead-deliveries">Notifications and sequences</h3>
-      <h4>Notifications</h4>
+      <h4>Team notifications</h4>
       {lead.notifications.length === 0 ? (
         <p class="muted">None sent.</p>
       ) : (
         <ul>
           {lead.notifications.map((entry, index) => (
-            <li key={String(entry.id ?? index)}>{describe(entry)}</li>
+            <li key={String(entry.id ?? index)}>{describeNotification(entry)}</li>
           ))}
         </ul>
       )}
-      <h4>Enrolments</h4>
+      <h4>Sequences</h4>
       {lead.enrollments.length === 0 ? (
         <p class="muted">Not enrolled in a sequence.</p>
       ) : (
         <ul>
           {lead.enrollments.map((entry, index) => (
-            <li key={String(entry.enrollmentId ?? index)}>{describe(entry)}</li>
+            <li key={String(entry.enrollmentId ?? index)}>{describeEnrollment(entry)}</li>
           ))}
         </ul>
       )}
@@ -476,27 +481,24 @@ function Deliveries({ lead }: { lead: LeadDetail }) {
 
 function Enrichment({ lead }: { lead: LeadDetail }) {
   if (!lead.enrichment) return null;
+  const sections = enrichmentSections(lead.enrichment as Record<string, unknown>);
+  if (sections.length === 0) return null;
   return (
     <section aria-labelledby="lead-enrichment">
       <h3 id="lead-enrichment">Enrichment</h3>
-      <dl class="fields">
-        {Object.entries(lead.enrichment).map(([group, value]) => (
-          <div key={group}>
-            <dt>{group}</dt>
-            <dd>
-              {value && typeof value === 'object'
-                ? Object.entries(value as Record<string, unknown>)
-                    .filter(([, item]) => item !== null && item !== undefined && item !== '')
-                    .map(
-                      ([key, item]) =>
-                        `${key}: ${typeof item === 'object' ? JSON.stringify(item) : String(item)}`,
-                    )
-                    .join(' · ') || '—'
-                : String(value)}
-            </dd>
-          </div>
-        ))}
-      </dl>
+      {sections.map((section) => (
+        <div key={section.title} class="enrichment-group">
+          <h4>{section.title}</h4>
+          <dl class="fields">
+            {section.rows.map(([label, value]) => (
+              <div key={label}>
+                <dt>{label}</dt>
+                <dd>{value}</dd>
+              </div>
+            ))}
+          </dl>
+        </div>
+      ))}
     </section>
   );
 }

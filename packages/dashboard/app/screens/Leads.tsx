@@ -13,6 +13,7 @@ import {
 import { exportQuery, FILTER_KEYS, type LeadFilters, readFilters, type Sort } from '../api/filters.js';
 import { applyToRow, leadIdsOf, rowFromCaptured } from '../api/live-leads.js';
 import { type StreamEvent, type StreamMessage, useStream } from '../api/stream.js';
+import { NoLeadsYet } from '../components/empty.js';
 import {
   ErrorMessage,
   formatDate,
@@ -230,7 +231,12 @@ export function Leads() {
             ))}
           </tbody>
         </table>
-        {list.data && list.data.data.length === 0 && <p class="empty">No lead matches these filters.</p>}
+        {list.data?.data.length === 0 &&
+          (Object.keys(filters).length === 0 && list.data.pagination.total === 0 ? (
+            <NoLeadsYet />
+          ) : (
+            <p class="empty">No lead matches these filters.</p>
+          ))}
       </div>
       {pagination && (
         <nav class="pagination" aria-label="Pages">

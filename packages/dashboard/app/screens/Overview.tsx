@@ -1,5 +1,6 @@
 import { api, QUALIFICATIONS, STATUSES, unwrap } from '../api/client.js';
 import { type StreamMessage, useStream } from '../api/stream.js';
+import { NoLeadsYet } from '../components/empty.js';
 import { ErrorMessage, Status, useLoad, useThrottled } from '../components/ui.js';
 
 /** The days the chart shows (UTC days, as the stats count them). */
@@ -76,6 +77,7 @@ export function Overview() {
       </div>
       <p class="muted">Updated live as leads arrive and change.</p>
       <ErrorMessage error={overview.error} />
+      {data.total === 0 && <NoLeadsYet />}
       <section class="cards" aria-label="Leads per status">
         <article class="stat" data-figure="total">
           <h2>Total</h2>
@@ -148,7 +150,7 @@ export function Overview() {
       <section aria-labelledby="top-sources-title">
         <h2 id="top-sources-title">Top sources</h2>
         {data.bySource.length === 0 ? (
-          <p class="muted">No leads yet.</p>
+          <p class="muted">No source has sent a lead yet.</p>
         ) : (
           <ol>
             {data.bySource.map((source) => (

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, QUALIFICATIONS, type Sequence, unwrap } from '../api/client.js';
+import { api, QUALIFICATIONS, type Sequence, type SequenceEnrollment, unwrap } from '../api/client.js';
 import { ConfirmButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
 type Qualification = (typeof QUALIFICATIONS)[number];
@@ -66,13 +66,27 @@ export function Sequences() {
         </button>
       </div>
       <ErrorMessage error={sequences.error} />
+      {sequences.data?.length === 0 && editing !== 'new' && (
+        <div class="empty-state">
+          <p>
+            <strong>No sequence yet.</strong> A sequence sends a series of e-mails to new leads that match it
+            (for example hot leads from your website), spaced by the delays you choose, and stops when a lead
+            is contacted or closed.
+          </p>
+          <button type="button" class="primary" onClick={() => setEditing('new')}>
+            Create the first sequence
+          </button>
+        </div>
+      )}
       <ul>
         {(sequences.data ?? []).map((sequence) => (
           <li key={sequence.id}>
             <button type="button" class="link" onClick={() => setEditing(sequence.id)}>
               {sequence.name}
             </button>{' '}
-            {sequence.active ? '' : <span class="badge">paused</span>} · {sequence.steps.length} steps
+            {sequence.active ? '' : <span class="badge">paused</span>} · {sequence.steps.length}{' '}
+            {sequence.steps.length === 1 ? 'step' : 'steps'} over{' '}
+            {formatDelay(sequence.steps.reduce((total, step) => total + step.delayMinutes, 0))}
           </li>
         ))}
       </ul>
@@ -211,16 +225,11 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
         <ol>
           {draft.steps.map((step, index) => (
             <li key={index} class="step">
-              <label>
-                Delay (minutes after the previous step)
-                <input
-                  type="number"
-                  min={0}
-                  required
-                  value={step.delayMinutes}
-                  onInput={(e) => setStep(index, { delayMinutes: Number(e.currentTarget.value) })}
-                />
-              </label>
+              <DelayInput
+                label={index === 0 ? 'Send after enrolment' : 'Send after the previous step'}
+                minutes={step.delayMinutes}
+                onChange={(delayMinutes) => setStep(index, { delayMinutes })}
+              />
               <label>
                 Subject
                 <input
@@ -298,35 +307,111 @@ function Enrollments({ sequenceId }: { sequenceId: string }) {
     <section aria-labelledby="enrollments-title">
       <h2 id="enrollments-title">Enrolments ({enrollments.data?.pagination.total ?? '…'})</h2>
       <ErrorMessage error={enrollments.error} />
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Lead</th>
-              <th scope="col">Status</th>
-              <th scope="col">Step</th>
-              <th scope="col">Next step</th>
-              <th scope="col">Enrolled</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(enrollments.data?.data ?? []).map((entry) => (
-              <tr key={entry.id}>
-                <td>
-                  <a href={`/?lead=${entry.leadId}`}>{entry.leadId.slice(0, 8)}</a>
-                </td>
-                <td>
-                  {entry.status}
-                  {entry.stoppedReason ? ` (${entry.stoppedReason})` : ''}
-                </td>
-                <td class="number">{entry.currentStep}</td>
-                <td>{formatDate(entry.nextStepAt)}</td>
-                <td>{formatDate(entry.enrolledAt)}</td>
+      {enrollments.data?.data.length === 0 ? (
+        <p class="empty-state">
+          No lead is enrolled yet. New leads that match this sequence are enrolled when they arrive (after
+          scoring and the team notification); leads captured before it was created are not.
+        </p>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Lead</th>
+                <th scope="col">Status</th>
+                <th scope="col">Step</th>
+                <th scope="col">Next step</th>
+                <th scope="col">Enrolled</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+            </thead>
+            <tbody>
+              {(enrollments.data?.data ?? []).map((entry) => (
+                <tr key={entry.id}>
+                  <td>
+                    <a href={`/?lead=${entry.leadId}`}>{enrolledLeadName(entry.lead)}</a>
+                  </td>
+                  <td>
+                    {entry.status}
+                    {entry.stoppedReason ? ` (${entry.stoppedReason})` : ''}
+                  </td>
+                  <td class="number">{entry.currentStep}</td>
+                  <td>{formatDate(entry.nextStepAt)}</td>
+                  <td>{formatDate(entry.enrolledAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
     </section>
+  );
+}
+
+function enrolledLeadName(lead: SequenceEnrollment['lead']): string {
+  if (!lead) return 'A lead';
+  const name = [lead.firstName, lead.lastName].filter(Boolean).join(' ');
+  if (name && lead.email) return `${name} (${lead.email})`;
+  return name || lead.email || lead.company || 'A lead without name or e-mail';
+}
+
+const UNITS = [
+  { unit: 'days', minutes: 1440 },
+  { unit: 'hours', minutes: 60 },
+  { unit: 'minutes', minutes: 1 },
+] as const;
+type Unit = (typeof UNITS)[number]['unit'];
+
+/** The largest unit the delay is a whole number of: 2880 -> 2 days, 90 -> 90 minutes. */
+function splitDelay(minutes: number): { amount: number; unit: Unit } {
+  if (minutes === 0) return { amount: 0, unit: 'hours' };
+  const fit = UNITS.find((entry) => minutes % entry.minutes === 0 && minutes >= entry.minutes) ?? UNITS[2];
+  return { amount: minutes / fit.minutes, unit: fit.unit };
+}
+
+/** "2 days", "1 hour", "immediately". */
+export function formatDelay(minutes: number): string {
+  if (minutes === 0) return 'no delay';
+  const { amount, unit } = splitDelay(minutes);
+  return `${amount} ${amount === 1 ? unit.slice(0, -1) : unit}`;
+}
+
+function DelayInput(props: { label: string; minutes: number; onChange: (minutes: number) => void }) {
+  const [unit, setUnit] = useState<Unit>(() => splitDelay(props.minutes).unit);
+  const factor = UNITS.find((entry) => entry.unit === unit)!.minutes;
+  const amount = props.minutes / factor;
+  return (
+    <fieldset class="delay">
+      <legend>{props.label}</legend>
+      <label>
+        <span class="visually-hidden">Delay</span>
+        <input
+          type="number"
+          min={0}
+          step="any"
+          required
+          value={Number.isInteger(amount) ? amount : Number(amount.toFixed(2))}
+          onInput={(e) => props.onChange(Math.round(Number(e.currentTarget.value) * factor))}
+        />
+      </label>
+      <label>
+        <span class="visually-hidden">Unit</span>
+        <select
+          value={unit}
+          onChange={(e) => {
+            const next = e.currentTarget.value as Unit;
+            setUnit(next);
+            // The number stays; the delay becomes that many of the new unit.
+            props.onChange(Math.round(amount * UNITS.find((entry) => entry.unit === next)!.minutes));
+          }}
+        >
+          {UNITS.map((entry) => (
+            <option key={entry.unit} value={entry.unit}>
+              {entry.unit}
+            </option>
+          ))}
+        </select>
+      </label>
+      {props.minutes === 0 && <span class="muted">sent at once</span>}
+    </fieldset>
   );
 }

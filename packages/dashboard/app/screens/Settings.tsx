@@ -17,22 +17,25 @@ function NotificationSettings() {
   const [recipients, setRecipients] = useState('');
   const action = useAction();
   const [saved, setSaved] = useState('');
+  const [recipientsProblem, setRecipientsProblem] = useState<string | undefined>(undefined);
   useEffect(() => setRecipients(settings.data?.recipients.join('\n') ?? ''), [settings.data]);
   if (!settings.data) return <ErrorMessage error={settings.error} />;
   const data = settings.data;
+  const recipientList = recipients
+    .split(/[\s,;]+/)
+    .map((item) => item.trim())
+    .filter(Boolean);
   return (
     <form
       class="editor"
       aria-labelledby="notifications-title"
       onSubmit={(event) => {
         event.preventDefault();
-        const body = {
-          ...data,
-          recipients: recipients
-            .split(/[\s,;]+/)
-            .map((item) => item.trim())
-            .filter(Boolean),
-        };
+        setSaved('');
+        const problem = recipientsProblemOf(recipientList, data.enabled);
+        setRecipientsProblem(problem);
+        if (problem) return;
+        const body = { ...data, recipients: recipientList };
         void action.run(async () => {
           settings.setData(unwrap(await api.PUT('/api/settings/notifications', { body })));
           setSaved('Notification settings saved');
@@ -70,9 +73,20 @@ function NotificationSettings() {
       </fieldset>
       <label>
         Recipients (one e-mail per line)
-        <textarea rows={3} value={recipients} onInput={(e) => setRecipients(e.currentTarget.value)} />
+        <textarea
+          rows={3}
+          value={recipients}
+          aria-invalid={recipientsProblem ? true : undefined}
+          aria-describedby={recipientsProblem ? 'recipients-problem' : undefined}
+          onInput={(e) => setRecipients(e.currentTarget.value)}
+        />
+        {recipientsProblem && (
+          <span id="recipients-problem" class="field-error">
+            {recipientsProblem}
+          </span>
+        )}
       </label>
-      <ErrorMessage error={action.error} />
+      <ErrorMessage error={action.error && settingsErrorInWords(action.error)} />
       <p role="status">{saved}</p>
       <button type="submit" class="primary" disabled={action.pending}>
         Save notifications
@@ -85,16 +99,21 @@ function ScoringSettings() {
   const settings = useLoad(async () => unwrap(await api.GET('/api/settings/scoring')), []);
   const action = useAction();
   const [saved, setSaved] = useState('');
+  const [showProblems, setShowProblems] = useState(false);
   if (!settings.data)
     return settings.error ? <ErrorMessage error={settings.error} /> : <Status>Loading…</Status>;
   const data = settings.data;
   const weights = data.weights as Record<string, number>;
+  const problems = showProblems ? scoringProblems(data.thresholds, weights) : {};
   return (
     <form
       class="editor"
       aria-labelledby="scoring-title"
       onSubmit={(event) => {
         event.preventDefault();
+        setSaved('');
+        setShowProblems(true);
+        if (Object.keys(scoringProblems(data.thresholds, weights)).length > 0) return;
         void action.run(async () => {
           settings.setData(unwrap(await api.PUT('/api/settings/scoring', { body: data })));
           setSaved('Scoring settings saved');
@@ -106,11 +125,13 @@ function ScoringSettings() {
         <legend>Qualification thresholds (score at least)</legend>
         {(['hot', 'warm'] as const).map((name) => (
           <label key={name}>
-            {name}
+            {name === 'hot' ? 'Hot from score' : 'Warm from score'}
             <input
               type="number"
               min={1}
               max={100}
+              aria-invalid={problems[name] ? true : undefined}
+              aria-describedby={problems[name] ? `threshold-${name}-problem` : undefined}
               value={data.thresholds[name]}
               onInput={(e) =>
                 settings.setData({
@@ -119,6 +140,11 @@ function ScoringSettings() {
                 })
               }
             />
+            {problems[name] && (
+              <span id={`threshold-${name}-problem`} class="field-error">
+                {problems[name]}
+              </span>
+            )}
           </label>
         ))}
       </fieldset>
@@ -132,6 +158,7 @@ function ScoringSettings() {
                 type="number"
                 min={-100}
                 max={100}
+                aria-invalid={problems[name] ? true : undefined}
                 value={value}
                 onInput={(e) =>
                   settings.setData({
@@ -140,15 +167,62 @@ function ScoringSettings() {
                   })
                 }
               />
+              {problems[name] && <span class="field-error">{problems[name]}</span>}
             </label>
           ))}
         </div>
       </fieldset>
-      <ErrorMessage error={action.error} />
+      {Object.keys(problems).length > 0 && (
+        <p class="error" role="alert">
+          Nothing was saved: correct the fields marked above.
+        </p>
+      )}
+      <ErrorMessage error={action.error && settingsErrorInWords(action.error)} />
       <p role="status">{saved}</p>
       <button type="submit" class="primary" disabled={action.pending}>
         Save scoring
       </button>
     </form>
   );
+}
+
+const isWhole = (value: number, min: number, max: number) =>
+  Number.isInteger(value) && value >= min && value <= max;
+
+/** What is wrong with each field, in words, keyed by the field (`hot`, `warm` or a rule's name). */
+export function scoringProblems(
+  thresholds: { hot: number; warm: number },
+  weights: Record<string, number>,
+): Record<string, string> {
+  const problems: Record<string, string> = {};
+  for (const name of ['hot', 'warm'] as const)
+    if (!isWhole(thresholds[name], 1, 100)) problems[name] = 'Enter a whole number from 1 to 100.';
+  if (!problems.hot && !problems.warm && thresholds.hot <= thresholds.warm)
+    problems.hot = `A hot lead must score higher than a warm one: set this above ${thresholds.warm}, or lower the warm score.`;
+  for (const [name, value] of Object.entries(weights))
+    if (!isWhole(value, -100, 100)) problems[name] = 'Enter a whole number of points from -100 to 100.';
+  return problems;
+}
+
+function recipientsProblemOf(recipients: string[], enabled: boolean): string | undefined {
+  const wrong = recipients.filter((address) => !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(address));
+  if (wrong.length === 1) return `"${wrong[0]}" is not an e-mail address.`;
+  if (wrong.length > 1)
+    return `These are not e-mail addresses: ${wrong.map((item) => `"${item}"`).join(', ')}.`;
+  if (recipients.length > 50) return `At most 50 recipients: remove ${recipients.length - 50}.`;
+  if (enabled && recipients.length === 0) return 'Add at least one e-mail address to send notifications to.';
+  return undefined;
+}
+
+/**
+ * The API's validation wording (`thresholds.hot must be greater than thresholds.warm`, `body/weights/x
+ * must be <= 100`) as a sentence; anything else as it came.
+ */
+function settingsErrorInWords(error: string): string {
+  if (/thresholds\.hot must be greater/.test(error))
+    return 'A hot lead must score higher than a warm one: raise the hot score or lower the warm score.';
+  if (/recipients/.test(error) && /email|format/.test(error))
+    return 'One of the recipients is not an e-mail address.';
+  if (/must be (<=|>=|integer)/.test(error)) return 'Each number must be a whole number within its range.';
+  return error;
 }

@@ -412,53 +412,62 @@ function Submissions({ source }: { source: Source }) {
         {replayed}
       </p>
       {submissions.loading && !submissions.data && <Status>Loading…</Status>}
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Received</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">Payload</th>
-              <th scope="col">
-                <span class="visually-hidden">Replay</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {(submissions.data?.data ?? []).map((submission) => (
-              <tr key={submission.id}>
-                <td>{formatDate(submission.receivedAt)}</td>
-                <td>
-                  {submission.outcome}
-                  {submission.error ? ` — ${submission.error}` : ''}
-                </td>
-                <td class="mono excerpt">
-                  {submission.payloadExcerpt ?? JSON.stringify(submission.payload)?.slice(0, 200)}
-                </td>
-                <td>
-                  <button
-                    type="button"
-                    disabled={replay.pending}
-                    onClick={() =>
-                      void replay.run(async () => {
-                        const result = unwrap(
-                          await api.POST('/api/sources/{sourceId}/submissions/{submissionId}/replay', {
-                            params: { path: { sourceId: source.id, submissionId: submission.id } },
-                          }),
-                        );
-                        setReplayed(`Replayed: ${result.outcome}`);
-                        await submissions.reload();
-                      })
-                    }
-                  >
-                    Replay
-                  </button>
-                </td>
+      {submissions.data?.pagination.total === 0 && (
+        <p class="empty-state" data-empty="submissions">
+          Nothing received yet. Every request sent to the webhook URL above shows here, accepted or rejected,
+          with its payload: point your form at it, or POST a JSON body such as{' '}
+          <code>{'{"email": "jane@example.com", "firstName": "Jane"}'}</code> to it.
+        </p>
+      )}
+      {submissions.data?.pagination.total !== 0 && (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Received</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">Payload</th>
+                <th scope="col">
+                  <span class="visually-hidden">Replay</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+            </thead>
+            <tbody>
+              {(submissions.data?.data ?? []).map((submission) => (
+                <tr key={submission.id}>
+                  <td>{formatDate(submission.receivedAt)}</td>
+                  <td>
+                    {submission.outcome}
+                    {submission.error ? ` — ${submission.error}` : ''}
+                  </td>
+                  <td class="mono excerpt">
+                    {submission.payloadExcerpt ?? JSON.stringify(submission.payload)?.slice(0, 200)}
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      disabled={replay.pending}
+                      onClick={() =>
+                        void replay.run(async () => {
+                          const result = unwrap(
+                            await api.POST('/api/sources/{sourceId}/submissions/{submissionId}/replay', {
+                              params: { path: { sourceId: source.id, submissionId: submission.id } },
+                            }),
+                          );
+                          setReplayed(`Replayed: ${result.outcome}`);
+                          await submissions.reload();
+                        })
+                      }
+                    >
+                      Replay
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
       {submissions.data && submissions.data.pagination.pages > 1 && (
         <nav class="pagination" aria-label="Submission pages">
           <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>

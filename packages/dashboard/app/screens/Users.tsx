@@ -106,7 +106,19 @@ export function Users() {
                     type="checkbox"
                     aria-label={`${user.name} active`}
                     checked={user.active}
-                    onChange={(e) => void patch(user.id, { active: e.currentTarget.checked })}
+                    onChange={(e) => {
+                      const active = e.currentTarget.checked;
+                      if (
+                        !active &&
+                        !confirm(
+                          `Deactivate ${user.name}? They are signed out everywhere and cannot sign in until reactivated. Their leads stay assigned to them.`,
+                        )
+                      ) {
+                        e.currentTarget.checked = true;
+                        return;
+                      }
+                      void patch(user.id, { active });
+                    }}
                   />
                 </td>
                 <td>{formatDate(user.createdAt)}</td>

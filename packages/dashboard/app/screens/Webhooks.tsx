@@ -190,7 +190,19 @@ export function Webhooks() {
                       ? 'all'
                       : subscription.eventTypes.join(', ')}
                   </td>
-                  <td>{stateOf(subscription)}</td>
+                  <td>
+                    {stateOf(subscription)}
+                    {subscription.active && subscription.failingSince && (
+                      <>
+                        {' '}
+                        <span class="badge badge-failing">failing</span>{' '}
+                        <span class="muted">
+                          every attempt since {formatDate(subscription.failingSince)} failed; retried
+                          automatically
+                        </span>
+                      </>
+                    )}
+                  </td>
                   <td class="wide-only">{formatDate(subscription.createdAt)}</td>
                 </tr>
               ))}

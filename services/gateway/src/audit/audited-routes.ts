@@ -98,6 +98,12 @@ export const AUDITED_ROUTES: readonly AuditedRoute[] = [
     }),
   },
   {
+    method: 'PUT',
+    pattern: '/api/users/me/password',
+    action: 'user.own_password_change',
+    change: () => ({ passwordChanged: true }),
+  },
+  {
     method: 'DELETE',
     pattern: '/api/users/:id',
     action: 'user.delete',

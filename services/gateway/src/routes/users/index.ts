@@ -1,6 +1,7 @@
 import type { SchemaType } from '@lead-capture/contracts';
-import { requireRole, requireSession } from '@lead-capture/kit';
+import { badRequest, requireRole, requireSession } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
+import { verifyPassword } from '../../identity/passwords.js';
 import { toPublicUser, type UserDirectory } from '../../identity/users.js';
 import {
   EMAIL,
@@ -39,6 +40,13 @@ const CHANGE_USER_BODY = {
   minProperties: 1,
   additionalProperties: false,
   properties: { name: USER_NAME, role: ROLE, active: { type: 'boolean' }, password: PASSWORD },
+} as const;
+
+const CHANGE_OWN_PASSWORD_BODY = {
+  type: 'object',
+  required: ['currentPassword', 'newPassword'],
+  additionalProperties: false,
+  properties: { currentPassword: { type: 'string', maxLength: 256 }, newPassword: PASSWORD },
 } as const;
 
 /**
@@ -100,6 +108,29 @@ export async function userRoutes(
       const updated = await users.update(request.params.id, request.body);
       await onUserChanged?.(updated._id);
       return toPublicUser(updated);
+    },
+  );
+
+  app.put<{ Body: SchemaType<typeof CHANGE_OWN_PASSWORD_BODY> }>(
+    '/api/users/me/password',
+    {
+      preHandler: requireSession('API keys cannot change a password; sign in instead'),
+      schema: {
+        tags: ['users'],
+        summary: 'Change your own password (any signed-in user)',
+        description:
+          'Needs an access token (any role) and the current password; any API key gets 403. Signs the user out everywhere, this session included: sign in again with the new password.',
+        body: CHANGE_OWN_PASSWORD_BODY,
+        response: { 204: NO_CONTENT, ...errorResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { currentPassword, newPassword } = request.body;
+      const user = await users.findById(request.identity!.userId);
+      if (!user || !(await verifyPassword(currentPassword, user.passwordHash)))
+        throw badRequest('The current password is not right');
+      await users.update(user._id, { password: newPassword });
+      return reply.code(204).send();
     },
   );
 

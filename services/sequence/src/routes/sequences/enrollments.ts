@@ -22,6 +22,12 @@ function enrollmentView(enrollment: EnrollmentDocument) {
     paused: enrollment.paused,
     ...(enrollment.stoppedReason ? { stoppedReason: enrollment.stoppedReason } : {}),
     enrolledAt: enrollment.enrolledAt,
+    lead: {
+      firstName: enrollment.lead.firstName ?? null,
+      lastName: enrollment.lead.lastName ?? null,
+      email: enrollment.lead.email ?? null,
+      company: enrollment.lead.company ?? null,
+    },
   };
 }
 
