@@ -31,13 +31,13 @@ const LIST_FIELDS = [
   // Extensions of the contract, the same as the detail's.
   'pipeline',
   'stage',
+  'tags',
 ].sort();
 
 const DETAIL_FIELDS = [
   ...LIST_FIELDS,
   'phoneOriginal',
   'notes',
-  'tags',
   'customFields',
   'attribution',
   'client',

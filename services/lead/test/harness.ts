@@ -35,6 +35,11 @@ export interface Harness {
   drained(): Promise<void>;
   /** Headers of an authenticated request, signed for that request (full scope unless told). */
   auth(request: { method: string; url: string }, scope?: Identity['scope']): Promise<Record<string, string>>;
+  /** Headers signed for another identity (a member, another user). */
+  authAs(
+    request: { method: string; url: string },
+    identity: Partial<Identity>,
+  ): Promise<Record<string, string>>;
   close(): Promise<void>;
 }
 
@@ -95,6 +100,7 @@ export async function startHarness(
       );
     },
     auth: (request, scope = 'full') => h.headers(request, { scope }),
+    authAs: (request, identity) => h.headers(request, identity),
     close: h.close,
   };
 }
@@ -182,11 +188,18 @@ export function client(harness: Harness) {
     options: {
       body?: unknown;
       scope?: Identity['scope'] | 'none';
+      /** Who calls, when not the admin of the harness. */
+      as?: Partial<Identity>;
       headers?: Record<string, string>;
       payload?: string | Buffer;
     } = {},
   ): Promise<ApiResponse> {
-    const auth = options.scope === 'none' ? {} : await harness.auth({ method, url }, options.scope ?? 'full');
+    const auth =
+      options.scope === 'none'
+        ? {}
+        : options.as
+          ? await harness.authAs({ method, url }, { scope: options.scope ?? 'full', ...options.as })
+          : await harness.auth({ method, url }, options.scope ?? 'full');
     const response = await harness.app.inject({
       method,
       url,
