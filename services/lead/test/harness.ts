@@ -163,6 +163,23 @@ export async function captureLead(
   return getLead(harness, (captured.data as { leadId: string }).leadId);
 }
 
+/** A user in the lead service's read model (as the gateway's user.created makes one). */
+export async function addUser(
+  harness: Harness,
+  options: { name?: string; role?: 'admin' | 'member'; active?: boolean } = {},
+): Promise<string> {
+  const userId = randomUUID();
+  await publish(harness.bus, 'user.created', {
+    userId,
+    email: `${userId.slice(0, 8)}@example.com`,
+    name: options.name ?? 'Sales Rep',
+    role: options.role ?? 'member',
+    active: options.active ?? true,
+  });
+  await waitFor('user read model', () => harness.store.collection('lead_users').findOne({ _id: userId }));
+  return userId;
+}
+
 export async function getLead(harness: Harness, id: string): Promise<ApiLead> {
   const response = await harness.app.inject({
     method: 'GET',

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ADMIN_ID,
   type ApiLead,
+  addUser as addHarnessUser,
   captureLead,
   client,
   type Harness,
@@ -34,17 +35,8 @@ beforeAll(async () => {
 });
 afterAll(async () => harness.close());
 
-async function addUser(name: string, role: 'admin' | 'member' = 'member'): Promise<string> {
-  const userId = randomUUID();
-  await publish(harness.bus, 'user.created', {
-    userId,
-    email: `${userId.slice(0, 8)}@example.com`,
-    name,
-    role,
-    active: true,
-  });
-  await waitFor('user read model', () => harness.store.collection('lead_users').findOne({ _id: userId }));
-  return userId;
+function addUser(name: string): Promise<string> {
+  return addHarnessUser(harness, { name });
 }
 
 async function leads(count: number, label: string): Promise<ApiLead[]> {
