@@ -131,6 +131,7 @@ export function Leads() {
       }
       return;
     }
+    if (message.type === 'lead.updated' && changesNoColumn(message.data.changes)) return;
     const shown = leadIdsOf(message).filter((id) => shownIds.current.has(id));
     if (shown.length === 0) return;
     if (rendersEvents && (message.type === 'lead.scored' || message.type === 'lead.updated')) {
@@ -400,6 +401,14 @@ export function Leads() {
       )}
     </section>
   );
+}
+
+/** Notes (the field or the history) are in no column: a change of them alone asks for nothing. */
+const UNLISTED_CHANGES = new Set(['notes', 'noteAdded', 'noteDeleted']);
+function changesNoColumn(changes: unknown): boolean {
+  if (!changes || typeof changes !== 'object') return false;
+  const keys = Object.keys(changes);
+  return keys.length > 0 && keys.every((key) => UNLISTED_CHANGES.has(key));
 }
 
 function SortHeader(props: {
