@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Actor, JsonObject, LeadStatus } from '@lead-capture/contracts';
+import { type Actor, type JsonObject, type LeadStatus, newId } from '@lead-capture/contracts';
 import { isDuplicateKeyError } from '@lead-capture/docstore';
-import { badRequest, type Identity, notFound, type Outbox, type OutboxChange } from '@lead-capture/kit';
+import {
+  badRequest,
+  forbidden,
+  type Identity,
+  notFound,
+  type Outbox,
+  type OutboxChange,
+} from '@lead-capture/kit';
 import type { LeadContext } from './context.js';
 import { handOverOriginal, releaseKeys } from './duplicates.js';
 import { isUuid } from './list-query.js';
@@ -10,6 +17,7 @@ import {
   type LeadCollections,
   type LeadDoc,
   leadCollections,
+  type NoteDoc,
   type TagDoc,
   type TimelineActor,
 } from './store.js';
@@ -124,6 +132,87 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
     });
   }
 
+  /**
+   * Adds a note to the lead's history: who wrote it and when, never overwritten. The contract's
+   * `notes` field (PUT .../notes) is left as it is; the two live side by side.
+   */
+  async function addNote(id: string, rawText: string, by: Requester): Promise<NoteDoc> {
+    const text = rawText.trim();
+    if (text === '') throw badRequest('text must not be empty');
+    const lead = await requireLead(id);
+    const note: NoteDoc = {
+      _id: newId(),
+      leadId: lead._id,
+      text,
+      author: timelineActor(by),
+      createdAt: now(),
+    };
+    return change(async (tx, outboxChange) => {
+      await update(tx, lead._id, {});
+      await tx.notes.insertOne(note);
+      await emitUpdated(outboxChange, lead._id, { noteAdded: { id: note._id, text } }, by);
+      await recordTimeline(tx.timeline, {
+        leadId: lead._id,
+        type: 'note_added',
+        actor: note.author,
+        data: { noteId: note._id, text },
+        causeId: note._id,
+      });
+      return note;
+    });
+  }
+
+  /** Deletes a note of the history: its author (through any of their keys) or an admin may. */
+  async function deleteNote(id: string, noteId: string, by: Requester): Promise<void> {
+    const lead = await requireLead(id);
+    const note = isUuid(noteId)
+      ? await collections.notes.findOne({ _id: noteId.toLowerCase(), leadId: lead._id })
+      : null;
+    if (!note) throw notFound('Note not found');
+    if (by.identity.role !== 'admin' && note.author.userId !== by.identity.userId) {
+      throw forbidden('Only the author of a note or an admin can delete it');
+    }
+    await change(async (tx, outboxChange) => {
+      const deleted = await tx.notes.deleteOne({ _id: note._id });
+      if (deleted.deletedCount === 0) throw notFound('Note not found');
+      await update(tx, lead._id, {});
+      await emitUpdated(outboxChange, lead._id, { noteDeleted: { id: note._id } }, by);
+      await recordTimeline(tx.timeline, {
+        leadId: lead._id,
+        type: 'note_deleted',
+        actor: timelineActor(by),
+        data: { noteId: note._id },
+        causeId: note._id,
+      });
+    });
+  }
+
+  /** A tag name as stored: trimmed, 1 to 50 characters (else 400). */
+  function checkTagName(rawName: string): string {
+    const name = rawName.trim();
+    if (name === '') throw badRequest('name must not be empty');
+    if (name.length > TAG_NAME_MAX) throw badRequest(`name must be at most ${TAG_NAME_MAX} characters long`);
+    return name;
+  }
+
+  /** The user a lead may be assigned to, lower-cased: active and known (else 400), or null. */
+  async function checkAssignee(userId: string | null): Promise<string | null> {
+    if (userId === null) return null;
+    const assignee = userId.toLowerCase();
+    const user = isUuid(assignee)
+      ? await users.findOne({ _id: assignee, active: true, deleted: false })
+      : null;
+    if (!user) throw badRequest(`Unknown user: ${userId}`);
+    return assignee;
+  }
+
+  /** The pipeline holding this stage (of any pipeline not deleted), else 400. */
+  async function pipelineOfStage(stageId: string) {
+    const pipeline = await pipelines.findOne({ 'stages.id': stageId.toLowerCase(), deleted: false });
+    if (!pipeline) throw badRequest(`Unknown stage: ${stageId}`);
+    return pipeline;
+  }
+
   /** The workspace tag with this name (case-insensitively), created on first use. */
   async function tagNamed(name: string): Promise<TagDoc> {
     const nameKey = name.toLowerCase();
@@ -153,9 +242,7 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
     rawName: string,
     by: Requester,
   ): Promise<{ tag: { id: string; name: string }; added: boolean }> {
-    const name = rawName.trim();
-    if (name === '') throw badRequest('name must not be empty');
-    if (name.length > TAG_NAME_MAX) throw badRequest(`name must be at most ${TAG_NAME_MAX} characters long`);
+    const name = checkTagName(rawName);
     const lead = await requireLead(id);
     // Outside the change: a tag is workspace-wide, and creating it is harmless if the change fails.
     const tag = await tagNamed(name);
@@ -202,13 +289,7 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
 
   async function assign(id: string, userId: string | null, by: Requester): Promise<LeadDoc> {
     const lead = await requireLead(id);
-    const assignee = userId === null ? null : userId.toLowerCase();
-    if (assignee !== null) {
-      const user = isUuid(assignee)
-        ? await users.findOne({ _id: assignee, active: true, deleted: false })
-        : null;
-      if (!user) throw badRequest(`Unknown user: ${userId}`);
-    }
+    const assignee = await checkAssignee(userId);
     if (lead.assignedTo === assignee) return lead;
     return change(async (tx, outboxChange) => {
       const { before, after } = await update(tx, lead._id, { assignedTo: assignee });
@@ -226,8 +307,7 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
   async function moveToStage(id: string, stageId: string, by: Requester): Promise<LeadDoc> {
     const lead = await requireLead(id);
     const normalizedStageId = stageId.toLowerCase();
-    const pipeline = await pipelines.findOne({ 'stages.id': normalizedStageId, deleted: false });
-    if (!pipeline) throw badRequest(`Unknown stage: ${stageId}`);
+    const pipeline = await pipelineOfStage(normalizedStageId);
     if (lead.stageId === normalizedStageId && lead.pipelineId === pipeline._id) return lead;
     return change(async (tx, outboxChange) => {
       const { before, after } = await update(tx, lead._id, {
@@ -276,6 +356,7 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
       const rootCreatedAt = root?.createdAt ?? primary.createdAt;
       await handOverOriginal(tx, duplicate._id, { _id: rootId, createdAt: rootCreatedAt });
       await moveTimeline(tx.timeline, duplicate._id, primary._id);
+      await tx.notes.updateMany({ leadId: duplicate._id }, { $set: { leadId: primary._id } });
       await tx.tombstones.replaceOne(
         { _id: duplicate._id },
         { _id: duplicate._id, deletedAt: new Date(), mergedInto: primary._id },
@@ -337,6 +418,7 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
         { correlationId: by.requestId },
       );
       await tx.timeline.deleteMany({ leadId: lead._id });
+      await tx.notes.deleteMany({ leadId: lead._id });
       if (!lead.isDuplicate) await handOverOriginal(tx, lead._id);
       await releaseKeys(tx, lead._id, lead.identityKeys);
     });
@@ -345,8 +427,13 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
   return {
     findLead,
     requireLead,
+    checkTagName,
+    checkAssignee,
+    pipelineOfStage,
     setStatus,
     setNotes,
+    addNote,
+    deleteNote,
     addTag,
     removeTag,
     assign,

@@ -139,13 +139,18 @@ export function buildLeadFilter(query: LeadFilterQuery): Filter {
 export async function resolveLeadFilter(query: LeadFilterQuery, tags: Collection<TagDoc>): Promise<Filter> {
   const filter = buildLeadFilter(query);
   if (query.tag === undefined) return filter;
-  const name = query.tag.trim();
-  if (name === '') throw badRequest('tag must be a tag id or a tag name');
-  const tag = await tags.findOne({
-    $or: [...(isUuid(name) ? [{ _id: name.toLowerCase() }] : []), { nameKey: name.toLowerCase() }],
-  });
+  if (query.tag.trim() === '') throw badRequest('tag must be a tag id or a tag name');
+  const tag = await findTag(tags, query.tag);
   filter.tagIds = tag ? tag._id : { $in: [] };
   return filter;
+}
+
+/** The workspace tag named by its id or its name (trimmed, case-insensitively), or null. */
+export async function findTag(tags: Collection<TagDoc>, idOrName: string): Promise<TagDoc | null> {
+  const name = idOrName.trim();
+  return tags.findOne({
+    $or: [...(isUuid(name) ? [{ _id: name.toLowerCase() }] : []), { nameKey: name.toLowerCase() }],
+  });
 }
 
 export function sortOf(sort: LeadSort | undefined): SortSpec {

@@ -98,6 +98,8 @@ export type TimelineType =
   | 'status_changed'
   | 'stage_changed'
   | 'note_changed'
+  | 'note_added'
+  | 'note_deleted'
   | 'tag_added'
   | 'tag_removed'
   | 'assigned'
@@ -116,6 +118,15 @@ export type TimelineDoc = {
   data: JsonObject;
   /** The event (or request) that caused the entry; unique with leadId and type. */
   causeId: string;
+};
+
+/** One note of a lead's history (POST /api/leads/<id>/notes): never edited, deleted by its author or an admin. */
+export type NoteDoc = {
+  _id: string;
+  leadId: string;
+  text: string;
+  author: TimelineActor;
+  createdAt: string;
 };
 
 /** A normalised e-mail or phone, held by the original lead of everyone who shares it. */
@@ -224,6 +235,7 @@ export type ImportRowDoc = {
 export interface LeadCollections {
   leads: Collection<LeadDoc>;
   timeline: Collection<TimelineDoc>;
+  notes: Collection<NoteDoc>;
   claims: Collection<IdentityClaimDoc>;
   tombstones: Collection<TombstoneDoc>;
   tags: Collection<TagDoc>;
@@ -247,6 +259,7 @@ export function leadCollections(store: CollectionSource): LeadCollections {
   return {
     leads: store.collection<LeadDoc>('lead_leads'),
     timeline: store.collection<TimelineDoc>('lead_events'),
+    notes: store.collection<NoteDoc>('lead_notes'),
     claims: store.collection<IdentityClaimDoc>('lead_identity_keys'),
     tombstones: store.collection<TombstoneDoc>('lead_tombstones'),
     tags: store.collection<TagDoc>('lead_tags'),
@@ -260,7 +273,7 @@ export function leadCollections(store: CollectionSource): LeadCollections {
 
 /** Every index a query of this service relies on; idempotent, run at start. */
 export async function createIndexes(collections: LeadCollections): Promise<void> {
-  const { leads, timeline, tombstones, tags, pipelines, imports, importRows, claims } = collections;
+  const { leads, timeline, notes, tombstones, tags, pipelines, imports, importRows, claims } = collections;
   await Promise.all([
     leads.createIndex({ submissionId: 1 }, { unique: true }),
     // The list: newest first by default, each filter with the default order for MongoDB.
@@ -288,6 +301,7 @@ export async function createIndexes(collections: LeadCollections): Promise<void>
     leads.createIndex({ phoneDigits: 1 }, { substring: true }),
     timeline.createIndex({ leadId: 1, position: -1 }),
     timeline.createIndex({ causeId: 1, type: 1, leadId: 1 }, { unique: true }),
+    notes.createIndex({ leadId: 1, createdAt: -1 }),
     tombstones.createIndex({ deletedAt: 1 }, { expireAfterSeconds: TOMBSTONE_DAYS * 24 * 3600 }),
     tags.createIndex({ nameKey: 1 }, { unique: true }),
     pipelines.createIndex({ isDefault: 1 }),

@@ -29,12 +29,12 @@ export interface LeadListItem {
   createdAt: string;
   pipeline: { id: string; name: string } | null;
   stage: { id: string; name: string } | null;
+  tags: { id: string; name: string }[];
 }
 
 export interface LeadDetail extends LeadListItem {
   phoneOriginal: string | null;
   notes: string | null;
-  tags: { id: string; name: string }[];
   customFields: LeadDoc['custom'];
   attribution: {
     utm: Record<string, string>;
@@ -145,6 +145,7 @@ export function toListItem(lead: LeadDoc, context: ViewContext): LeadListItem {
     duplicateOf: lead.duplicateOf,
     createdAt: lead.createdAt,
     ...placementView(lead, context),
+    tags: tagsOf(lead, context),
   };
 }
 
@@ -157,7 +158,6 @@ export function toDetail(lead: LeadDoc, context: ViewContext): LeadDetail {
     ...toListItem(lead, context),
     phoneOriginal: lead.phoneOriginal,
     notes: lead.notes,
-    tags: tagsOf(lead, context),
     customFields: lead.custom,
     attribution: {
       utm: strings(lead.attribution.utm),

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ADMIN_ID,
   type ApiLead,
+  addUser as addHarnessUser,
   captureLead,
   client,
   type Harness,
@@ -31,13 +32,13 @@ const LIST_FIELDS = [
   // Extensions of the contract, the same as the detail's.
   'pipeline',
   'stage',
+  'tags',
 ].sort();
 
 const DETAIL_FIELDS = [
   ...LIST_FIELDS,
   'phoneOriginal',
   'notes',
-  'tags',
   'customFields',
   'attribution',
   'client',
@@ -76,17 +77,8 @@ async function timeline(leadId: string): Promise<TimelineEntry[]> {
   return (response.body as { data: TimelineEntry[] }).data;
 }
 
-async function addUser(active = true): Promise<string> {
-  const userId = randomUUID();
-  await publish(harness.bus, 'user.created', {
-    userId,
-    email: `${userId.slice(0, 8)}@example.com`,
-    name: 'Sales Rep',
-    role: 'member',
-    active,
-  });
-  await waitFor('user read model', () => harness.store.collection('lead_users').findOne({ _id: userId }));
-  return userId;
+function addUser(active = true): Promise<string> {
+  return addHarnessUser(harness, { active });
 }
 
 function uniqueEmail(label: string): string {

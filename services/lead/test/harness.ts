@@ -34,6 +34,11 @@ export interface Harness {
   drained(): Promise<void>;
   /** Headers of an authenticated request, signed for that request (full scope unless told). */
   auth(request: { method: string; url: string }, scope?: Identity['scope']): Promise<Record<string, string>>;
+  /** Headers signed for another identity (a member, another user). */
+  authAs(
+    request: { method: string; url: string },
+    identity: Partial<Identity>,
+  ): Promise<Record<string, string>>;
   close(): Promise<void>;
 }
 
@@ -93,6 +98,7 @@ export async function startHarness(
       );
     },
     auth: (request, scope = 'full') => h.headers(request, { scope }),
+    authAs: (request, identity) => h.headers(request, identity),
     close: h.close,
   };
 }
@@ -155,6 +161,23 @@ export async function captureLead(
   return getLead(harness, (captured.data as { leadId: string }).leadId);
 }
 
+/** A user in the lead service's read model (as the gateway's user.created makes one). */
+export async function addUser(
+  harness: Harness,
+  options: { name?: string; role?: 'admin' | 'member'; active?: boolean } = {},
+): Promise<string> {
+  const userId = randomUUID();
+  await publish(harness.bus, 'user.created', {
+    userId,
+    email: `${userId.slice(0, 8)}@example.com`,
+    name: options.name ?? 'Sales Rep',
+    role: options.role ?? 'member',
+    active: options.active ?? true,
+  });
+  await waitFor('user read model', () => harness.store.collection('lead_users').findOne({ _id: userId }));
+  return userId;
+}
+
 export async function getLead(harness: Harness, id: string): Promise<ApiLead> {
   const response = await harness.app.inject({
     method: 'GET',
@@ -180,11 +203,18 @@ export function client(harness: Harness) {
     options: {
       body?: unknown;
       scope?: Identity['scope'] | 'none';
+      /** Who calls, when not the admin of the harness. */
+      as?: Partial<Identity>;
       headers?: Record<string, string>;
       payload?: string | Buffer;
     } = {},
   ): Promise<ApiResponse> {
-    const auth = options.scope === 'none' ? {} : await harness.auth({ method, url }, options.scope ?? 'full');
+    const auth =
+      options.scope === 'none'
+        ? {}
+        : options.as
+          ? await harness.authAs({ method, url }, { scope: options.scope ?? 'full', ...options.as })
+          : await harness.auth({ method, url }, options.scope ?? 'full');
     const response = await harness.app.inject({
       method,
       url,

@@ -44,6 +44,7 @@ export function rowFromCaptured(
     isDuplicate: data.isDuplicate === true,
     duplicateOf: text(data.duplicateOf),
     createdAt: text(lead.createdAt) ?? event.occurredAt,
+    tags: [],
     ...placement,
   };
 }
@@ -77,6 +78,13 @@ export function applyToRow(row: LeadListItem, event: StreamEvent): LeadListItem 
     const updates: Partial<LeadListItem> = {};
     for (const field of UPDATABLE_FIELDS) {
       if (field in changes) Object.assign(updates, { [field]: changes[field] ?? null });
+    }
+    // The event names the tags; the ids of those the row knows are kept.
+    if (Array.isArray(changes.tags)) {
+      const known = new Map(row.tags.map((tag) => [tag.name, tag.id]));
+      updates.tags = changes.tags.flatMap((name) =>
+        typeof name === 'string' ? [{ id: known.get(name) ?? '', name }] : [],
+      );
     }
     return Object.keys(updates).length === 0 ? row : { ...row, ...updates };
   }

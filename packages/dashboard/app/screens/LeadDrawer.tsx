@@ -28,6 +28,7 @@ import {
   enrichmentSections,
   type NameBook,
 } from './lead-history.js';
+import { NotesSection } from './NotesSection.js';
 
 interface LeadDrawerProps {
   leadId: string;
@@ -78,7 +79,7 @@ export function LeadDrawer(props: LeadDrawerProps) {
           <LeadFields lead={lead.data} />
           <WorkflowControls lead={lead.data} users={props.users} onChanged={changed} />
           <Score lead={lead.data} />
-          <Notes lead={lead.data} onChanged={changed} />
+          <NotesSection lead={lead.data} onChanged={changed} />
           <Tags lead={lead.data} onChanged={() => void lead.reload().then(() => events.reload())} />
           <Duplicates
             lead={lead.data}
@@ -247,45 +248,6 @@ function Score({ lead }: { lead: LeadDetail }) {
           ))}
         </ul>
       )}
-    </section>
-  );
-}
-
-function Notes({ lead, onChanged }: { lead: LeadDetail; onChanged: (lead: LeadDetail) => void }) {
-  const [notes, setNotes] = useState(lead.notes ?? '');
-  const action = useAction();
-  return (
-    <section aria-labelledby="lead-notes">
-      <h3 id="lead-notes">Notes</h3>
-      <form
-        onSubmit={(event) => {
-          event.preventDefault();
-          void action.run(async () =>
-            onChanged(
-              unwrap(
-                await api.PUT('/api/leads/{id}/notes', {
-                  params: { path: { id: lead.id } },
-                  body: { notes },
-                }),
-              ),
-            ),
-          );
-        }}
-      >
-        <label class="visually-hidden" for="lead-notes-text">
-          Notes
-        </label>
-        <textarea
-          id="lead-notes-text"
-          rows={4}
-          value={notes}
-          onInput={(event) => setNotes(event.currentTarget.value)}
-        />
-        <ErrorMessage error={action.error} />
-        <button type="submit" disabled={action.pending || notes === (lead.notes ?? '')}>
-          Save notes
-        </button>
-      </form>
     </section>
   );
 }

@@ -1,5 +1,5 @@
 import { CSV_IMPORT_SOURCE } from '@lead-capture/contracts/source-vocabulary';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import {
   api,
   authorizedFetch,
@@ -16,7 +16,6 @@ import { type StreamEvent, type StreamMessage, useStream } from '../api/stream.j
 import { NoLeadsYet } from '../components/empty.js';
 import {
   ErrorMessage,
-  formatDate,
   fullName,
   useAction,
   useLoad,
@@ -24,7 +23,10 @@ import {
   useThrottled,
 } from '../components/ui.js';
 import { updateQuery, useLocation } from '../router.js';
+import { BULK_VALUE_ID, type BulkActionType, BulkBar, type BulkReport, BulkReportView } from './BulkBar.js';
+import { type CellContext, ColumnChooser, type LeadColumn, useLeadColumns } from './LeadColumns.js';
 import { LeadDrawer } from './LeadDrawer.js';
+import { ShortcutsDialog, useListShortcuts } from './LeadsShortcuts.js';
 
 /** Live refreshes of the list: the first at once, then at most one per second under a burst. */
 const REFRESH_INTERVAL_MS = 1000;
@@ -34,6 +36,21 @@ export function Leads() {
   const { filters, page, limit, sort } = readFilters(query);
   const filterKey = JSON.stringify(filters);
   const openLeadId = query.get('lead') ?? undefined;
+  const [columns, toggleColumn] = useLeadColumns();
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [bulkAction, setBulkAction] = useState<BulkActionType>('assign');
+  const [bulkReport, setBulkReport] = useState<BulkReport | undefined>(undefined);
+  const selectionAnchor = useRef<number | undefined>(undefined);
+  const [cursor, setCursor] = useState(-1);
+  const [shortcutsOpen, setShortcutsOpen] = useState(false);
+  // A selection belongs to the page it was made on: another page, filter or sort starts afresh.
+  const viewKey = `${filterKey}|${page}|${limit}|${sort}`;
+  useEffect(() => {
+    setSelected(new Set());
+    selectionAnchor.current = undefined;
+    setCursor(-1);
+    setBulkReport(undefined);
+  }, [viewKey]);
 
   const list = useLoad(
     async () =>
@@ -115,6 +132,7 @@ export function Leads() {
       }
       return;
     }
+    if (message.type === 'lead.updated' && changesNoColumn(message.data.changes)) return;
     const shown = leadIdsOf(message).filter((id) => shownIds.current.has(id));
     if (shown.length === 0) return;
     if (rendersEvents && (message.type === 'lead.scored' || message.type === 'lead.updated')) {
@@ -148,6 +166,61 @@ export function Leads() {
 
   const pagination = list.data?.pagination;
   const exportAction = useAction();
+  const rows = list.data?.data ?? [];
+  const selectedRows = rows.filter((row) => selected.has(row.id));
+  const cellContext: CellContext = useMemo(
+    () => ({ usersById: new Map((users.data ?? []).map((user) => [user.id, user])) }),
+    [users.data],
+  );
+
+  /** A click on a row's checkbox; with Shift, every row from the previous click takes its state. */
+  function toggleRow(index: number, checked: boolean, range: boolean) {
+    const anchor = selectionAnchor.current;
+    const [from, to] =
+      range && anchor !== undefined ? [Math.min(anchor, index), Math.max(anchor, index)] : [index, index];
+    setSelected((current) => {
+      const next = new Set(current);
+      for (const row of rows.slice(from, to + 1)) {
+        if (checked) next.add(row.id);
+        else next.delete(row.id);
+      }
+      return next;
+    });
+    selectionAnchor.current = index;
+  }
+
+  function selectPage(checked: boolean) {
+    setSelected(checked ? new Set(rows.map((row) => row.id)) : new Set());
+    selectionAnchor.current = undefined;
+  }
+
+  function focusRow(index: number) {
+    const row = rows[index];
+    if (!row) return;
+    setCursor(index);
+    document.querySelector<HTMLButtonElement>(`tr[data-lead-id="${row.id}"] button.lead-open`)?.focus();
+  }
+
+  useListShortcuts({
+    next: () => focusRow(Math.min(rows.length - 1, cursor + 1)),
+    previous: () => focusRow(Math.max(0, cursor - 1)),
+    open: () => {
+      const row = rows[cursor];
+      if (row) update({ lead: row.id }, false);
+    },
+    toggle: () => {
+      if (rows[cursor]) toggleRow(cursor, !selected.has(rows[cursor].id), false);
+    },
+    assign: () => {
+      const row = rows[cursor];
+      if (selected.size === 0 && row) setSelected(new Set([row.id]));
+      if (selected.size === 0 && !row) return;
+      setBulkAction('assign');
+      requestAnimationFrame(() => document.getElementById(BULK_VALUE_ID)?.focus());
+    },
+    search: () => document.querySelector<HTMLInputElement>('input[name="search"]')?.focus(),
+    help: () => setShortcutsOpen(true),
+  });
 
   async function exportCsv() {
     await exportAction.run(async () => {
@@ -169,10 +242,15 @@ export function Leads() {
     <section aria-labelledby="leads-title">
       <div class="toolbar">
         <h1 id="leads-title">Leads</h1>
+        <ColumnChooser shown={columns} onToggle={toggleColumn} />
+        <button type="button" class="ghost" onClick={() => setShortcutsOpen(true)} aria-keyshortcuts="?">
+          Shortcuts
+        </button>
         <button type="button" onClick={() => void exportCsv()} disabled={exportAction.pending}>
           {exportAction.pending ? 'Exporting…' : 'Export CSV'}
         </button>
       </div>
+      {shortcutsOpen && <ShortcutsDialog onClose={() => setShortcutsOpen(false)} />}
       <ErrorMessage error={exportAction.error} />
       <Filters
         query={query}
@@ -196,37 +274,85 @@ export function Leads() {
         </button>
       )}
       <ErrorMessage error={list.error} />
+      {selectedRows.length > 0 && (
+        <BulkBar
+          selected={selectedRows}
+          users={users.data ?? []}
+          action={bulkAction}
+          onActionChange={setBulkAction}
+          onClear={() => selectPage(false)}
+          onDone={(report, deletedIds) => {
+            setBulkReport(report);
+            setSelected((current) => new Set([...current].filter((id) => !deletedIds.includes(id))));
+            void list.reload();
+          }}
+        />
+      )}
+      <BulkReportView report={bulkReport} />
+      <div class="list-controls phone-only">
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={rows.length > 0 && selectedRows.length === rows.length}
+            onChange={(event) => selectPage(event.currentTarget.checked)}
+          />{' '}
+          Select all on this page
+        </label>
+        <label>
+          Sort{' '}
+          <select value={sort} onChange={(event) => update({ sort: event.currentTarget.value })}>
+            <option value="-createdAt">Newest first</option>
+            <option value="createdAt">Oldest first</option>
+            <option value="-score">Highest score</option>
+            <option value="score">Lowest score</option>
+          </select>
+        </label>
+      </div>
       <div class="table-wrap">
         <table class="leads" aria-busy={list.loading} aria-describedby="leads-count">
           <caption class="visually-hidden">Leads matching the filters</caption>
           <thead>
             <tr>
+              <th scope="col" class="select-col">
+                <SelectAll
+                  rows={rows.length}
+                  selected={selectedRows.length}
+                  onChange={(checked) => selectPage(checked)}
+                />
+              </th>
               <th scope="col">Name</th>
-              <th scope="col">E-mail</th>
-              <th scope="col" class="wide-only">
-                Company
-              </th>
-              <th scope="col">Status</th>
-              <SortHeader label="Score" field="score" sort={sort} onSort={(next) => update({ sort: next })} />
-              <th scope="col">Qualification</th>
-              <th scope="col" class="wide-only">
-                Source
-              </th>
-              <SortHeader
-                label="Created"
-                field="createdAt"
-                sort={sort}
-                onSort={(next) => update({ sort: next })}
-              />
+              {columns.map((column) =>
+                column.sortField ? (
+                  <SortHeader
+                    key={column.id}
+                    label={column.label}
+                    field={column.sortField}
+                    sort={sort}
+                    onSort={(next) => update({ sort: next })}
+                  />
+                ) : (
+                  <th key={column.id} scope="col">
+                    {column.label}
+                  </th>
+                ),
+              )}
             </tr>
           </thead>
           <tbody>
-            {(list.data?.data ?? []).map((lead) => (
+            {rows.map((lead, index) => (
               <LeadRow
                 key={lead.id}
                 lead={lead}
+                columns={columns}
+                context={cellContext}
                 fresh={fresh.has(lead.id)}
-                onOpen={() => update({ lead: lead.id }, false)}
+                selected={selected.has(lead.id)}
+                cursor={index === cursor}
+                onSelect={(checked, range) => toggleRow(index, checked, range)}
+                onOpen={() => {
+                  setCursor(index);
+                  update({ lead: lead.id }, false);
+                }}
               />
             ))}
           </tbody>
@@ -283,6 +409,14 @@ export function Leads() {
   );
 }
 
+/** Notes (the field or the history) are in no column: a change of them alone asks for nothing. */
+const UNLISTED_CHANGES = new Set(['notes', 'noteAdded', 'noteDeleted']);
+function changesNoColumn(changes: unknown): boolean {
+  if (!changes || typeof changes !== 'object') return false;
+  const keys = Object.keys(changes);
+  return keys.length > 0 && keys.every((key) => UNLISTED_CHANGES.has(key));
+}
+
 function SortHeader(props: {
   label: string;
   field: 'score' | 'createdAt';
@@ -307,32 +441,62 @@ function SortHeader(props: {
   );
 }
 
-function LeadRow({ lead, fresh, onOpen }: { lead: LeadListItem; fresh: boolean; onOpen: () => void }) {
+function SelectAll(props: { rows: number; selected: number; onChange: (checked: boolean) => void }) {
+  const ref = useRef<HTMLInputElement>(null);
+  const partly = props.selected > 0 && props.selected < props.rows;
+  useEffect(() => {
+    if (ref.current) ref.current.indeterminate = partly;
+  }, [partly]);
   return (
-    <tr class={fresh ? 'fresh' : undefined} data-lead-id={lead.id}>
-      <td>
-        <button type="button" class="link" onClick={onOpen}>
-          {fullName(lead)}
+    <input
+      ref={ref}
+      type="checkbox"
+      aria-label="Select all leads on this page"
+      checked={props.rows > 0 && props.selected === props.rows}
+      onChange={(event) => props.onChange(event.currentTarget.checked)}
+    />
+  );
+}
+
+function LeadRow(props: {
+  lead: LeadListItem;
+  columns: LeadColumn[];
+  context: CellContext;
+  fresh: boolean;
+  selected: boolean;
+  cursor: boolean;
+  onSelect: (checked: boolean, range: boolean) => void;
+  onOpen: () => void;
+}) {
+  const { lead, fresh } = props;
+  const classes = [fresh && 'fresh', props.selected && 'selected', props.cursor && 'cursor'].filter(Boolean);
+  const name = fullName(lead);
+  return (
+    <tr class={classes.join(' ') || undefined} data-lead-id={lead.id}>
+      <td class="select-col">
+        <input
+          type="checkbox"
+          aria-label={`Select ${name}`}
+          checked={props.selected}
+          onClick={(event) => props.onSelect(event.currentTarget.checked, event.shiftKey)}
+        />
+      </td>
+      <td class="name-col">
+        <button type="button" class="link lead-open" onClick={props.onOpen}>
+          {name}
         </button>
         {lead.isDuplicate && <span class="badge">duplicate</span>}
         {fresh && <span class="badge badge-new">new</span>}
       </td>
-      <td>{lead.email ?? '—'}</td>
-      <td class="wide-only">{lead.company ?? '—'}</td>
-      <td>
-        <span class={`status status-${lead.status}`}>{lead.status}</span>
-      </td>
-      <td class="number">{lead.score}</td>
-      <td>
-        {lead.qualification ? <span class={`q q-${lead.qualification}`}>{lead.qualification}</span> : '—'}
-      </td>
-      <td class="wide-only">
-        {lead.source.name}
-        {lead.source.deleted ? ' (deleted)' : ''}
-      </td>
-      <td>
-        <time dateTime={lead.createdAt}>{formatDate(lead.createdAt)}</time>
-      </td>
+      {props.columns.map((column) => (
+        <td
+          key={column.id}
+          data-label={column.label}
+          class={`col-${column.id}${column.numeric ? ' number' : ''}`}
+        >
+          {column.cell(lead, props.context)}
+        </td>
+      ))}
     </tr>
   );
 }

@@ -97,7 +97,13 @@ export function describeEvent(book: NameBook, type: string, data: Data): string 
       return reason ? `${moved} (${reason})` : moved;
     }
     case 'note_changed':
-      return 'Notes edited';
+      return 'Pinned note edited';
+    case 'note_added': {
+      const note = text(data.text);
+      return note ? `Note added: "${note.length > 80 ? `${note.slice(0, 79)}…` : note}"` : 'Note added';
+    }
+    case 'note_deleted':
+      return 'A note deleted';
     case 'tag_added':
       return `Tag "${text(data.name) ?? 'a tag'}" added`;
     case 'tag_removed':

@@ -176,6 +176,24 @@ export const AUDITED_ROUTES: readonly AuditedRoute[] = [
       ...pick(requestBody, ['deliverHeld']),
     }),
   },
+  // One request that changes or deletes up to 500 leads: who did it, what, and to which leads.
+  {
+    method: 'POST',
+    pattern: '/api/leads/bulk',
+    action: 'lead.bulk',
+    change: ({ requestBody, responseBody }) => {
+      const action = requestBody?.action as Record<string, unknown> | undefined;
+      const results = Array.isArray(responseBody?.results)
+        ? (responseBody.results as Record<string, unknown>[])
+        : [];
+      return {
+        type: responseBody?.action ?? action?.type ?? null,
+        ...pick(action, ['userId', 'status', 'stageId', 'tags']),
+        leadIds: results.filter((result) => result.ok === true).map((result) => result.id),
+        failed: responseBody?.failed ?? null,
+      };
+    },
+  },
 ];
 
 function decodeSegment(segment: string): string | undefined {

@@ -146,6 +146,11 @@ const listItemProperties = {
     description:
       "Extension of the contract: the lead's stage in that pipeline, with its current name; null when in none",
   },
+  tags: {
+    type: 'array',
+    items: idName,
+    description: "Extension of the contract: the lead's tags (as the detail's), for a list's tag column",
+  },
 } as const;
 
 export const LEAD_LIST_ITEM_SCHEMA = {
@@ -159,7 +164,6 @@ const detailProperties = {
   ...listItemProperties,
   phoneOriginal: nullableString,
   notes: nullableString,
-  tags: { type: 'array', items: idName },
   customFields: freeObject,
   attribution: {
     type: 'object',
@@ -509,3 +513,133 @@ export const IMPORT_STATUS_SCHEMA = {
 } as const;
 
 export const IMPORT_LIST_RESPONSE_SCHEMA = pagedListSchema(IMPORT_SUMMARY_SCHEMA);
+
+export const NOTE_ID_PARAMS_SCHEMA = {
+  type: 'object',
+  required: ['id', 'noteId'],
+  properties: { id: { type: 'string' }, noteId: { type: 'string' } },
+} as const;
+export type NoteIdParams = SchemaType<typeof NOTE_ID_PARAMS_SCHEMA>;
+
+export const NOTE_BODY_SCHEMA = {
+  type: 'object',
+  required: ['text'],
+  additionalProperties: false,
+  // Stored trimmed; blank is a 400.
+  properties: { text: { type: 'string', minLength: 1, maxLength: NOTES_MAX_LENGTH } },
+} as const;
+export type NoteBody = SchemaType<typeof NOTE_BODY_SCHEMA>;
+
+export const NOTE_LIST_QUERY_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { page: PAGE_QUERY_SCHEMA, limit: LIMIT_QUERY_SCHEMA },
+} as const;
+export type NoteListQuery = SchemaType<typeof NOTE_LIST_QUERY_SCHEMA>;
+
+export const NOTE_SCHEMA = {
+  type: 'object',
+  description:
+    "Extension of the contract: one note of the lead's history, with its author and time. The contract's `notes` field (PUT .../notes) is separate and unchanged",
+  required: ['id', 'text', 'createdAt', 'author'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string' },
+    text: { type: 'string' },
+    createdAt: { type: 'string' },
+    author: {
+      type: 'object',
+      required: ['userId', 'name', 'apiKeyId'],
+      additionalProperties: false,
+      properties: {
+        userId: { ...nullableString, description: 'The user who wrote it (null when a service did)' },
+        name: { ...nullableString, description: "The user's current name; null when unknown or deleted" },
+        apiKeyId: { ...nullableString, description: 'The API key it was written through, if any' },
+      },
+    },
+  },
+} as const;
+
+export const NOTE_LIST_RESPONSE_SCHEMA = pagedListSchema(NOTE_SCHEMA);
+
+/** The most leads one bulk request may change. */
+export const BULK_MAX_IDS = 500;
+export const BULK_ACTION_TYPES = ['assign', 'status', 'stage', 'addTags', 'removeTags', 'delete'] as const;
+export type BulkActionType = (typeof BULK_ACTION_TYPES)[number];
+
+export const BULK_BODY_SCHEMA = {
+  type: 'object',
+  required: ['ids', 'action'],
+  additionalProperties: false,
+  properties: {
+    ids: {
+      type: 'array',
+      minItems: 1,
+      maxItems: BULK_MAX_IDS,
+      uniqueItems: true,
+      description: `The leads to change, 1 to ${BULK_MAX_IDS} distinct ids`,
+      items: { type: 'string', maxLength: 100 },
+    },
+    action: {
+      type: 'object',
+      required: ['type'],
+      additionalProperties: false,
+      description:
+        'What to do to each lead, as the single-lead route does it: assign {userId: id or null} (PUT .../assign), status {status} (PUT .../status), stage {stageId} (PUT .../stage), addTags {tags: names} (POST .../tags), removeTags {tags: ids or names} (DELETE .../tags/<id>), delete (DELETE /api/leads/<id>)',
+      properties: {
+        type: { type: 'string', enum: BULK_ACTION_TYPES },
+        userId: {
+          type: ['string', 'null'],
+          maxLength: 100,
+          description: 'assign: the user, or null to unassign',
+        },
+        status: { type: 'string', enum: LEAD_STATUSES, description: 'status: the new status' },
+        stageId: {
+          type: 'string',
+          format: 'uuid',
+          description: "stage: a stage of any pipeline (the lead moves to that stage's pipeline)",
+        },
+        tags: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 20,
+          uniqueItems: true,
+          description: 'addTags: tag names (created on first use); removeTags: tag ids or names',
+          items: { type: 'string', minLength: 1, maxLength: 200 },
+        },
+      },
+    },
+  },
+} as const;
+export type BulkBody = SchemaType<typeof BULK_BODY_SCHEMA>;
+
+export const BULK_RESPONSE_SCHEMA = {
+  type: 'object',
+  description:
+    'One result per id, in the order of the request. A lead that already was as asked is ok (nothing written)',
+  required: ['action', 'succeeded', 'failed', 'results'],
+  additionalProperties: false,
+  properties: {
+    action: { type: 'string', enum: BULK_ACTION_TYPES },
+    succeeded: { type: 'integer' },
+    failed: { type: 'integer' },
+    results: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'ok'],
+        additionalProperties: false,
+        properties: {
+          id: { type: 'string' },
+          ok: { type: 'boolean' },
+          status: {
+            type: 'integer',
+            description:
+              'When not ok: the status the single-lead route would have answered (404: no such lead)',
+          },
+          error: { type: 'string', description: 'When not ok: why' },
+        },
+      },
+    },
+  },
+} as const;

@@ -5,6 +5,7 @@ import { loadViewContext, toListItem } from '../../views.js';
 import type { LeadRouteDeps } from '../deps.js';
 import { errorResponses, LEAD_LIST_RESPONSE_SCHEMA } from '../schemas.js';
 import { registerLeadRoutes } from './_id/index.js';
+import { registerBulkRoute } from './bulk.js';
 import { registerExportRoute } from './export.js';
 import { registerImportRoute } from './import.js';
 import { registerImportsRoutes } from './imports.js';
@@ -39,6 +40,7 @@ export async function leadsRoutes(app: FastifyInstance, deps: LeadRouteDeps): Pr
 
   registerStatsRoute(app, deps);
   registerExportRoute(app, deps);
+  registerBulkRoute(app, deps);
   await registerImportRoute(app, deps);
   registerImportsRoutes(app, deps);
   registerLeadRoutes(app, deps);

@@ -12,6 +12,7 @@ import { registerDuplicatesRoute } from './duplicates.js';
 import { registerEventsRoute } from './events.js';
 import { registerMergeRoute } from './merge.js';
 import { registerNotesRoute } from './notes.js';
+import { registerNotesHistoryRoutes } from './notes-history.js';
 import { registerStageRoute } from './stage.js';
 import { registerStatusRoute } from './status.js';
 import { registerTagRoutes } from './tags.js';
@@ -49,6 +50,7 @@ export function registerLeadRoutes(app: FastifyInstance, deps: LeadRouteDeps): v
   registerEventsRoute(app, deps);
   registerStatusRoute(app, deps);
   registerNotesRoute(app, deps);
+  registerNotesHistoryRoutes(app, deps);
   registerTagRoutes(app, deps);
   registerAssignRoute(app, deps);
   registerDuplicatesRoute(app, deps);
