@@ -76,7 +76,6 @@ function leadDoc(i: number, random: () => number): LeadDoc {
       importRow: null,
       deduplicated: true,
       capturedEventId: randomUUID(),
-      published: true,
     },
     progress: { enrichedAt: createdAt, scoredAt: createdAt },
     createdAt,
