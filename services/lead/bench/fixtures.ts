@@ -97,7 +97,7 @@ export async function startWithLeads(count: number): Promise<BenchService> {
   const dataDir = await mkdtemp(join(tmpdir(), 'lead-bench-'));
   const logger = createLogger({ level: 'silent', name: 'lead-bench' });
   const store = await openStore(undefined, { dataDir });
-  const bus = createInProcessBus({ logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
+  const bus = createInProcessBus({ logger, store, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
   const module = createLeadService(
     {
       logger,
