@@ -67,6 +67,7 @@ export class SqlQueueStore {
     });
   }
 
+  /** Every group that subscribed once (or was declared): they keep receiving events. */
   async groups(): Promise<GroupDoc[]> {
     await this.#ready();
     return this.#sql.read((sql) =>
