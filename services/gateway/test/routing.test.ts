@@ -168,7 +168,8 @@ describe('distributed: requests forwarded to the service processes', () => {
 
   async function startUpstream(module: ServiceModule): Promise<{ app: FastifyInstance; url: string }> {
     const logger = createLogger({ level: 'trace', name: module.name, destination: upstreamLog });
-    const bus = createInProcessBus({ logger });
+    // One bus per upstream on the shared store: each its own queue tables.
+    const bus = createInProcessBus({ logger, store, queues: `${module.name}_bus` });
     const app = await buildServiceApp(module, { logger, store, bus }, { trust: TEST_INTERNAL_KEYS.trust });
     await app.listen({ host: '127.0.0.1', port: 0 });
     return { app, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };

@@ -1,5 +1,7 @@
 export { deleteRabbitTopology, openTestRabbitBus, type TestRabbitBus } from './rabbit.js';
 export {
+  busOn,
+  faultyTestBus,
   inProcessTestBus,
   noInternalCalls,
   openTestStore,
@@ -8,7 +10,9 @@ export {
   type ServiceHarnessOptions,
   startServiceHarness,
   TEST_INTERNAL_KEYS,
+  type TestBus,
   testLogger,
   testSigner,
+  trackedTestBus,
   waitFor,
 } from './service-harness.js';

@@ -1,5 +1,4 @@
 import { mapSubmission } from '@lead-capture/capture';
-import { DEFAULT_NAME_SPLIT } from '@lead-capture/contracts';
 import { payloadTooLarge, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import { parseFieldMappings, toFieldMappings } from '../../field-mappings.js';
@@ -37,8 +36,8 @@ export const previewRoute: FastifyPluginAsync<SourceRoutesOptions> = async (app,
     },
     async (request) => {
       const source = await options.sources.get(request.params.id);
-      const format = request.body.format ?? source.format ?? 'generic';
-      const nameSplit = request.body.nameSplit ?? source.nameSplit ?? DEFAULT_NAME_SPLIT;
+      const format = request.body.format ?? source.format;
+      const nameSplit = request.body.nameSplit ?? source.nameSplit;
       const mappings = request.body.fieldMappings
         ? parseFieldMappings(request.body.fieldMappings)
         : source.fieldMappings;

@@ -1,9 +1,4 @@
-import {
-  DEFAULT_NAME_SPLIT,
-  type FieldMappings,
-  type NameSplitRule,
-  type SourceFormat,
-} from '@lead-capture/contracts';
+import type { FieldMappings, NameSplitRule, SourceFormat } from '@lead-capture/contracts';
 import { badRequest, clientOf } from '@lead-capture/kit';
 import type { FastifyRequest } from 'fastify';
 import { toFieldMappings } from '../../field-mappings.js';
@@ -89,8 +84,8 @@ export async function sourceViews(
   return sources.map((source) => ({
     ...createdSourceView(source, request, options.publicBaseUrl),
     ...(showTokens ? {} : { webhookToken: null, webhookUrl: null }),
-    format: source.format ?? 'generic',
-    nameSplit: source.nameSplit ?? DEFAULT_NAME_SPLIT,
+    format: source.format,
+    nameSplit: source.nameSplit,
     secretsSet: {
       verifyToken: source.verifyToken !== undefined,
       signingSecret: source.signingSecret !== undefined,
