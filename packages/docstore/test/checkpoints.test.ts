@@ -24,9 +24,12 @@ it('checkpoints in the background: the WAL stays bounded and the data reaches th
     await items.deleteMany({ _id: { $regex: `^r${round}-` } });
   }
   const wal = await stat(join(dataDir.path, `${STORE_FILE}-wal`));
+  // Bounded, by whichever checkpoints it took: the thread's alone rewind the WAL when the writer was
+  // idle between two rounds, the writer's own turns when the thread answered past the 16 MB limit.
+  // Which of the two ran depends on the threads' timing on the box, so only the bound is asserted.
   expect(wal.size).toBeLessThan(20 * 2 ** 20);
-  // The WAL outgrew its 16 MB now and then: the writer had to take a turn.
-  expect(store.checkpoints().foreground).toBeGreaterThan(0);
+  const { background, foreground } = store.checkpoints();
+  expect(background + foreground).toBeGreaterThan(0);
   await items.insertOne({ _id: 'last', n: -1, body });
   await store.close();
   // The writer's close checkpointed the rest: the database file alone has every document.
