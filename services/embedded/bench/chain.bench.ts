@@ -4,13 +4,16 @@
  * builds them. Webhooks are injected (`app.inject`, 32 at a time) until LEADS have a 200, then the
  * bench waits until every lead is enrolled. Reports the CPU time (user + system) per lead, which the
  * machine's other load disturbs much less than wall time, the wall-clock rate, and the time the
- * store's writer connection spends in SQL per lead (see timeWriterStatements). Run:
+ * store's writer connection spends in SQL per lead (see timeWriterStatements). First, in the same
+ * run, the storage floor (storage-floor.ts: what the chain's writes alone would cost on one SQLite
+ * writer); the chain's CPU per lead is printed as a multiple of it, its rate as a share. Run:
  * `pnpm bench chain` (BENCH_CHAIN_LEADS, default 2000). Prints a table, then `BENCH_JSON {...}`.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { EmbeddedDocStore } from '@lead-capture/docstore';
 import { buildProductApp } from '../test/product-app.js';
+import { measureStorageFloor } from './storage-floor.js';
 
 /**
  * CPU time of the main thread alone, in µs (Linux: /proc/self/task/<pid>/stat; null elsewhere). The
@@ -87,6 +90,9 @@ function timeWriterStatements(store: EmbeddedDocStore): { micros: () => number }
 
 const LEADS = Number(process.env.BENCH_CHAIN_LEADS ?? 2000);
 const CONCURRENT_REQUESTS = 32;
+
+// The baseline of this run, before the product starts (same process, same box, same minute).
+const floor = await measureStorageFloor(Number(process.env.BENCH_FLOOR_LEADS ?? 10_000));
 
 // The figures must not depend on this box's resolver (as in the e2e tests and `pnpm bench e2e`).
 process.env.ENRICHMENT_MX_LOOKUP = 'false';
@@ -169,7 +175,13 @@ try {
     leadsPerSecond: Math.round((done * 1000) / elapsedMs),
     writerMicrosPerLead,
     oneWriterCeilingLeadsPerSecond: writerMicrosPerLead ? Math.round(1e6 / writerMicrosPerLead) : null,
+    floorCpuMicrosPerLead: floor.cpuMicrosPerLead,
+    floorLeadsPerSecond: floor.leadsPerSecond,
+    cpuPerLeadOverFloor: 0,
+    rateShareOfFloorPercent: 0,
   };
+  results.cpuPerLeadOverFloor = Math.round((results.cpuMicrosPerLead / floor.cpuMicrosPerLead) * 10) / 10;
+  results.rateShareOfFloorPercent = Math.round((results.leadsPerSecond / floor.leadsPerSecond) * 1000) / 10;
   console.log(`embedded chain in one process, ${LEADS} webhooks injected ${CONCURRENT_REQUESTS} at a time`);
   console.table({
     'accepted (200) in ms': results.acceptMs,
@@ -180,6 +192,10 @@ try {
     'leads per second (wall)': results.leadsPerSecond,
     "writer connection's SQL per lead (µs)": results.writerMicrosPerLead ?? 'n/a',
     'one writer’s ceiling (leads/s)': results.oneWriterCeilingLeadsPerSecond ?? 'n/a',
+    'storage floor: CPU per lead (µs)': floor.cpuMicrosPerLead,
+    'storage floor: leads per second': floor.leadsPerSecond,
+    'chain CPU per lead / floor (x)': results.cpuPerLeadOverFloor,
+    'chain rate / floor rate (%)': results.rateShareOfFloorPercent,
   });
   console.log(`BENCH_JSON ${JSON.stringify({ name: 'embedded-chain-in-process', results })}`);
 } finally {
