@@ -45,8 +45,7 @@ async function open(dataDir: string, declareGroups: GroupDeclaration[]) {
   const store = await openStore(undefined, { dataDir });
   const bus = createInProcessBus({
     logger: silentLogger,
-    journal: store.collection('bus_journal'),
-    journalStore: store,
+    store,
     declareGroups,
   });
   await bus.ping();

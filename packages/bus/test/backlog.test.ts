@@ -1,5 +1,5 @@
 /**
- * The in-process bus keeps its queues in the journal: a backlog costs the bus no memory, is delivered
+ * The in-process bus keeps its queues in the embedded store: a backlog costs the bus no memory, is delivered
  * in order once a consumer attaches, and survives restarts (graceful or SIGKILL) with every event
  * delivered, duplicates only for what was in flight.
  */
@@ -37,8 +37,7 @@ async function open(dataDir: string, options: { broadcastBacklogLimit?: number }
   const store = await openStore(undefined, { dataDir });
   const bus = createInProcessBus({
     logger: silentLogger,
-    journal: store.collection('bus_journal'),
-    journalStore: store,
+    store,
     declareGroups: [GROUP],
     ...options,
   });
@@ -234,83 +233,6 @@ describe('in-process bus: queues in the journal', () => {
     expect(bus.stats().broadcastBuffered).toBe(0);
     await shut(opened);
   });
-
-  it.each([
-    ['in the collection (a bus on another store)', false],
-    ['moved into the queue tables (the embedded store)', true],
-  ])(
-    'reads a journal written by the previous layout (envelope objects, retries kept as pending) %s',
-    async (_, tables) => {
-      const dataDir = await mkdtemp(join(dataRoot, 'legacy-'));
-      const store = await openStore(undefined, { dataDir });
-      const journal = store.collection('bus_journal');
-      await journal.createIndex({ kind: 1, seq: 1 });
-      const envelope = (id: string, n: number) => ({
-        id,
-        type: 'x.backlog',
-        occurredAt: '2024-01-01T00:00:00.000Z',
-        correlationId: `corr-${id}`,
-        data: { n },
-      });
-      const base = { kind: 'delivery', group: GROUP.group, attempt: 1 } as const;
-      await journal.insertMany([
-        { _id: 'group:backlog.group', kind: 'group', group: GROUP.group, types: GROUP.types, updatedAt: '' },
-        { _id: 'd1', ...base, seq: 10, envelope: envelope('e1', 1), availableAt: 0, state: 'pending' },
-        {
-          _id: 'd2',
-          ...base,
-          seq: 11,
-          envelope: envelope('e2', 2),
-          attempt: 2,
-          availableAt: Date.now() + 3_600_000,
-          lastError: 'not yet',
-          state: 'pending',
-        },
-        {
-          _id: 'd3',
-          ...base,
-          seq: 12,
-          envelope: envelope('e3', 3),
-          availableAt: 0,
-          state: 'dead',
-          reason: 'poison',
-          attempts: 5,
-          deadAt: '2024-01-02T00:00:00.000Z',
-        },
-      ]);
-      const bus = createInProcessBus({
-        logger: silentLogger,
-        journal,
-        ...(tables ? { journalStore: store } : {}),
-      });
-      expect(await bus.listDeadLetters(GROUP.group)).toEqual([
-        {
-          id: 'e3',
-          group: GROUP.group,
-          event: envelope('e3', 3),
-          reason: 'poison',
-          attempts: 5,
-          deadAt: '2024-01-02T00:00:00.000Z',
-        },
-      ]);
-      const seen: Array<[string, DeliveryContext]> = [];
-      await bus.subscribe(GROUP, async (event, context) => {
-        seen.push([event.id, context]);
-      });
-      const marker = await bus.publish('x.backlog', { n: 4 });
-      await waitFor('the marker', () => seen.some(([id]) => id === marker.id));
-      // The pending one first (redelivered); the retry waits for its hour; then the new event.
-      expect(seen.map(([id]) => id)).toEqual(['e1', marker.id]);
-      expect(seen[0]![1]).toEqual({ attempt: 1, group: GROUP.group, redelivered: true });
-      expect(bus.stats().retryTimers).toBe(1);
-      expect(await bus.replayDeadLetters(GROUP.group, ['e3'])).toBe(1);
-      await waitFor('the replayed letter', () => seen.some(([id]) => id === 'e3'));
-      // Moved, not copied: the collection is empty once the tables hold its deliveries and groups.
-      if (tables) expect(await journal.countDocuments({})).toBe(0);
-      await bus.close();
-      await store.close();
-    },
-  );
 });
 
 function isAlive(pid: number): boolean {

@@ -26,8 +26,7 @@ describeBusContract('in-process, queues in tables of the embedded store', async 
     logger: silentLogger,
     validate,
     declareGroups: options?.declareGroups,
-    journal: store.collection('bus_journal'),
-    journalStore: store,
+    store,
   });
   return {
     bus,
@@ -38,36 +37,14 @@ describeBusContract('in-process, queues in tables of the embedded store', async 
   };
 });
 
-// The journal as a docstore collection: what the in-process bus uses on MongoDB (MONGO_URL without
-// AMQP_URL). The embedded store stands in for MongoDB here, through the same Collection interface.
-describeBusContract('in-process, journaled in a docstore collection', async (validate, options) => {
-  const store = await openStore(undefined, {
-    dataDir: await mkdtemp(join(dataRoot, 'contract-collection-')),
-  });
-  const bus = createInProcessBus({
-    logger: silentLogger,
-    validate,
-    declareGroups: options?.declareGroups,
-    journal: store.collection('bus_journal'),
-  });
-  return {
-    bus,
-    dispose: async () => {
-      await bus.close();
-      await store.close();
-    },
-  };
-});
-
-describe('in-process bus with a journal', () => {
+describe('in-process bus, durable in the embedded store', () => {
   async function open(dataDir: string): Promise<{ store: DocStore; bus: MessageBus }> {
     const store = await openStore(undefined, { dataDir });
     return {
       store,
       bus: createInProcessBus({
         logger: silentLogger,
-        journal: store.collection('bus_journal'),
-        journalStore: store,
+        store,
       }),
     };
   }

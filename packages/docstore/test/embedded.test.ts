@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { appendFile, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -289,93 +289,5 @@ describe('embedded store: values in SQL', () => {
       }
     }
     await store.close();
-  });
-});
-
-describe('embedded store: migration of the old store files', () => {
-  const tag = (value: unknown) => JSON.stringify(value, (_key, item) => item);
-  async function writeOldStore(directory: string) {
-    // The old format: snapshot (H, C, D, E lines) then log segments of JSON arrays of changes.
-    const date = { $date: Date.parse('2024-03-01T00:00:00Z') };
-    await writeFile(
-      join(directory, 'snapshot.jsonl'),
-      [
-        `H${tag({ format: 'lead-capture-docstore-snapshot', version: 1, walSequence: 2 })}`,
-        `C${tag({ name: 'leads', indexes: [{ name: 'email_1', keys: { email: 1 }, unique: true, sparse: false }] })}`,
-        `D${tag({ _id: 'a', email: 'a@example.com', createdAt: date, n: { $number: 'NaN' } })}`,
-        `D${tag({ _id: 'b', email: 'b@example.com', createdAt: date })}`,
-        `C${tag({ name: 'empty', indexes: [] })}`,
-        `E${tag({ documents: 2 })}`,
-        '',
-      ].join('\n'),
-    );
-    await writeFile(
-      join(directory, 'wal-00000002.log'),
-      [
-        tag([{ collection: 'leads', put: [{ _id: 'c', email: 'c@example.com', createdAt: date }] }]),
-        tag([
-          { collection: 'leads', delete: ['b'] },
-          { collection: 'notes', put: [{ _id: 'n1', text: 'hi' }] },
-        ]),
-        '',
-      ].join('\n'),
-    );
-    // A last line cut short by a crash: never acknowledged, skipped.
-    await appendFile(join(directory, 'wal-00000002.log'), '[{"collection":"leads","put":[{"_id":"torn"');
-  }
-
-  it('moves every collection, index and document into SQLite, then the old files aside', async () => {
-    await writeOldStore(dataDir.path);
-    const store = await open();
-    const leads = store.collection('leads');
-    expect((await leads.find({}, { sort: { _id: 1 } })).map((lead) => lead._id)).toEqual(['a', 'c']);
-    const a = await leads.findOne({ _id: 'a' });
-    expect(a?.createdAt).toEqual(new Date('2024-03-01T00:00:00Z'));
-    expect(a?.n).toBeNaN();
-    expect(await store.collection('notes').findOne({ _id: 'n1' })).toEqual({ _id: 'n1', text: 'hi' });
-    await expect(leads.insertOne({ _id: 'd', email: 'a@example.com' })).rejects.toMatchObject({
-      code: 11000,
-    });
-    expect(await leads.createIndex({ email: 1 }, { unique: true })).toBe('email_1');
-    await store.close();
-    const files = await readdir(dataDir.path);
-    expect(files).not.toContain('snapshot.jsonl');
-    const legacy = files.filter((name) => name.startsWith('legacy-store-'));
-    expect(legacy).toHaveLength(1);
-    expect((await readdir(join(dataDir.path, legacy[0]))).sort()).toEqual([
-      'snapshot.jsonl',
-      'wal-00000002.log',
-    ]);
-    const reopened = await open();
-    expect(await reopened.collection('leads').countDocuments()).toBe(2);
-    await reopened.close();
-  });
-
-  it('does it again after a crash before its commit, and only moves files after one after it', async () => {
-    await writeOldStore(dataDir.path);
-    // A crash mid-migration leaves the old files and nothing committed: the open simply migrates.
-    await writeFile(join(dataDir.path, 'store.sqlite'), '');
-    const store = await open();
-    expect(await store.collection('leads').countDocuments()).toBe(2);
-    await store.close();
-    // A crash after the commit, before the files moved: they are moved, nothing is inserted twice.
-    await writeOldStore(dataDir.path);
-    const again = await open();
-    expect(await again.collection('leads').countDocuments()).toBe(2);
-    expect((await readdir(dataDir.path)).filter((name) => name.startsWith('wal-'))).toEqual([]);
-    await again.close();
-  });
-
-  it('refuses a log damaged before its end, and opens once it is repaired', async () => {
-    await mkdir(dataDir.path, { recursive: true });
-    await writeFile(
-      join(dataDir.path, 'wal-00000001.log'),
-      'garbage\n[{"collection":"leads","put":[{"_id":"b"}]}]\n',
-    );
-    await expect(open()).rejects.toThrow(/damaged at line 1/);
-    await writeFile(join(dataDir.path, 'wal-00000001.log'), '[{"collection":"leads","put":[{"_id":"a"}]}]\n');
-    const repaired = await open();
-    expect(await repaired.collection('leads').countDocuments()).toBe(1);
-    await repaired.close();
   });
 });

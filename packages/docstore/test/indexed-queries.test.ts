@@ -551,8 +551,8 @@ describe('embedded store: queries through indexes', () => {
 
   it('builds an element table when a field first holds an array, also over existing rows', async () => {
     const dataDir = await storeDir('multikey-build');
-    let store = await dataDir.open();
-    let items = store.collection('items');
+    const store = await dataDir.open();
+    const items = store.collection('items');
     await items.insertMany(
       Array.from({ length: 300 }, (_, i) => ({ _id: `i${i}`, tags: [`t${i % 30}`], n: i })),
     );
@@ -575,28 +575,12 @@ describe('embedded store: queries through indexes', () => {
     expect(await decoded(() => items.countDocuments({ code: 'c3' }))).toEqual({ result: 43, rows: 43 });
     await items.updateOne({ _id: 'i3' }, { $set: { code: 'c3' } });
     expect(await decoded(() => items.countDocuments({ code: 'x' }))).toEqual({ result: 0, rows: 0 });
-
-    // A catalog written before element tables existed (no column, no tables): built on the next open.
-    await store.close();
-    const db = new Database(join(dataDir.path, STORE_FILE));
-    const tables = db
-      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'm:%'")
-      .raw()
-      .all() as string[][];
-    expect(tables.map(([name]) => name).sort()).toEqual(['m:items:code', 'm:items:tags']);
-    for (const [name] of tables) db.exec(`DROP TABLE "${name}"`);
-    db.exec('ALTER TABLE catalog DROP COLUMN elements');
-    db.close();
-    store = await dataDir.open();
-    items = store.collection('items');
-    expect(await decoded(() => items.countDocuments({ tags: 't3' }))).toEqual({ result: 10, rows: 10 });
-    expect(await decoded(() => items.countDocuments({ code: 'c3' }))).toEqual({ result: 43, rows: 43 });
   });
 
-  it('keeps each indexed path in a column of its own, and rebuilds an older layout on open', async () => {
+  it('keeps each indexed path in a column of its own', async () => {
     const dataDir = await storeDir('index-columns');
-    let store = await dataDir.open();
-    let leads = store.collection('leads');
+    const store = await dataDir.open();
+    const leads = store.collection('leads');
     await leads.createIndex({ status: 1, score: -1 });
     await leads.createIndex({ 'contact.city': 1 });
     await leads.insertMany(
@@ -625,7 +609,7 @@ describe('embedded store: queries through indexes', () => {
     const planOf = (db: Database.Database, sql: string) =>
       (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).raw().all() as unknown[][]).map((row) => row[3]).join(' ');
     await store.close();
-    let db = new Database(file);
+    const db = new Database(file);
     // The indexes are over the columns, and SQL uses them.
     expect(
       planOf(db, `SELECT doc FROM "d:leads" WHERE "p:status" = 'won' ORDER BY "p:score" DESC`),
@@ -636,32 +620,5 @@ describe('embedded store: queries through indexes', () => {
       .get('l0');
     expect(columnValues).toEqual(['won', 0, 'moved']);
     db.close();
-    db = new Database(file);
-
-    // A store written before columns: indexes over json_extract(doc, …), no columns in the catalog.
-    for (const index of ['status_1_score_-1', 'contact.city_1']) db.exec(`DROP INDEX "i:leads:${index}"`);
-    for (const path of ['status', 'score', 'contact.city'])
-      db.exec(`ALTER TABLE "d:leads" DROP COLUMN "p:${path}"`);
-    db.exec(
-      `CREATE INDEX "i:leads:status_1_score_-1" ON "d:leads" (json_extract(doc, '$."status"'), json_extract(doc, '$."score"'), id)`,
-    );
-    db.exec("UPDATE catalog SET columns = NULL WHERE name = 'leads'");
-    db.close();
-    store = await dataDir.open();
-    leads = store.collection('leads');
-    await expectAnswers();
-    await store.close();
-    db = new Database(file);
-    expect(db.prepare('SELECT "p:contact.city" FROM "d:leads" WHERE id = ?').raw().get('l0')).toEqual([
-      'moved',
-    ]);
-    const indexSql = db
-      .prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name LIKE 'i:leads:%' ORDER BY name")
-      .raw()
-      .all() as string[][];
-    expect(indexSql.map(([sql]) => sql).join('\n')).not.toContain('json_extract');
-    expect(indexSql).toHaveLength(2);
-    db.close();
-    store = await dataDir.open();
   });
 });

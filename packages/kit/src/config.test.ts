@@ -155,6 +155,19 @@ describe('COMMON_CONFIG', () => {
   });
 });
 
+describe('MONGO_URL and AMQP_URL', () => {
+  it('refuses MongoDB without RabbitMQ, naming both variables', () => {
+    const env = { MONGO_URL: 'mongodb://mongo:27017/leads' };
+    expect(() => loadConfig(COMMON_CONFIG, env)).toThrow(ConfigError);
+    expect(() => loadConfig(COMMON_CONFIG, env)).toThrow(/MONGO_URL is set but AMQP_URL is not/);
+    expect(loadConfig(COMMON_CONFIG, { ...env, AMQP_URL: 'amqp://rabbit' })).toMatchObject({
+      MONGO_URL: 'mongodb://mongo:27017/leads',
+      AMQP_URL: 'amqp://rabbit',
+    });
+    expect(loadConfig(COMMON_CONFIG, { AMQP_URL: 'amqp://rabbit' }).MONGO_URL).toBeUndefined();
+  });
+});
+
 describe('describeConfig', () => {
   it('lists every variable with its default and doc, for the README table', () => {
     const rows = describeConfig(spec);

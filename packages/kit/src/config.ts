@@ -202,8 +202,20 @@ export function loadConfig<S extends ConfigSpec>(
     }
     config[name] = value;
   }
+  if ('MONGO_URL' in spec && 'AMQP_URL' in spec) problems.push(...storageProblems(config));
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config) as ConfigOf<S>;
+}
+
+/**
+ * The store and the bus go together: the in-process bus keeps its queues in the embedded store, so a
+ * process on MongoDB needs RabbitMQ.
+ */
+function storageProblems(config: Record<string, unknown>): string[] {
+  if (config.MONGO_URL === undefined || config.AMQP_URL !== undefined) return [];
+  return [
+    'MONGO_URL is set but AMQP_URL is not: the in-process bus keeps its queues in the embedded store, so a process on MongoDB needs RabbitMQ (set AMQP_URL, or unset MONGO_URL for the embedded store)',
+  ];
 }
 
 /**
@@ -254,12 +266,12 @@ export const COMMON_CONFIG = {
   LOG_LEVEL: oneOf(LOG_LEVELS, { default: 'info', doc: 'Minimum level written to the log' }),
   DATA_DIR: str({
     default: './data',
-    doc: 'Folder of the embedded docstore and the in-process bus journal (used when MONGO_URL / AMQP_URL are unset)',
+    doc: 'Folder of the embedded docstore and the in-process bus queues (used when MONGO_URL / AMQP_URL are unset)',
   }),
   MONGO_URL: url({
     optional: true,
     protocols: ['mongodb:', 'mongodb+srv:'],
-    doc: 'MongoDB connection string; unset: the embedded docstore under DATA_DIR',
+    doc: 'MongoDB connection string (needs AMQP_URL too); unset: the embedded docstore under DATA_DIR',
   }),
   AMQP_URL: url({
     optional: true,

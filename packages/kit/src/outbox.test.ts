@@ -279,8 +279,7 @@ describe('Outbox on the in-process bus journaled in the same store', () => {
     return createInProcessBus({
       logger,
       validate: validateEvent,
-      journal: store.collection('bus_journal'),
-      journalStore: store,
+      store,
       declareGroups: [{ group: GROUP, types }],
     });
   }

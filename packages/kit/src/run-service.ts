@@ -93,7 +93,8 @@ export interface RunServiceOptions {
 }
 
 /**
- * The bus a process runs on: RabbitMQ at `amqpUrl`, else the in-process bus journaled in the store.
+ * The bus a process runs on: RabbitMQ at `amqpUrl`, else the in-process bus, its queues in the
+ * (embedded) store.
  * Either way every consumer group of the chain is declared up front, so an event published before
  * its consumer first ran waits for it, and payloads are checked against their schemas.
  */
@@ -109,7 +110,7 @@ export async function openBus(options: {
   const common = { logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS, observer };
   return amqpUrl
     ? createRabbitBus({ ...common, url: amqpUrl, connectionName })
-    : createInProcessBus({ ...common, journal: store.collection('bus_journal'), journalStore: store });
+    : createInProcessBus({ ...common, store });
 }
 
 /**

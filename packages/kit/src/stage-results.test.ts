@@ -152,22 +152,4 @@ describe('StageResults', () => {
       });
     }
   });
-
-  it('publishes a result an earlier version stored but never published, once, without computing again', async () => {
-    const { results } = stage();
-    const event = trigger(3);
-    const storedBefore = randomUUID();
-    await store
-      .collection('test_results')
-      .insertOne({ _id: event.id, computed: storedBefore, published: false, createdAt: new Date() });
-    await results.handle(event);
-    await results.handle(event);
-    expect(computations).toBe(0);
-    expect(published).toHaveLength(1);
-    expect(published[0]).toMatchObject({
-      id: derivedEventId(event.id, NAMESPACE),
-      data: { leadId: storedBefore },
-    });
-    expect(await store.collection('test_results').findOne({ _id: event.id })).not.toHaveProperty('published');
-  });
 });

@@ -15,11 +15,6 @@ export function derivedEventId(triggerEventId: string, namespace: string): strin
 export type StageResultDoc<TResult extends object> = TResult & {
   /** The triggering event's id. */
   _id: string;
-  /**
-   * Only on results stored by an earlier version, which published after storing: `false` means
-   * that publish may never have happened, so the stored result is published once more.
-   */
-  published?: boolean;
   createdAt: Date;
 };
 
@@ -78,17 +73,16 @@ export class StageResults<TEvent extends EventEnvelope, TResult extends object, 
   }
 
   async handle(event: TEvent): Promise<void> {
-    const stored = await this.results.findOne({ _id: event.id });
-    if (stored && stored.published !== false) return;
+    if (await this.results.findOne({ _id: event.id }, { projection: { _id: 1 } })) return;
     // Computed outside the transaction: the work may wait on the network (DNS) or on settings.
-    const result = stored ?? (await this.options.compute(event));
+    const result = await this.options.compute(event);
     try {
       await this.deps.outbox.change(async (change) => {
         const results = change.collection<StageResultDoc<TResult>>(this.options.collection);
         // A racing delivery committed first (transactions see each other's commits in order). In a
         // transaction the result's unique id settles that race instead: its insert below fails with
         // a duplicate key and everything this change wrote is rolled back (handled after the change).
-        if (!stored && !this.deps.store.transactional) {
+        if (!this.deps.store.transactional) {
           if (await results.findOne({ _id: event.id }, { projection: { _id: 1 } })) return;
         }
         // The event first: where the store has no transactions, it is then never lost to a crash
@@ -105,15 +99,11 @@ export class StageResults<TEvent extends EventEnvelope, TResult extends object, 
         );
         await this.options.commit?.(change, event, result);
         // The result last: once stored, a redelivery does nothing, so everything above must be done.
-        if (stored) {
-          await results.updateOne({ _id: event.id }, { $unset: { published: '' } });
-        } else {
-          await results.insertOne({
-            _id: event.id,
-            ...result,
-            createdAt: new Date(),
-          } as StageResultDoc<TResult>);
-        }
+        await results.insertOne({
+          _id: event.id,
+          ...result,
+          createdAt: new Date(),
+        } as StageResultDoc<TResult>);
       });
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;

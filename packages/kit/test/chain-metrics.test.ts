@@ -57,14 +57,15 @@ interface BusUnderTest {
 type OpenBus = (
   observer: ReturnType<typeof createChainMetrics>['observer'],
   groups: string[],
+  store: DocStore,
 ) => Promise<BusUnderTest>;
 
 const buses: { name: string; enabled: boolean; open: OpenBus }[] = [
   {
     name: 'in-process bus',
     enabled: true,
-    open: async (observer) => {
-      const bus = createInProcessBus({ logger, observer });
+    open: async (observer, _groups, store) => {
+      const bus = createInProcessBus({ logger, observer, store });
       return { bus, close: () => bus.close() };
     },
   },
@@ -107,9 +108,9 @@ describe.each(buses)('chain metrics on the $name', ({ enabled, open }) => {
       now: () => clock,
       cacheMs: 0,
     });
-    underTest = await open(metrics.observer, Object.values(groups));
     dataDir = await mkdtemp(join(tmpdir(), 'chain-metrics-'));
     store = await openStore(undefined, { dataDir });
+    underTest = await open(metrics.observer, Object.values(groups), store);
     metrics.watch({ bus: underTest.bus, store });
   });
 
@@ -255,7 +256,7 @@ describe('/metrics on a service process', () => {
   it('is served without an internal identity, behind the metrics token, with the chain metrics', async () => {
     const registry = createMetricsRegistry();
     const metrics = createChainMetrics({ registry, logger, groups: ['metrics.test'] });
-    const bus = createInProcessBus({ logger, observer: metrics.observer });
+    const bus = createInProcessBus({ logger, observer: metrics.observer, store });
     metrics.watch({ bus, store });
     const module: ServiceModule = { name: 'probe', routePrefixes: [] };
     const app = await buildServiceApp(
@@ -284,7 +285,7 @@ describe('/metrics on a service process', () => {
   });
 
   it('is not served when the process was given no metrics access', async () => {
-    const bus = createInProcessBus({ logger });
+    const bus = createInProcessBus({ logger, store });
     const app = await buildServiceApp(
       { name: 'probe', routePrefixes: [] },
       { logger, store, bus },

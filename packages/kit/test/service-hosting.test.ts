@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createInProcessBus } from '@lead-capture/bus';
+import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
 import { type DocStore, openStore } from '@lead-capture/docstore';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,13 +25,14 @@ const logger = createLogger({ level: 'silent', name: 'hosting-test' });
 
 let dataDir: string;
 let store: DocStore;
+let bus: MessageBus;
 let app: FastifyInstance;
 let baseUrl: string;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'kit-hosting-'));
   store = await openStore(undefined, { dataDir });
-  const bus = createInProcessBus({ logger });
+  bus = createInProcessBus({ logger, store });
   app = await buildServiceApp(createEchoService(), { logger, store, bus }, { internalSecret: SECRET });
   await app.listen({ host: '127.0.0.1', port: 0 });
   baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -39,6 +40,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
+  await bus?.close();
   await store?.close();
   await rm(dataDir, { recursive: true, force: true });
 });
@@ -183,16 +185,32 @@ describe('runServiceProcess', () => {
     }
   });
 
-  it('refuses to start without INTERNAL_SECRET', async () => {
+  /** The echo service's process with `env` over this one's: its exit code and what it wrote to stderr. */
+  async function runEchoProcess(env: Record<string, string>): Promise<{ code: number; stderr: string }> {
     const tsx = fileURLToPath(new URL('../../../node_modules/.bin/tsx', import.meta.url));
     const child = spawn(tsx, [fileURLToPath(new URL('./fixtures/echo-service-main.ts', import.meta.url))], {
-      env: { ...process.env, INTERNAL_SECRET: '' },
+      env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));
     const [code] = await once(child, 'exit');
+    return { code, stderr };
+  }
+
+  it('refuses to start without INTERNAL_SECRET', async () => {
+    const { code, stderr } = await runEchoProcess({ INTERNAL_SECRET: '' });
     expect(code).toBe(1);
     expect(stderr).toContain('INTERNAL_SECRET is required');
+  });
+
+  it('refuses to start on MongoDB without RabbitMQ, naming both variables', async () => {
+    const { code, stderr } = await runEchoProcess({
+      INTERNAL_SECRET: SECRET,
+      MONGO_URL: 'mongodb://127.0.0.1:1/leads',
+      AMQP_URL: '',
+    });
+    expect(code).toBe(1);
+    expect(stderr).toContain('MONGO_URL is set but AMQP_URL is not');
   });
 });

@@ -4,8 +4,8 @@ import type { EventEnvelope, LeadCaptured, LeadSnapshot } from '@lead-capture/co
 import { bareLeadSnapshot, JANE_DOE, SAMPLE_EVENT_DATA, SAMPLE_IDS } from '@lead-capture/contracts/samples';
 import type { DocStore } from '@lead-capture/docstore';
 import type { ServiceModule } from '@lead-capture/kit';
-import { inProcessTestBus, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
-import { type HandledLog, trackHandlers, waitFor } from '@lead-capture/testing';
+import { startServiceHarness, type TestBus, testLogger, trackedTestBus } from '@lead-capture/kit/testing';
+import { type HandledLog, waitFor } from '@lead-capture/testing';
 
 export { waitFor };
 
@@ -15,10 +15,6 @@ import { createEnrichmentService } from '../src/service.js';
 
 export const logger = testLogger('enrichment');
 export const OBSERVER_GROUP = 'test.enrichment.observe';
-
-export function inProcessBus(): MessageBus {
-  return inProcessTestBus(logger);
-}
 
 /** Jane Doe of acme-corp.com, from the contracts' sample lead, with a client IP to locate. */
 export function leadSnapshot(overrides: Partial<LeadSnapshot> = {}): LeadSnapshot {
@@ -78,20 +74,20 @@ export interface EnrichmentHarness {
 
 /** The worker as its process mounts it: the module started on a fresh embedded store. */
 export async function startEnrichmentHarness(
-  options: { bus?: MessageBus; env?: Record<string, string>; cacheDns?: boolean } = {},
+  options: { bus?: TestBus; env?: Record<string, string>; cacheDns?: boolean } = {},
 ): Promise<EnrichmentHarness> {
   const dns = new ScriptedDns();
   const config = loadEnrichmentConfig({
     ENRICHMENT_DNS_CACHE_TTL_SECONDS: options.cacheDns ? '3600' : '0',
     ...options.env,
   });
-  const { bus, handled } = trackHandlers(options.bus ?? inProcessBus());
+  const tracked = trackedTestBus(logger, options.bus);
   const h = await startServiceHarness(
     (deps) => createEnrichmentService(deps, config, { dnsResolver: dns, relayIntervalMs: 100 }),
     {
       label: 'enrichment',
       logger,
-      bus,
+      bus: tracked.make,
       closeBus: true,
       observe: { group: OBSERVER_GROUP, types: ['lead.enriched'], maxAttempts: 1 },
     },
@@ -102,7 +98,7 @@ export async function startEnrichmentHarness(
     module: h.module,
     dns,
     enriched: h.events,
-    handled,
+    handled: tracked.handled,
     async drained() {
       const marker = await h.bus.publish('lead.enriched', SAMPLE_EVENT_DATA['lead.enriched']);
       await waitFor('the marker lead.enriched', () => h.events.some((event) => event.id === marker.id));

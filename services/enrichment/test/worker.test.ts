@@ -1,11 +1,11 @@
-import { faultyBus } from '@lead-capture/testing';
+import { faultyTestBus } from '@lead-capture/kit/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { enrichedEventId } from '../src/index.js';
 import {
   captured,
   type EnrichmentHarness,
-  inProcessBus,
   leadSnapshot,
+  logger,
   startEnrichmentHarness,
   waitFor,
 } from './harness.js';
@@ -96,9 +96,11 @@ describe('the enrichment worker on the in-process bus', () => {
   });
 
   it('publishes the result it committed from its outbox when the bus refused it, under the same event id', async () => {
-    const { bus, faults } = faultyBus(inProcessBus());
+    const faulty = faultyTestBus(logger);
+    h = await startEnrichmentHarness({ bus: faulty.make });
+    const { bus } = h;
+    const { faults } = faulty;
     faults.failNext(1, 'lead.enriched');
-    h = await startEnrichmentHarness({ bus });
     const event = await bus.publish('lead.captured', captured());
     await waitFor('the failed attempt', () => faults.refused === 1);
     // DNS changes its answer before the relay's attempt: it still publishes what was found first.

@@ -310,7 +310,7 @@ describe('distributed: forwarded writes are recorded too', () => {
     const logger = createLogger({ level: 'silent', name: 'notification' });
     notification = await buildServiceApp(
       createTestNotificationService(),
-      { logger, store, bus: createInProcessBus({ logger }) },
+      { logger, store, bus: createInProcessBus({ logger, store }) },
       { internalSecret: secrets.internalSecret },
     );
     await notification.listen({ host: '127.0.0.1', port: 0 });

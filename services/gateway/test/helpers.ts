@@ -41,8 +41,8 @@ export interface TestGatewayOptions {
   /** Wraps the in-process bus the gateway is given (a faulty one, say). */
   wrapBus?: (bus: MessageBus) => MessageBus;
   /**
-   * The embedded mode's bus (journaled in the store, so a change's events are queued in its own
-   * commit) instead of one in memory.
+   * The embedded mode's bus as openBus makes it (every consumer group of the chain declared) instead
+   * of one with no group declared. Either way its queues are in the gateway's store.
    */
   journaledBus?: boolean;
   /** Variables on top of the defaults (RATE_LIMIT_MAX, TRUST_PROXY, ...). */
@@ -84,7 +84,7 @@ export async function createTestGateway(options: TestGatewayOptions = {}): Promi
   const store = await openStore(undefined, { dataDir });
   const inProcessBus = options.journaledBus
     ? await openBus({ amqpUrl: undefined, logger, store, connectionName: 'gateway-test' })
-    : createInProcessBus({ logger, validate: validateEvent });
+    : createInProcessBus({ logger, store, validate: validateEvent });
   const bus = options.wrapBus?.(inProcessBus) ?? inProcessBus;
   const secrets = options.secrets ?? newSecrets();
   const config = loadConfig({ ...COMMON_CONFIG, ...GATEWAY_CONFIG }, options.env ?? {});

@@ -180,7 +180,8 @@ describe('distributed: requests forwarded to the service processes', () => {
 
   async function startUpstream(module: ServiceModule): Promise<{ app: FastifyInstance; url: string }> {
     const logger = createLogger({ level: 'trace', name: module.name, destination: upstreamLog });
-    const bus = createInProcessBus({ logger });
+    // One bus per upstream on the shared store: each its own queue tables.
+    const bus = createInProcessBus({ logger, store, queues: `${module.name}_bus` });
     const app = await buildServiceApp(
       module,
       { logger, store, bus },

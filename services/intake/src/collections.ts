@@ -1,4 +1,4 @@
-import type { EventEnvelope, FieldMappings, LeadReceived, SourceFormat } from '@lead-capture/contracts';
+import type { FieldMappings, SourceFormat } from '@lead-capture/contracts';
 
 /** The collections the intake owns (one shared store in embedded mode, hence the prefix). */
 export const COLLECTIONS = {
@@ -7,15 +7,6 @@ export const COLLECTIONS = {
   dedupe: 'intake_dedupe',
   outbox: 'intake_outbox',
 } as const;
-
-/**
- * A submission stored by an earlier version, which kept the outbox entry of its lead.received on the
- * submission itself until it was published. Moved into the outbox at start (see upgradeLegacyOutbox).
- */
-export interface LegacyOutboxFields {
-  outbox?: true;
-  event?: EventEnvelope<'lead.received', LeadReceived>;
-}
 
 /** The token read model: one document per source the intake has heard of, deleted ones as tombstones. */
 export interface SourceDoc {
@@ -77,7 +68,7 @@ export interface SubmissionDoc {
    * `payloadTruncated` is set: the excerpt is not valid JSON.
    */
   payload: string | null;
-  /** Size of the whole payload's JSON text in bytes (UTF-8); absent on submissions stored before. */
+  /** Size of the whole payload's JSON text in bytes (UTF-8); absent when the payload was unreadable. */
   payloadBytes?: number;
   /** `payload` holds only the first REJECTED_PAYLOAD_EXCERPT_BYTES of a rejected delivery. */
   payloadTruncated?: true;

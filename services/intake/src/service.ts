@@ -11,7 +11,6 @@ import { DedupeClaims } from './submissions/claims.js';
 import { SubmissionIntake } from './submissions/intake.js';
 import { leadLinkHandler } from './submissions/lead-link.js';
 import { LeadgenFetcher } from './submissions/leadgen-fetcher.js';
-import { upgradeLegacyOutbox } from './submissions/legacy-outbox.js';
 
 /** The webhook and anything else under its prefix (answered 404 without a credential check). */
 const WEBHOOK_PATH = /^\/api\/webhooks(\/|$)/;
@@ -82,7 +81,6 @@ export function createIntakeService(
       await outbox.createIndexes();
       await intake.createIndexes();
       await leadgen.createIndexes();
-      await upgradeLegacyOutbox(store, retentionMs, logger);
       for (const [name, handler] of [
         ['intake.source.sync', sourceEventsHandler(sources)],
         ['intake.lead.link', leadLinkHandler(submissions)],

@@ -3,6 +3,7 @@ import { createRabbitBus, type EventEnvelope, type MessageBus } from '@lead-capt
 import { CONSUMER_GROUPS, validateEvent } from '@lead-capture/contracts';
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import type { OutboxEntry } from '@lead-capture/kit';
+import { faultyTestBus, inProcessTestBus } from '@lead-capture/kit/testing';
 import { AMQP_URL, faultyBus, requireService, startTcpProxy, uniquePrefix } from '@lead-capture/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 // The bus package's own proxy: it cuts only this test's connections to the shared broker.
@@ -12,7 +13,6 @@ import {
   faultyStore,
   freshStore,
   type Harness,
-  inProcessBus,
   RECEIVED_GROUP,
   silentLogger,
   startIntake,
@@ -63,9 +63,9 @@ async function settle(harness: Harness): Promise<void> {
 
 describe('durable accept: the outbox and its relay', () => {
   it('answers 200 while the bus is down, then the relay publishes each submission once, with its stored event id', async () => {
-    const { bus, faults } = faultyBus(inProcessBus());
-    cleanups.push(() => bus.close());
-    const intake = await started({ bus, env: FAST_RELAY });
+    const faulty = faultyTestBus(silentLogger);
+    const intake = await started({ bus: faulty.make, env: FAST_RELAY });
+    const { faults } = faulty;
     const source = await intake.addSource();
 
     faults.down = true;
@@ -95,9 +95,9 @@ describe('durable accept: the outbox and its relay', () => {
   });
 
   it('two replicas relaying one outbox publish each submission once', async () => {
-    const { bus, faults } = faultyBus(inProcessBus());
-    cleanups.push(() => bus.close());
     const store = await ownedStore();
+    const { bus, faults } = faultyBus(inProcessTestBus(silentLogger, store));
+    cleanups.push(() => bus.close());
     const first = await started({ bus, store, env: FAST_RELAY });
     await started({ bus, store, env: FAST_RELAY, subscribeReceived: false });
     const source = await first.addSource();
@@ -114,8 +114,11 @@ describe('durable accept: the outbox and its relay', () => {
   });
 
   it('answers 503 with Retry-After when the store cannot take the submission, and publishes nothing', async () => {
-    const faults = faultyStore(await ownedStore());
-    const intake = await started({ store: faults.store, env: FAST_RELAY });
+    const store = await ownedStore();
+    const faults = faultyStore(store);
+    // The bus on the store itself: its queue's writes are not the faults under test.
+    const bus = () => inProcessTestBus(silentLogger, store);
+    const intake = await started({ store: faults.store, bus, env: FAST_RELAY });
     const source = await intake.addSource();
 
     faults.fail(COLLECTIONS.submissions, 'insertOne');
@@ -138,8 +141,10 @@ describe('durable accept: the outbox and its relay', () => {
   });
 
   it('keeps nothing of a delivery whose idempotency claim could not be written (503): the retry makes the only lead', async () => {
-    const faults = faultyStore(await ownedStore());
-    const intake = await started({ store: faults.store, env: FAST_RELAY });
+    const store = await ownedStore();
+    const faults = faultyStore(store);
+    const bus = () => inProcessTestBus(silentLogger, store);
+    const intake = await started({ store: faults.store, bus, env: FAST_RELAY });
     const source = await intake.addSource();
 
     faults.fail(COLLECTIONS.dedupe, 'insertOne');

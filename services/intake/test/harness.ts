@@ -7,7 +7,7 @@ import type { FieldMappings, SourceReceiving } from '@lead-capture/contracts';
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import { type Collection, type DocStore, type Document, openStore } from '@lead-capture/docstore';
 import { createLogger, type Logger, loadConfig, type ServiceModule } from '@lead-capture/kit';
-import { inProcessTestBus, startServiceHarness } from '@lead-capture/kit/testing';
+import { startServiceHarness, type TestBus } from '@lead-capture/kit/testing';
 import { waitFor } from '@lead-capture/testing';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { COLLECTIONS } from '../src/collections.js';
@@ -65,8 +65,11 @@ export interface TestSource {
 }
 
 export interface HarnessOptions {
-  /** A bus to use instead of a fresh in-process one (closed with the harness unless keepBus). */
-  bus?: MessageBus;
+  /**
+   * A bus to use instead of the in-process one on the harness's store (a function makes it on the
+   * store, and the harness closes it; a bus given as such is the caller's to close).
+   */
+  bus?: TestBus;
   store?: DocStore;
   /** INTAKE_CONFIG variables, as text, e.g. { OUTBOX_RELAY_AFTER_MS: '200' }. */
   env?: Record<string, string>;
@@ -74,10 +77,6 @@ export interface HarnessOptions {
   subscribeReceived?: boolean;
   /** Default: silent (a test reading log lines passes its own). */
   logger?: Logger;
-}
-
-export function inProcessBus(): MessageBus {
-  return inProcessTestBus(silentLogger);
 }
 
 export async function freshStore(): Promise<{ store: DocStore; dataDir: string }> {

@@ -1,20 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { MessageBus } from '@lead-capture/bus';
 import { type FieldMappings, MAPPING_TARGETS } from '@lead-capture/contracts';
+import { inProcessTestBus } from '@lead-capture/kit/testing';
 import { type HandledLog, trackHandlers } from '@lead-capture/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, inProcessBus, randomToken, startIntake, waitFor } from './harness.js';
+import { type Harness, randomToken, silentLogger, startIntake, waitFor } from './harness.js';
 
 let intake: Harness;
 let bus: MessageBus;
 let handled: HandledLog;
 beforeAll(async () => {
-  ({ bus, handled } = trackHandlers(inProcessBus()));
-  intake = await startIntake({ bus });
+  intake = await startIntake({
+    bus: (store) => {
+      ({ bus, handled } = trackHandlers(inProcessTestBus(silentLogger, store)));
+      return bus;
+    },
+  });
 });
 afterAll(async () => {
   await intake.close();
-  await bus.close();
 });
 
 const createdBy = { id: randomUUID(), name: 'Ada', email: 'ada@example.com' };

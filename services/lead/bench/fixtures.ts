@@ -76,7 +76,6 @@ function leadDoc(i: number, random: () => number): LeadDoc {
       importRow: null,
       deduplicated: true,
       capturedEventId: randomUUID(),
-      published: true,
     },
     progress: { enrichedAt: createdAt, scoredAt: createdAt },
     createdAt,
@@ -98,7 +97,7 @@ export async function startWithLeads(count: number): Promise<BenchService> {
   const dataDir = await mkdtemp(join(tmpdir(), 'lead-bench-'));
   const logger = createLogger({ level: 'silent', name: 'lead-bench' });
   const store = await openStore(undefined, { dataDir });
-  const bus = createInProcessBus({ logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
+  const bus = createInProcessBus({ logger, store, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
   const module = createLeadService(
     {
       logger,

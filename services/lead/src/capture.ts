@@ -133,8 +133,7 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
    * has it was announced: a redelivery then only counts its import row (once).
    */
   async function completeCapture(lead: LeadDoc, event: EventOf<'lead.received'>): Promise<void> {
-    // `published: false`: captured by an earlier version that had not published lead.captured yet.
-    if (lead.capture.deduplicated && lead.capture.published !== false) {
+    if (lead.capture.deduplicated) {
       await countImportRow(lead);
       return;
     }
@@ -155,7 +154,7 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
       const { capture } = stored;
       // Announced by a racing delivery, or re-captured since (a replay): that capture announces.
       if (capture.capturedEventId !== lead.capture.capturedEventId) return stored;
-      if (capture.deduplicated && capture.published !== false) return stored;
+      if (capture.deduplicated) return stored;
       const tagNames =
         stored.tagIds.length === 0
           ? []
@@ -164,7 +163,7 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
         ...stored,
         isDuplicate: verdict.isDuplicate,
         duplicateOf: verdict.duplicateOf,
-        capture: { ...omitPublished(capture), deduplicated: true },
+        capture: { ...capture, deduplicated: true },
       };
       // The event before the change it reports (the order that counts where there are no transactions).
       await change.emit(
@@ -188,7 +187,6 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
             duplicateOf: current.duplicateOf,
             'capture.deduplicated': true,
           },
-          $unset: { 'capture.published': '' },
         },
       );
       await recordCaptureTimeline(tx, current, stored.duplicateOf, actor);
@@ -295,9 +293,4 @@ function captureState(received: LeadReceived, eventId: string, kind: CaptureStat
     deduplicated: false,
     capturedEventId: newId(),
   };
-}
-
-/** The capture state without the flag of earlier versions (see CaptureState.published). */
-function omitPublished({ published: _published, ...capture }: CaptureState): CaptureState {
-  return capture;
 }

@@ -39,16 +39,6 @@ export interface ImportStatusView extends LeadImportProgress {
 /** An import in the list of imports. */
 export type ImportSummary = Omit<ImportStatusView, 'errors' | 'skipped' | 'skippedRows'>;
 
-/** An import stored before imports had a status: its counts as the upload made them. */
-type LegacyImportDoc = {
-  _id: string;
-  createdAt: string;
-  rows: number;
-  imported: number;
-  duplicates: number;
-  failed: number;
-};
-
 export type ImportTracker = ReturnType<typeof createImportTracker>;
 
 /**
@@ -258,7 +248,6 @@ export function createImportTracker({ collections, bus }: LeadContext, outbox: O
   };
 
   async function viewOf(stored: ImportDoc, withErrors: boolean): Promise<ImportStatusView> {
-    if (stored.status === undefined) return legacyView(stored as unknown as LegacyImportDoc);
     const done = stored.status === 'done';
     const tally = done ? stored.tally : await recount(stored._id);
     let errors = stored.errors;
@@ -282,21 +271,4 @@ export function createImportTracker({ collections, bus }: LeadContext, outbox: O
       finishedAt: stored.finishedAt,
     };
   }
-}
-
-function legacyView(doc: LegacyImportDoc): ImportStatusView {
-  return {
-    importId: doc._id,
-    status: 'done',
-    rows: doc.rows,
-    accepted: doc.imported,
-    created: doc.imported - doc.duplicates,
-    duplicates: doc.duplicates,
-    failed: doc.failed,
-    errors: [],
-    skipped: 0,
-    skippedRows: [],
-    createdAt: doc.createdAt,
-    finishedAt: null,
-  };
 }

@@ -79,11 +79,6 @@ export type CaptureState = {
   deduplicated: boolean;
   /** Id of the lead.captured event, fixed when the capture starts so a redelivery emits the same id. */
   capturedEventId: string;
-  /**
-   * Only on leads captured by an earlier version, which published after deduplicating: `false`
-   * means lead.captured may never have gone out, so the capture announces it once more.
-   */
-  published?: boolean;
 };
 
 export type TimelineType =
@@ -190,7 +185,7 @@ export type ImportDoc = {
   errors: ImportRowError[];
   /** Every row is either accepted or rejected: `accepted` is final. */
   uploaded: boolean;
-  /** Blank rows and report lines the upload skipped (set with `uploaded`; absent on older imports). */
+  /** Blank rows and report lines the upload skipped (set with `uploaded`). */
   skipped?: number;
   /** The first of them, by spreadsheet row (header = 1), with why. */
   skippedRows?: SkippedImportRow[];

@@ -140,7 +140,6 @@ describe('capture', () => {
 
   it.each([
     ['the process died between storing the lead and its capture change', { 'capture.deduplicated': false }],
-    ['an earlier version stored the lead and never published lead.captured', { 'capture.published': false }],
   ])('announces the lead (same event id) on a redelivery when %s', async (_case, unannounced) => {
     const data = submission({ email: `unannounced-${randomUUID()}@example.com` });
     await publish(harness.bus, 'lead.received', data);

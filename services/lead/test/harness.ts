@@ -4,8 +4,8 @@ import type { EventDataMap, EventEnvelope, EventType } from '@lead-capture/contr
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import type { DocStore } from '@lead-capture/docstore';
 import type { Identity, ServiceModule } from '@lead-capture/kit';
-import { inProcessTestBus, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
-import { type HandledLog, trackHandlers, waitFor } from '@lead-capture/testing';
+import { startServiceHarness, type TestBus, testLogger, trackedTestBus } from '@lead-capture/kit/testing';
+import { type HandledLog, waitFor } from '@lead-capture/testing';
 import type { FastifyInstance } from 'fastify';
 import { type LeadConfig, loadLeadConfig } from '../src/config.js';
 import { createLeadService } from '../src/service.js';
@@ -38,10 +38,6 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export function unusedBus(): MessageBus {
-  return inProcessTestBus(logger);
-}
-
 /**
  * The lead service as its own process runs it (kit's buildServiceApp: internal identity, routes,
  * consumers), over a fresh embedded store and, unless given, an in-process bus.
@@ -49,14 +45,15 @@ export function unusedBus(): MessageBus {
 export async function startHarness(
   options: {
     config?: Partial<LeadConfig>;
-    bus?: MessageBus;
+    /** Default: the in-process bus on the harness's store (see kit's TestBus). */
+    bus?: TestBus;
     store?: DocStore;
     relayIntervalMs?: number;
   } = {},
 ): Promise<Harness> {
   const recorderGroup = `test.lead.recorder.${randomUUID().slice(0, 8)}`;
   const config: LeadConfig = { ...loadLeadConfig({}), ...options.config };
-  const { bus, handled } = trackHandlers(options.bus ?? unusedBus());
+  const tracked = trackedTestBus(logger, options.bus);
   const h = await startServiceHarness(
     (deps) => createLeadService(deps, config, { relayIntervalMs: options.relayIntervalMs }),
     {
@@ -64,8 +61,8 @@ export async function startHarness(
       logger,
       secret: SECRET,
       app: 'service',
-      bus,
-      closeBus: !options.bus,
+      bus: tracked.make,
+      closeBus: typeof options.bus !== 'object',
       store: options.store,
       observe: { group: recorderGroup, types: [...PUBLISHED_TYPES] },
       identity: { userId: ADMIN_ID, role: 'admin' },
@@ -78,7 +75,7 @@ export async function startHarness(
     module: h.module,
     published: h.events,
     recorderGroup,
-    handled,
+    handled: tracked.handled,
     async drained() {
       await waitFor(
         'the lead outbox emptied',

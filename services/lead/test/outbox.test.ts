@@ -1,15 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import type { Subscription } from '@lead-capture/bus';
+import type { MessageBus, Subscription } from '@lead-capture/bus';
 import type { EventEnvelope } from '@lead-capture/contracts';
-import { faultyBus } from '@lead-capture/testing';
+import { inProcessTestBus } from '@lead-capture/kit/testing';
+import { type BusFaults, faultyBus } from '@lead-capture/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureLead, client, type Harness, startHarness, unusedBus, waitFor } from './harness.js';
+import { captureLead, client, type Harness, logger, startHarness, waitFor } from './harness.js';
 
 /** A harness over a flaky bus, with the sequence service's lead-change consumer recording deliveries. */
 async function startFlaky(relayIntervalMs: number) {
-  const inner = unusedBus();
-  const { bus, faults } = faultyBus(inner);
-  const harness = await startHarness({ bus, relayIntervalMs });
+  let inner!: MessageBus;
+  let faults!: BusFaults;
+  const harness = await startHarness({
+    bus: (store) => {
+      inner = inProcessTestBus(logger, store);
+      const faulty = faultyBus(inner);
+      faults = faulty.faults;
+      return faulty.bus;
+    },
+    relayIntervalMs,
+  });
   const received: EventEnvelope[] = [];
   const consumer: Subscription = await inner.subscribe(
     { group: 'sequence.lead.changes', types: ['lead.updated', 'lead.deleted', 'lead.merged'] },
@@ -45,7 +54,6 @@ async function startFlaky(relayIntervalMs: number) {
     async close() {
       await consumer.cancel();
       await harness.close();
-      await inner.close();
     },
   };
 }

@@ -4,8 +4,8 @@ import type { EventEnvelope, LeadScored, LeadSnapshot } from '@lead-capture/cont
 import { bareLeadSnapshot, SAMPLE_IDS } from '@lead-capture/contracts/samples';
 import type { DocStore } from '@lead-capture/docstore';
 import type { Identity, InternalClient, ServiceModule } from '@lead-capture/kit';
-import { inProcessTestBus, type Reply, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
-import { type HandledLog, trackHandlers } from '@lead-capture/testing';
+import { type Reply, startServiceHarness, testLogger, trackedTestBus } from '@lead-capture/kit/testing';
+import type { HandledLog } from '@lead-capture/testing';
 import type { FastifyInstance } from 'fastify';
 import { createNotificationService, loadNotificationConfig } from '../src/index.js';
 
@@ -55,14 +55,13 @@ export async function startNotificationHarness(options: HarnessOptions = {}): Pr
     MAIL_FROM: 'Lead Capture <alerts@crm.example.com>',
     NOTIFICATION_SEND_LEASE_MS: String(options.leaseMs ?? 60_000),
   });
-  const { bus, handled } = trackHandlers(inProcessTestBus(logger));
+  const tracked = trackedTestBus(logger);
   const h = await startServiceHarness(
     (deps) => createNotificationService(deps, config, { now: () => clock.now }),
     {
       label: 'notification',
       logger,
-      bus,
-      closeBus: true,
+      bus: tracked.make,
       secret: SECRET,
       internal: noInternalCalls,
       publicBaseUrl: options.publicBaseUrl,
@@ -76,7 +75,7 @@ export async function startNotificationHarness(options: HarnessOptions = {}): Pr
     bus: h.bus,
     store: h.store,
     notified: h.events,
-    handled,
+    handled: tracked.handled,
     clock,
     call: h.call,
     close: h.close,

@@ -47,8 +47,6 @@ export type PipelineDocument = {
   /** 1 at creation, +1 with every change, the default flag included; travels in the events. */
   revision: number;
   changedAt: string;
-  /** Set by earlier versions, which kept a deleted pipeline until its event was published. */
-  deletedAt?: string;
 };
 
 /**
@@ -78,8 +76,6 @@ export interface PipelineChanges {
   /** Builds the new stage list from the current one (or throws 400). */
   stages?: (current: readonly Stage[]) => Stage[];
 }
-
-const live = (id: string) => ({ _id: id, deletedAt: { $exists: false } });
 
 /** Optimistic updates give up after this many collisions with concurrent changes. */
 const MAX_ATTEMPTS = 5;
@@ -156,11 +152,9 @@ export class Pipelines {
       );
       if (seeded) return;
     }
-    // Pipelines from before the registry existed: list them, the oldest as the default.
-    const existing = await this.pipelines.find(
-      { deletedAt: { $exists: false } },
-      { sort: { createdAt: 1, _id: 1 } },
-    );
+    // Pipelines without a registry (a seed cut short between its two writes, on a store without
+    // transactions): list them, the oldest as the default.
+    const existing = await this.pipelines.find({}, { sort: { createdAt: 1, _id: 1 } });
     const [oldest] = existing;
     if (oldest) {
       await insertedUnlessDuplicate(
@@ -328,7 +322,7 @@ async function makeDefault(tx: PipelineCollections, id: string): Promise<string[
   if (before.defaultId === id) return [];
   const changed = [id, before.defaultId];
   await tx.pipelines.updateMany(
-    { _id: { $in: changed }, deletedAt: { $exists: false } },
+    { _id: { $in: changed } },
     { $set: { changedAt: new Date().toISOString() }, $inc: { revision: 1 } },
   );
   return changed;
@@ -337,14 +331,14 @@ async function makeDefault(tx: PipelineCollections, id: string): Promise<string[
 /** Name and stages; the stage list is rebuilt from the revision it was validated against. False: nothing to change. */
 async function applyChanges(tx: PipelineCollections, id: string, changes: PipelineChanges): Promise<boolean> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const current = await tx.pipelines.findOne(live(id));
+    const current = await tx.pipelines.findOne({ _id: id });
     if (!current) throw notFound(PIPELINE_NOT_FOUND);
     const fields: Partial<Pick<PipelineDocument, 'name' | 'stages'>> = {};
     if (changes.name !== undefined) fields.name = changes.name;
     if (changes.stages) fields.stages = changes.stages(current.stages);
     if (Object.keys(fields).length === 0) return false;
     const updated = await tx.pipelines.findOneAndUpdate(
-      { ...live(id), revision: current.revision },
+      { _id: id, revision: current.revision },
       { $set: { ...fields, changedAt: new Date().toISOString() }, $inc: { revision: 1 } },
     );
     if (updated) return true;

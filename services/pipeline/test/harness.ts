@@ -3,10 +3,10 @@ import type { EventEnvelope } from '@lead-capture/contracts';
 import type { Collection, DocStore, Document } from '@lead-capture/docstore';
 import type { Identity, InternalClient, ServiceModule } from '@lead-capture/kit';
 import {
-  inProcessTestBus,
   openTestStore,
   type Reply,
   startServiceHarness,
+  type TestBus,
   testLogger,
 } from '@lead-capture/kit/testing';
 import type { FastifyInstance } from 'fastify';
@@ -38,17 +38,13 @@ export interface PipelineHarness {
 }
 
 export interface HarnessOptions {
-  /** Default: an in-process bus with every consumer group of the contracts declared. */
-  bus?: MessageBus;
+  /** Default: the in-process bus on the harness's store (see kit's TestBus). */
+  bus?: TestBus;
   relayIntervalMs?: number;
   /** Run module.start() (default true). */
   start?: boolean;
   /** An existing store (a restart); default a fresh embedded store. */
   store?: DocStore;
-}
-
-export function inProcessBus(): MessageBus {
-  return inProcessTestBus(logger);
 }
 
 /** Opens a fresh embedded store in a temporary directory; `remove` closes it and deletes the directory. */

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { createInProcessBus } from '@lead-capture/bus';
 import { validateEvent } from '@lead-capture/contracts';
+import { inProcessTestBus } from '@lead-capture/kit/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPipelineService, SEED_PIPELINE_ID } from '../src/index.js';
 import {
   freshStore,
   ISO_UTC_MS,
-  inProcessBus,
   logger,
   noInternalCalls,
   type PipelineHarness,
@@ -126,7 +126,7 @@ describe('the default pipeline of a fresh install', () => {
 
   it('is not created again on restart, even after it was deleted', async () => {
     const { store, remove } = await freshStore();
-    const bus = inProcessBus();
+    const bus = inProcessTestBus(logger, store);
     try {
       h = await startPipelineHarness({ store, bus });
       const other = await createPipeline({ isDefault: true });
@@ -383,7 +383,8 @@ describe('racing requests on the default (two replicas, no transactions)', () =>
     const fresh = await freshStore();
     removeStore = fresh.remove;
     pausable = pausableStore(fresh.store);
-    await open({ store: pausable.store });
+    // The bus on the store itself: the pauses are for the service's reads.
+    await open({ store: pausable.store, bus: () => inProcessTestBus(logger, fresh.store) });
   });
 
   afterEach(async () => {
@@ -551,8 +552,8 @@ describe('DELETE /api/pipelines/<id>', () => {
 describe('the outbox', () => {
   it('publishes an announcement the bus refused once a consumer exists, and only once', async () => {
     // No consumer group declared and nobody subscribed: the bus refuses pipeline.* as unroutable.
-    const bus = createInProcessBus({ logger, validate: validateEvent });
     const { store, remove } = await freshStore();
+    const bus = createInProcessBus({ logger, store, validate: validateEvent });
     const service = createPipelineService(
       { logger, store, bus, internal: noInternalCalls },
       { relayIntervalMs: 50 },

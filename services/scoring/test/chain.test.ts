@@ -8,10 +8,11 @@ import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import { type DocStore, openStore } from '@lead-capture/docstore';
 import { createEnrichmentService, enrichedEventId, loadEnrichmentConfig } from '@lead-capture/enrichment';
 import type { ServiceModule } from '@lead-capture/kit';
+import { inProcessTestBus } from '@lead-capture/kit/testing';
 import { type HandledLog, trackHandlers } from '@lead-capture/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createScoringService, SETTINGS_COLLECTION, scoredEventId } from '../src/index.js';
-import { inProcessBus, leadSnapshot, logger, noInternalCalls, SOURCE_ID, waitFor } from './harness.js';
+import { leadSnapshot, logger, noInternalCalls, SOURCE_ID, waitFor } from './harness.js';
 
 /**
  * Both workers in one process on the in-process bus and one store, as the embedded runtime runs
@@ -28,7 +29,7 @@ describe('captured -> enriched -> scored on the in-process bus', () => {
   beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'scoring-chain-'));
     store = await openStore(undefined, { dataDir });
-    ({ bus, handled } = trackHandlers(inProcessBus()));
+    ({ bus, handled } = trackHandlers(inProcessTestBus(logger, store)));
     published = [];
     await bus.subscribe(
       { group: 'test.chain.observe', types: ['lead.enriched', 'lead.scored'] },

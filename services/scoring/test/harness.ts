@@ -5,9 +5,9 @@ import { bareLeadSnapshot, JANE_DOE, SAMPLE_IDS } from '@lead-capture/contracts/
 import type { DocStore } from '@lead-capture/docstore';
 import type { Identity, InternalClient, ServiceModule } from '@lead-capture/kit';
 import {
-  inProcessTestBus,
   type Reply,
   startServiceHarness,
+  type TestBus,
   testLogger,
   noInternalCalls as unexpectedCalls,
 } from '@lead-capture/kit/testing';
@@ -23,10 +23,6 @@ export const SOURCE_ID = SAMPLE_IDS.source;
 
 /** The scoring service calls no other service; any call is a test failure. */
 export const noInternalCalls: InternalClient = unexpectedCalls('scoring');
-
-export function inProcessBus(): MessageBus {
-  return inProcessTestBus(logger);
-}
 
 /** Jane Doe of acme-corp.com, from the contracts' sample lead. */
 export function leadSnapshot(overrides: Partial<LeadSnapshot> = {}): LeadSnapshot {
@@ -83,7 +79,7 @@ export interface ScoringHarness {
  * the module's routes, then start(); a fresh embedded store unless one is given (replicas share one).
  */
 export async function startScoringHarness(
-  options: { bus?: MessageBus; store?: DocStore; observe?: boolean } = {},
+  options: { bus?: TestBus; store?: DocStore; observe?: boolean } = {},
 ): Promise<ScoringHarness> {
   const h = await startServiceHarness((deps) => createScoringService(deps), {
     label: 'scoring',

@@ -35,8 +35,10 @@ interface Chain {
   close(): Promise<void>;
 }
 
-async function startChain(bus: MessageBus, sink: SmtpSink): Promise<Chain> {
+/** The chain on a fresh store, over `given` (the caller's to close) or the in-process bus on that store. */
+async function startChain(sink: SmtpSink, given?: MessageBus): Promise<Chain> {
   const { store, remove } = await openTestStore('chain');
+  const bus = given ?? inProcessTestBus(logger, store);
   const events: EventEnvelope[] = [];
   const observer = await bus.subscribe(
     { group: OBSERVER_GROUP, types: ['lead.notified', ...OBSERVED] },
@@ -94,6 +96,7 @@ async function startChain(bus: MessageBus, sink: SmtpSink): Promise<Chain> {
       await app.close();
       for (const module of modules) await module.stop?.();
       await observer.cancel();
+      if (!given) await bus.close();
       await remove();
     },
   };
@@ -232,12 +235,10 @@ afterEach(async () => {
 describe('the notification and sequence chain on the in-process bus', () => {
   it('mails the team, enrols the lead, sends its steps, and stops when the lead is contacted', async () => {
     sink = await startSmtpSink();
-    const bus = inProcessTestBus(logger);
-    chain = await startChain(bus, sink);
+    chain = await startChain(sink);
     await runChain(chain, sink);
     await chain.close();
     chain = undefined;
-    await bus.close();
   });
 });
 
@@ -246,7 +247,7 @@ describe.runIf(rabbit)('the notification and sequence chain over RabbitMQ', () =
     sink = await startSmtpSink();
     const { bus, dispose } = await openTestRabbitBus('chain', { logger, extraGroups: [OBSERVER_GROUP] });
     try {
-      chain = await startChain(bus, sink);
+      chain = await startChain(sink, bus);
       await runChain(chain, sink);
       await chain.close();
       chain = undefined;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createInProcessBus } from '@lead-capture/bus';
+import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
 import {
   type EventEnvelope,
   type LeadEnrolled,
@@ -434,8 +434,15 @@ describe('the schedule', () => {
   it('keeps step and stop events nobody can take yet, and publishes them once someone can', async () => {
     await h.close();
     // Only the service's own groups and an observer of lead.enrolled exist: its other events are unroutable.
-    const bus = createInProcessBus({ logger, validate: validateEvent });
-    h = await startSequenceHarness({ smtpUrl: sink.url, bus, observe: ['lead.enrolled'] });
+    let bus!: MessageBus;
+    h = await startSequenceHarness({
+      smtpUrl: sink.url,
+      bus: (store) => {
+        bus = createInProcessBus({ logger, store, validate: validateEvent });
+        return bus;
+      },
+      observe: ['lead.enrolled'],
+    });
     const sequence = await createSequence();
     const notified = notifiedEvent();
     await h.bus.publish('lead.notified', notified);
@@ -467,6 +474,5 @@ describe('the schedule', () => {
     const marker = await bus.publish('lead.enrollment_stopped', SAMPLE_EVENT_DATA['lead.enrollment_stopped']);
     await waitFor('the marker', () => late.some((event) => event.id === marker.id));
     expect(late).toHaveLength(3);
-    await bus.close();
   });
 });

@@ -4,8 +4,14 @@ import type { EventEnvelope, LeadNotified, LeadSnapshot } from '@lead-capture/co
 import { bareLeadSnapshot, SAMPLE_IDS } from '@lead-capture/contracts/samples';
 import type { DocStore } from '@lead-capture/docstore';
 import type { Identity, InternalClient, ServiceModule } from '@lead-capture/kit';
-import { inProcessTestBus, type Reply, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
-import { type HandledLog, trackHandlers, waitFor } from '@lead-capture/testing';
+import {
+  type Reply,
+  startServiceHarness,
+  type TestBus,
+  testLogger,
+  trackedTestBus,
+} from '@lead-capture/kit/testing';
+import { type HandledLog, waitFor } from '@lead-capture/testing';
 import type { FastifyInstance } from 'fastify';
 import { SEQUENCE_OUTBOX } from '../src/events.js';
 import { createSequenceService, loadSequenceConfig } from '../src/index.js';
@@ -59,8 +65,8 @@ export interface SequenceHarness {
 export interface HarnessOptions {
   /** SMTP_URL; unset: outbox mode. */
   smtpUrl?: string;
-  /** Default: an in-process bus with every consumer group of the contracts declared. */
-  bus?: MessageBus;
+  /** Default: the in-process bus on the harness's store (see kit's TestBus). */
+  bus?: TestBus;
   tickMs?: number;
   /** Start the first instance (default true). */
   start?: boolean;
@@ -84,7 +90,7 @@ export async function startSequenceHarness(options: HarnessOptions = {}): Promis
       },
     };
   };
-  const { bus, handled } = trackHandlers(options.bus ?? inProcessTestBus(logger));
+  const tracked = trackedTestBus(logger, options.bus);
   const config = loadSequenceConfig({
     SMTP_URL: options.smtpUrl,
     MAIL_FROM: 'Ada at Analytical <ada@crm.example.com>',
@@ -94,8 +100,8 @@ export async function startSequenceHarness(options: HarnessOptions = {}): Promis
     label: 'sequence',
     logger,
     secret: SECRET,
-    bus,
-    closeBus: !options.bus,
+    bus: tracked.make,
+    closeBus: typeof options.bus !== 'object',
     internal: noInternalCalls,
     start: options.start,
     observe: { group: 'test.sequence.observe', types: options.observe ?? OBSERVED },
@@ -117,7 +123,7 @@ export async function startSequenceHarness(options: HarnessOptions = {}): Promis
       await replica.start?.();
       return replica;
     },
-    handled,
+    handled: tracked.handled,
     async schedulerPassed(instances = [0]) {
       const from = instances.map((instance) => passes[instance] ?? 0);
       await waitFor(`two scheduler passes of instances ${instances.join(', ')}`, () =>

@@ -31,8 +31,7 @@ export type SourceDocument = {
   name: string;
   webhookToken: string;
   fieldMappings: StoredFieldMapping[];
-  /** Absent on sources stored before formats existed: generic. */
-  format?: SourceFormat;
+  format: SourceFormat;
   /** Write-only secrets (see SourceSecrets); absent when not set. */
   verifyToken?: string;
   signingSecret?: string;
@@ -43,8 +42,6 @@ export type SourceDocument = {
   /** 1 at creation, +1 with every change; travels in the events and the intake sync. */
   revision: number;
   changedAt: string;
-  /** Set by earlier versions, which kept a deleted source until its event was published. */
-  deletedAt?: string;
 };
 
 /** What a change needs from the request that makes it. */
@@ -67,7 +64,7 @@ export interface SourceChanges {
 /** How the source receives, as the intake and the events carry it (null: secret not set). */
 export function receivingOf(source: SourceDocument): Required<SourceReceiving> {
   return {
-    format: source.format ?? 'generic',
+    format: source.format,
     verifyToken: source.verifyToken ?? null,
     signingSecret: source.signingSecret ?? null,
     graphAccessToken: source.graphAccessToken ?? null,
@@ -78,8 +75,6 @@ export function receivingOf(source: SourceDocument): Required<SourceReceiving> {
 function newWebhookToken(): string {
   return randomBytes(32).toString('base64url');
 }
-
-const live = (id: string) => ({ _id: id, deletedAt: { $exists: false } });
 
 function intakeState(source: SourceDocument): IntakeSourceState {
   return {
@@ -129,11 +124,11 @@ export class Sources {
 
   /** Newest first. */
   list(): Promise<SourceDocument[]> {
-    return this.sources.find({ deletedAt: { $exists: false } }, { sort: { createdAt: -1, _id: -1 } });
+    return this.sources.find({}, { sort: { createdAt: -1, _id: -1 } });
   }
 
   async get(id: string): Promise<SourceDocument> {
-    const source = await this.sources.findOne(live(id));
+    const source = await this.sources.findOne({ _id: id });
     if (!source) throw notFound(SOURCE_NOT_FOUND);
     return source;
   }
@@ -154,7 +149,7 @@ export class Sources {
       name: input.name,
       webhookToken: newWebhookToken(),
       fieldMappings: input.fieldMappings,
-      ...(input.format === undefined ? {} : { format: input.format }),
+      format: input.format ?? 'generic',
       ...setSecrets(input.secrets),
       createdAt: now,
       createdBy: input.createdBy,
@@ -205,7 +200,9 @@ export class Sources {
   /** The token is refused by the intake when this resolves; else 503 (the source is gone either way). */
   async delete(id: string, context: ChangeContext): Promise<void> {
     const deleted = await this.outbox.change(async (change) => {
-      const source = await change.collection<SourceDocument>(SOURCES_COLLECTION).findOneAndDelete(live(id));
+      const source = await change
+        .collection<SourceDocument>(SOURCES_COLLECTION)
+        .findOneAndDelete({ _id: id });
       if (!source) throw notFound(SOURCE_NOT_FOUND);
       const revision = source.revision + 1;
       await change.emit(
@@ -231,11 +228,14 @@ export class Sources {
     unset: Partial<Record<SecretField, ''>> = {},
   ): Promise<SourceDocument> {
     return this.outbox.change(async (change) => {
-      const source = await change.collection<SourceDocument>(SOURCES_COLLECTION).findOneAndUpdate(live(id), {
-        $set: { ...fields, changedAt: new Date().toISOString() },
-        $inc: { revision: 1 },
-        ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}),
-      });
+      const source = await change.collection<SourceDocument>(SOURCES_COLLECTION).findOneAndUpdate(
+        { _id: id },
+        {
+          $set: { ...fields, changedAt: new Date().toISOString() },
+          $inc: { revision: 1 },
+          ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}),
+        },
+      );
       if (!source) throw notFound(SOURCE_NOT_FOUND);
       await change.emit(id, event, await this.eventData(event, source), {
         correlationId: context.correlationId,

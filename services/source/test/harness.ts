@@ -9,7 +9,7 @@ import type {
   Logger,
   ServiceModule,
 } from '@lead-capture/kit';
-import { inProcessTestBus, type Reply, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
+import { type Reply, startServiceHarness, type TestBus, testLogger } from '@lead-capture/kit/testing';
 import type { FastifyInstance } from 'fastify';
 import { createSourceService } from '../src/index.js';
 
@@ -49,8 +49,8 @@ export interface SourceHarness {
 }
 
 export interface HarnessOptions {
-  /** Default: an in-process bus with every consumer group of the contracts declared. */
-  bus?: MessageBus;
+  /** Default: the in-process bus on the harness's store (see kit's TestBus). */
+  bus?: TestBus;
   publicBaseUrl?: string;
   trustProxy?: boolean;
   relayIntervalMs?: number;
@@ -58,10 +58,6 @@ export interface HarnessOptions {
   observe?: boolean;
   /** Default: the silent test logger (a test reading log lines passes its own). */
   logger?: Logger;
-}
-
-export function inProcessBus(): MessageBus {
-  return inProcessTestBus(logger);
 }
 
 /**

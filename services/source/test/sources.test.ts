@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createInProcessBus } from '@lead-capture/bus';
+import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
 import { validateEvent } from '@lead-capture/contracts';
 import { createLogger } from '@lead-capture/kit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -653,8 +653,15 @@ describe('events', () => {
 describe('the outbox', () => {
   it('publishes an event the bus refused once a consumer exists, without failing the request', async () => {
     // No group declared and nobody subscribed: the bus refuses source.* as unroutable.
-    const bus = createInProcessBus({ logger, validate: validateEvent });
-    h = await startSourceHarness({ bus, observe: false, relayIntervalMs: 50 });
+    let bus!: MessageBus;
+    h = await startSourceHarness({
+      bus: (store) => {
+        bus = createInProcessBus({ logger, store, validate: validateEvent });
+        return bus;
+      },
+      observe: false,
+      relayIntervalMs: 50,
+    });
     const created = await createSource();
     expect((await h.call('GET', `/api/sources/${created.id}`)).status).toBe(200);
 

@@ -6,8 +6,14 @@ import type { EventEnvelope, JsonObject, LeadCaptured, LeadSnapshot } from '@lea
 import { bareLeadSnapshot, SAMPLE_IDS } from '@lead-capture/contracts/samples';
 import type { DocStore } from '@lead-capture/docstore';
 import type { Identity, InternalClient, InternalRequest, InternalResponse } from '@lead-capture/kit';
-import { inProcessTestBus, type Reply, startServiceHarness, testLogger } from '@lead-capture/kit/testing';
-import { type HandledLog, trackHandlers, waitFor } from '@lead-capture/testing';
+import {
+  type Reply,
+  startServiceHarness,
+  type TestBus,
+  testLogger,
+  trackedTestBus,
+} from '@lead-capture/kit/testing';
+import { type HandledLog, waitFor } from '@lead-capture/testing';
 import { createWebhooksService, loadWebhooksConfig, type WebhooksServiceOptions } from '../src/index.js';
 
 export { type Reply, waitFor } from '@lead-capture/kit/testing';
@@ -201,8 +207,8 @@ export interface WebhooksHarness {
 export interface HarnessOptions {
   env?: Record<string, string>;
   store?: DocStore;
-  /** A bus to use instead of a fresh in-process one (closed by close()). */
-  bus?: MessageBus;
+  /** A bus to use instead of the in-process one on the harness's store (closed by close()). */
+  bus?: TestBus;
   service?: WebhooksServiceOptions;
   leads?: LeadServiceStandIn;
 }
@@ -226,7 +232,7 @@ export async function startWebhooksHarness(
   });
   let passes = 0;
   const leads = options.leads ?? new LeadServiceStandIn();
-  const { bus, handled } = trackHandlers(options.bus ?? inProcessTestBus(logger));
+  const tracked = trackedTestBus(logger, options.bus);
   const h = await startServiceHarness(
     (deps) =>
       createWebhooksService(deps, config, {
@@ -242,7 +248,7 @@ export async function startWebhooksHarness(
     {
       label: 'webhooks',
       logger,
-      bus,
+      bus: tracked.make,
       closeBus: true,
       ...(options.store ? { store: options.store } : {}),
       internal: leads,
@@ -252,7 +258,7 @@ export async function startWebhooksHarness(
     bus: h.bus,
     leads,
     store: h.store,
-    handled,
+    handled: tracked.handled,
     clock,
     passes: () => passes,
     async nextPasses(count = 2) {

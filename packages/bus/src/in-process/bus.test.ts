@@ -1,16 +1,17 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '@lead-capture/docstore';
 import { describe, expect, it } from 'vitest';
-import { describeBusContract, silentLogger, waitFor } from '../contract.js';
+import { silentLogger, waitFor } from '../contract.js';
 import type { EventEnvelope } from '../index.js';
 import { createInProcessBus } from './bus.js';
 
-describeBusContract('in-process, memory only', async (validate, options) => {
-  const bus = createInProcessBus({ logger: silentLogger, validate, declareGroups: options?.declareGroups });
-  return { bus, dispose: () => bus.close() };
-});
-
 describe('in-process bus', () => {
   it('hands each handler its own JSON copy of the event, as a broker would', async () => {
-    const bus = createInProcessBus({ logger: silentLogger });
+    const dataDir = await mkdtemp(join(tmpdir(), 'bus-copies-'));
+    const store = await openStore(undefined, { dataDir });
+    const bus = createInProcessBus({ logger: silentLogger, store });
     const received: EventEnvelope[] = [];
     for (const group of ['a', 'b']) {
       await bus.subscribe({ group, types: ['x.copy'] }, async (event) => {
@@ -23,5 +24,16 @@ describe('in-process bus', () => {
     await waitFor('both groups', () => received.length === 2);
     for (const event of received) expect(event.data).toEqual({ list: [1, 99], at: at.toISOString() });
     await bus.close();
+    await store.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('refuses a store without SQL tables for its queues (MongoDB goes with RabbitMQ)', () => {
+    const mongoLike = { kind: 'mongodb', sql: undefined } as unknown as Parameters<
+      typeof createInProcessBus
+    >[0]['store'];
+    expect(() => createInProcessBus({ logger: silentLogger, store: mongoLike })).toThrow(
+      /keeps its queues in the embedded store; a mongodb store has none: use RabbitMQ \(AMQP_URL\)/,
+    );
   });
 });

@@ -1,5 +1,5 @@
 import type { EventEnvelope } from '@lead-capture/contracts';
-import type { Collection, DocStore, Transaction } from '@lead-capture/docstore';
+import type { DocStore, Transaction } from '@lead-capture/docstore';
 import {
   assertPublishable,
   buildEnvelope,
@@ -28,8 +28,7 @@ import type {
   Subscription,
   TransactionalPublisher,
 } from '../types.js';
-import { type DeliveryDoc, deliveryId, JournalStore, type QueueStore } from './journal.js';
-import { MemoryStore } from './memory-store.js';
+import { type DeliveryDoc, deliveryId } from './deliveries.js';
 import { SqlQueueStore } from './sql-queue.js';
 
 export interface InProcessBusOptions {
@@ -37,11 +36,14 @@ export interface InProcessBusOptions {
   /** Checks event payloads on publish and at the consumer's edge (contracts' `validateEvent`). */
   validate?: EventValidator;
   /**
-   * Makes the bus durable: the queues themselves (pending deliveries, retries, dead letters) and the
-   * known groups live in this collection, and what is pending after a restart is redelivered. Give
-   * each bus its own collection. Without it the queues are in memory (unit tests).
+   * The embedded store the queues live in (pending deliveries, retries, dead letters and the known
+   * groups, in SQL tables of their own): what is pending after a restart is redelivered, and a
+   * publish inside one of the store's transactions is queued in the same commit (see
+   * MessageBus.transactionalPublisher). Only the embedded store has them: MongoDB goes with RabbitMQ.
    */
-  journal?: Collection;
+  store: DocStore;
+  /** Names the queue tables (`q:<queues>:deliveries`, …): give each bus on one store its own. Default 'bus_journal'. */
+  queues?: string;
   /** Durable groups that exist from the start (contracts' CONSUMER_GROUPS), subscribed or not. */
   declareGroups?: readonly GroupDeclaration[];
   /**
@@ -51,11 +53,6 @@ export interface InProcessBusOptions {
   broadcastBacklogLimit?: number;
   /** Told how every delivery of a durable group went (metrics). */
   observer?: BusObserver;
-  /**
-   * The store `journal` is a collection of: publishes inside its transactions are then queued in the
-   * same commit (see MessageBus.transactionalPublisher).
-   */
-  journalStore?: DocStore;
 }
 
 /** What the bus holds in memory; none of it grows with the number of queued events. */
@@ -225,7 +222,7 @@ type State = 'running' | 'draining' | 'closed';
 
 class InProcessBus implements InProcessMessageBus {
   readonly kind = 'in-process' as const;
-  private readonly store: QueueStore;
+  private readonly store: SqlQueueStore;
   private readonly groups = new Map<string, Group>();
   private readonly broadcasts = new Set<Consumer>();
   private readonly routes = new Map<string, Group[]>();
@@ -329,8 +326,7 @@ class InProcessBus implements InProcessMessageBus {
   }
 
   transactionalPublisher(store: DocStore): TransactionalPublisher | undefined {
-    const journal = this.options.journal;
-    if (!journal || store !== this.options.journalStore) return undefined;
+    if (store !== this.options.store) return undefined;
     return {
       ready: () => this.loaded,
       stage: async (tx: Transaction, envelope: EventEnvelope): Promise<StagedPublish | null> => {
@@ -845,13 +841,12 @@ class InProcessBus implements InProcessMessageBus {
 
   /** Restores the known groups and the sequence, and arms the timers of waiting retries. */
   private async load(): Promise<void> {
+    await this.store.prepare();
     for (const record of await this.store.groups()) {
       this.groups.set(record.group, new Group(record.group, record.types));
     }
     const declared = this.declareKnownGroups();
-    const names = [...this.groups.keys()];
-    await this.store.prepare(names, Date.now());
-    this.bootSeq = await this.store.maxSeq(names);
+    this.bootSeq = await this.store.maxSeq();
     this.seq = this.bootSeq;
     for (const group of declared) await this.store.saveGroup(group.name, group.types);
     for (const group of this.groups.values()) {
@@ -874,16 +869,15 @@ class InProcessBus implements InProcessMessageBus {
   }
 }
 
-/**
- * Where the queues live: tables of their own in the embedded store the journal collection belongs to
- * (the collection only hands over what an older version left in it), the collection itself on any
- * other store, memory without a journal.
- */
-function queueStoreOf(options: InProcessBusOptions): QueueStore {
-  const { journal, journalStore } = options;
-  if (!journal) return new MemoryStore();
-  if (journalStore?.sql) return new SqlQueueStore(journalStore.sql, journalStore, journal);
-  return new JournalStore(journal);
+/** The queues in SQL tables of the embedded store (see SqlQueueStore). */
+function queueStoreOf(options: InProcessBusOptions): SqlQueueStore {
+  const { sql } = options.store;
+  if (!sql) {
+    throw new Error(
+      `The in-process bus keeps its queues in the embedded store; a ${options.store.kind} store has none: use RabbitMQ (AMQP_URL) with it`,
+    );
+  }
+  return new SqlQueueStore(sql, options.queues ?? 'bus_journal');
 }
 
 function eventIdOf(body: string): string {

@@ -1,4 +1,4 @@
-import type { Collection, DocStore, SqlAccess, SqlStatements, Transaction } from '@lead-capture/docstore';
+import type { SqlAccess, SqlStatements, Transaction } from '@lead-capture/docstore';
 import {
   type DeliveryChange,
   type DeliveryDoc,
@@ -7,53 +7,45 @@ import {
   deliverySeqOf,
   type GroupDoc,
   OPTIONAL_FIELDS,
-  type QueueStore,
-  readDelivery,
-} from './journal.js';
+} from './deliveries.js';
 
 const STATES: readonly DeliveryState[] = ['pending', 'delayed', 'dead'];
 const stateCode = (state: DeliveryState): number => STATES.indexOf(state);
 
-/** Legacy journal documents moved into the tables per transaction. */
-const MIGRATION_PAGE = 1000;
-
 /**
- * The in-process bus's queues in tables of their own in the embedded store's SQLite file, beside the
+ * The in-process bus's queues, in tables of their own in the embedded store's SQLite file, beside the
  * collections and in the same commits (so a stage's change and the events it publishes commit
- * together). A delivery is one row of plain columns, its envelope's JSON as published: no document
- * encoding, and one index, (group, state, seq), which answers every read of the bus. Where the journal
- * is a docstore collection (JournalStore) each delivery cost a JSON document, four index entries and
- * the query layer; the lead chain writes and deletes 13 deliveries per lead.
+ * together). Every delivery lives here; the bus keeps only what its handlers are working on. A
+ * delivery is one row of plain columns, its envelope's JSON as published: no document encoding, and
+ * one index, (group, state, seq), which answers every read of the bus (the lead chain writes and
+ * deletes 13 deliveries per lead). A read sees at least every write that resolved before it started;
+ * it may or may not see writes still under way (the bus holds those deliveries meanwhile).
  *
  * A delivery's row id is the sequence it got when published (`deliveryId`), so its id stays the
  * same when a retry or a replay moves it to another position (`seq`).
  */
-export class SqlQueueStore implements QueueStore {
+export class SqlQueueStore {
   readonly #sql: SqlAccess;
-  readonly #store: DocStore;
-  readonly #legacy: Collection;
+  readonly #name: string;
   readonly #deliveries: string;
   readonly #groups: string;
   readonly #insertSql = new Map<number, string>();
   #setUp: Promise<void> | null = null;
 
-  /**
-   * `legacy`: the collection an older version kept the journal in (its name also names the
-   * tables); what it holds moves into the tables on `prepare`.
-   */
-  constructor(sql: SqlAccess, store: DocStore, legacy: Collection) {
+  /** `name` names the tables (`q:<name>:deliveries`, …): one set of queues per bus on a store. */
+  constructor(sql: SqlAccess, name: string) {
     this.#sql = sql;
-    this.#store = store;
-    this.#legacy = legacy;
-    this.#deliveries = quoted(`q:${legacy.name}:deliveries`);
-    this.#groups = quoted(`q:${legacy.name}:groups`);
+    this.#name = name;
+    this.#deliveries = quoted(`q:${name}:deliveries`);
+    this.#groups = quoted(`q:${name}:groups`);
   }
 
+  /** Creates the tables unless they exist. */
   prepare(): Promise<void> {
     return this.#ready();
   }
 
-  /** The tables exist and hold what the legacy collection held (once per store, before any read). */
+  /** The tables exist (once per store, before any read). */
   #ready(): Promise<void> {
     this.#setUp ??= this.#setUpTables();
     return this.#setUp;
@@ -67,40 +59,12 @@ export class SqlQueueStore implements QueueStore {
           attempt INTEGER NOT NULL, available_at INTEGER NOT NULL, body TEXT NOT NULL, info TEXT)`,
       );
       sql.run(
-        `CREATE INDEX IF NOT EXISTS ${quoted(`q:${this.#legacy.name}:queue`)} ON ${this.#deliveries} (grp, state, seq)`,
+        `CREATE INDEX IF NOT EXISTS ${quoted(`q:${this.#name}:queue`)} ON ${this.#deliveries} (grp, state, seq)`,
       );
       sql.run(
         `CREATE TABLE IF NOT EXISTS ${this.#groups} (name TEXT PRIMARY KEY, types TEXT NOT NULL, updated_at TEXT NOT NULL)`,
       );
     });
-    await this.#migrateLegacy(Date.now());
-  }
-
-  /**
-   * Moves what the journal collection of an older version holds into the tables, a page per
-   * transaction: a crash leaves the rest in the collection for the next start, nothing twice.
-   */
-  async #migrateLegacy(now: number): Promise<void> {
-    for (;;) {
-      const docs = await this.#legacy.find({}, { limit: MIGRATION_PAGE });
-      if (docs.length === 0) return;
-      await this.#store.transaction(async (tx) => {
-        const groups = docs.filter((doc) => doc.kind === 'group') as unknown as GroupDoc[];
-        const deliveries = docs.filter((doc) => doc.kind !== 'group').map(readDelivery);
-        for (const delivery of deliveries) {
-          // A journal written before delayed retries had a state of their own kept them as pending.
-          if (delivery.state === 'pending' && delivery.availableAt > now) delivery.state = 'delayed';
-        }
-        await this.#sql.write((sql) => {
-          for (const group of groups) this.#upsertGroup(sql, group.group, group.types, group.updatedAt);
-          for (const delivery of deliveries) {
-            // Its position was unique among the journal's deliveries: it becomes the row id.
-            sql.run(this.#insertStatement(1), rowOf(delivery, delivery.seq));
-          }
-        }, tx);
-        await tx.collection(this.#legacy.name).deleteMany({ _id: { $in: docs.map((doc) => doc._id) } });
-      });
-    }
   }
 
   async groups(): Promise<GroupDoc[]> {
@@ -116,6 +80,7 @@ export class SqlQueueStore implements QueueStore {
     );
   }
 
+  /** Records a group that subscribed, so that it keeps receiving events across restarts. */
   async saveGroup(group: string, types: string[]): Promise<void> {
     await this.#sql.write((sql) => this.#upsertGroup(sql, group, types, new Date().toISOString()));
   }
@@ -128,11 +93,13 @@ export class SqlQueueStore implements QueueStore {
     );
   }
 
+  /** The highest `seq` in the store (0 when empty), so sequences keep growing across restarts. */
   async maxSeq(): Promise<number> {
     const row = this.#sql.read((sql) => sql.get(`SELECT max(seq) FROM ${this.#deliveries}`));
     return Number(row?.[0] ?? 0);
   }
 
+  /** Adds deliveries in one write; with `tx`, inside that transaction of the store. */
   async insert(deliveries: DeliveryDoc[], tx?: Transaction): Promise<void> {
     if (deliveries.length === 0) return;
     const params = deliveries.flatMap((delivery) => rowOf(delivery, deliverySeqOf(delivery._id)));
@@ -150,10 +117,12 @@ export class SqlQueueStore implements QueueStore {
     return sql;
   }
 
+  /** The group's pending deliveries after `afterSeq`, in `seq` order. */
   async pending(group: string, afterSeq: number, limit: number): Promise<DeliveryDoc[]> {
     return this.#select(group, 'pending', afterSeq, Number.MAX_SAFE_INTEGER, limit);
   }
 
+  /** The group's dead letters with `afterSeq` < seq < `beforeSeq`, in `seq` order. */
   async dead(
     group: string,
     limit: number,
@@ -190,12 +159,14 @@ export class SqlQueueStore implements QueueStore {
     }));
   }
 
+  /** Removes handled deliveries, in one write. */
   async remove(ids: string[]): Promise<void> {
     await this.#sql.execute(`DELETE FROM ${this.#deliveries} WHERE rid IN (SELECT value FROM json_each(?))`, [
       JSON.stringify(ids.map(deliverySeqOf)),
     ]);
   }
 
+  /** Moves a delivery (retry, dead letter, replay); false when it is not in `from` any more. */
   async move(id: string, from: DeliveryState, change: DeliveryChange): Promise<boolean> {
     const { changes } = await this.#sql.execute(
       `UPDATE ${this.#deliveries} SET seq = ?, state = ?, attempt = ?, available_at = ?, info = ?
@@ -213,6 +184,7 @@ export class SqlQueueStore implements QueueStore {
     return changes === 1;
   }
 
+  /** Turns the group's delayed deliveries due at `now` into pending ones; returns how many. */
   async promoteDue(group: string, now: number): Promise<number> {
     const { changes } = await this.#sql.execute(
       `UPDATE ${this.#deliveries} SET state = ? WHERE grp = ? AND state = ? AND available_at <= ?`,
@@ -221,6 +193,7 @@ export class SqlQueueStore implements QueueStore {
     return changes;
   }
 
+  /** When the group's next delayed delivery is due; null when none waits. */
   async nextDueAt(group: string): Promise<number | null> {
     const row = this.#sql.read((sql) =>
       sql.get(`SELECT min(available_at) FROM ${this.#deliveries} WHERE grp = ? AND state = ?`, [
@@ -235,6 +208,7 @@ export class SqlQueueStore implements QueueStore {
     this.#sql.read((sql) => sql.get('SELECT 1'));
   }
 
+  /** How many of the group's deliveries are in `state` (metrics). */
   async count(group: string, state: DeliveryState): Promise<number> {
     const row = this.#sql.read((sql) =>
       sql.get(`SELECT count(*) FROM ${this.#deliveries} WHERE grp = ? AND state = ?`, [

@@ -13,9 +13,9 @@ import type {
 } from '../types.js';
 import { type CheckpointCounts, Checkpointer } from './checkpointer.js';
 import { EmbeddedCollection } from './collection.js';
-import { migrateLegacyStore } from './legacy/migrate.js';
 import { type DirectoryLock, lockDirectory } from './lock.js';
 import { secureDataDirectory } from './permissions.js';
+import { MIGRATIONS, type Migration, migrateSchema } from './schema.js';
 import {
   type CatalogEntry,
   type Db,
@@ -39,6 +39,8 @@ export interface EmbeddedStoreOptions {
    * few rows.
    */
   planProbeRows?: number;
+  /** The layout's migrations (see schema.ts); tests give a longer list. Default MIGRATIONS. */
+  migrations?: readonly Migration[];
 }
 
 export const STORE_FILE = 'store.sqlite';
@@ -82,7 +84,10 @@ function pageSize(db: Db): number {
   return bytes;
 }
 
-/** Opens (or creates) the embedded store in `dataDir`, migrating a data directory of the old store. */
+/**
+ * Opens (or creates) the embedded store in `dataDir`, its layout brought to the latest schema version
+ * (see schema.ts); a store of a newer version than this code knows is refused.
+ */
 export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<EmbeddedDocStore> {
   const started = Date.now();
   const dataDir = resolvePath(options.dataDir);
@@ -95,37 +100,20 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
     const cacheKiB = options.cacheKiB ?? 16 * 1024;
     const writer = openConnection(path, cacheKiB, false);
     connections.push(writer);
-    writer.exec(
-      'CREATE TABLE IF NOT EXISTS catalog (name TEXT PRIMARY KEY, indexes TEXT NOT NULL, types TEXT NOT NULL, ' +
-        "elements TEXT NOT NULL DEFAULT '[]', columns TEXT);" +
-        'CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)',
-    );
-    // A catalog written before element tables existed gets their column (and the tables, below).
-    const columns = writer
-      .prepare('SELECT name FROM pragma_table_info(?)')
-      .raw()
-      .all('catalog') as string[][];
-    if (!columns.some(([column]) => column === 'elements')) {
-      writer.exec("ALTER TABLE catalog ADD COLUMN elements TEXT NOT NULL DEFAULT '[]'");
-    }
-    // NULL for a collection whose indexed paths have no columns yet (built below, in the upgrade).
-    if (!columns.some(([column]) => column === 'columns'))
-      writer.exec('ALTER TABLE catalog ADD COLUMN columns TEXT');
-    await migrateLegacyStore(dataDir, writer, options.logger);
+    const migrated = migrateSchema(writer, dataDir, options.migrations ?? MIGRATIONS);
+    if (migrated.length > 0)
+      options.logger?.info({ dataDir, versions: migrated }, 'docstore schema migrated');
     const reader = openConnection(path, cacheKiB, true);
     connections.push(reader);
     const catalog = (
-      writer.prepare('SELECT name, indexes, types, elements, columns FROM catalog').raw().all() as (
-        | string
-        | null
-      )[][]
+      writer.prepare('SELECT name, indexes, types, elements, columns FROM catalog').raw().all() as string[][]
     ).map(
-      ([name, indexes, types, elements, indexedColumns]): CatalogEntry => ({
-        name: name as string,
-        indexes: JSON.parse(indexes as string),
-        types: JSON.parse(types as string),
-        elements: JSON.parse(elements as string),
-        ...(indexedColumns !== null && { columns: JSON.parse(indexedColumns as string) }),
+      ([name, indexes, types, elements, columns]): CatalogEntry => ({
+        name: name!,
+        indexes: JSON.parse(indexes!),
+        types: JSON.parse(types!),
+        elements: JSON.parse(elements!),
+        columns: JSON.parse(columns!),
       }),
     );
     const store = new EmbeddedDocStore(dataDir, path, writer, reader, catalog, lock, options);
@@ -216,25 +204,7 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     this.#checkpointer = new Checkpointer(path, options.logger);
     this.#walLimitFrames = Math.floor(WAL_LIMIT_BYTES / pageSize(writer));
     for (const entry of catalog) this.#tables.set(entry.name, new Table(this, entry, entry.name));
-    this.#upgrade();
     this.#ttlTimer = setInterval(() => this.#removeExpired(), options.ttlSweepIntervalMs ?? 60_000).unref();
-  }
-
-  /**
-   * Builds what a catalog written by an older version lacks (the indexed paths' columns, element
-   * tables of fields that already held arrays), committed before the store serves anything.
-   */
-  #upgrade(): void {
-    const tables = [...this.#tables.values()].filter((table) => table.needsUpgrade);
-    if (tables.length === 0) return;
-    this.#openBatch();
-    for (const table of tables) table.upgrade();
-    this.#commit();
-    if (this.#failure) throw this.#failure;
-    this.#logger?.info(
-      { dataDir: this.#dataDir, collections: tables.map((table) => table.name) },
-      'docstore built the columns and element tables its indexes need',
-    );
   }
 
   collection<TDoc extends Document = Document>(name: string): Collection<TDoc> {

@@ -34,10 +34,10 @@ export interface CatalogEntry {
   indexes: IndexDefinition[];
   /** Type flags (see values.ts) of every indexed path, and of _id. */
   types: Record<string, number>;
-  /** The paths that have a multikey element table (see Table.field); absent in older catalogs. */
-  elements?: string[];
-  /** The indexed paths that have a column of their own (see Table.field); absent in older catalogs. */
-  columns?: string[];
+  /** The paths that have a multikey element table (see Table.field). */
+  elements: string[];
+  /** The indexed paths that have a column of their own (see Table.field). */
+  columns: string[];
 }
 
 /** What a table needs from the store: statements, nested savepoints, undo of its memory on rollback. */
@@ -186,7 +186,7 @@ export class Table {
    * field of a non-unique index once it has held an array. Only grows, as the type flags.
    */
   readonly #elements: Set<string>;
-  /** The indexed paths with a column (`"p:<path>"`); a catalog written before columns has none. */
+  /** The indexed paths with a column (`"p:<path>"`). */
   readonly #columns: Set<string>;
   /** The INSERT of #insertSql, built once per set of columns. */
   #insertStatementSql: string | null = null;
@@ -482,8 +482,8 @@ export class Table {
     return [...paths];
   }
 
-  /** Creates the element tables now needed, each filled over the stored rows. True when one was. */
-  #addElementTables(): boolean {
+  /** Creates the element tables now needed, each filled over the stored rows. */
+  #addElementTables(): void {
     const paths = this.#missingElementTables();
     const db = this.#host.writer;
     for (const path of paths) {
@@ -496,32 +496,6 @@ export class Table {
       this.#host.onRollback(() => this.#elements.delete(path));
       for (const row of this.#all(db)) this.#setElements(path, row.rid, null, row.doc);
     }
-    return paths.length > 0;
-  }
-
-  /**
-   * Builds the element tables a catalog written before they existed lacks (in the current write).
-   * True when there was one to build.
-   */
-  upgrade(): boolean {
-    if (!this.#created) return false;
-    return this.#host.atomically(() => {
-      const columns = this.#missingColumns();
-      const elements = this.#addElementTables();
-      if (columns.length === 0 && !elements) return false;
-      if (columns.length > 0) {
-        this.#addColumns(columns);
-        // The indexes over json_extract expressions of older layouts give way to indexes over columns.
-        for (const index of this.indexes) this.#createSqlIndex(index, true);
-      }
-      this.#saveCatalog();
-      return true;
-    });
-  }
-
-  /** Whether upgrade() has something to build. */
-  get needsUpgrade(): boolean {
-    return this.#created && (this.#missingElementTables().length > 0 || this.#missingColumns().length > 0);
   }
 
   /** The tracked (indexed) paths SQL can name that have no column yet. */
@@ -547,15 +521,14 @@ export class Table {
     }
   }
 
-  /** The SQL index of a declared index, over the paths' columns; `replace`: drops an older one first. */
-  #createSqlIndex(index: IndexDefinition, replace: boolean): void {
+  /** The SQL index of a declared index, over the paths' columns. */
+  #createSqlIndex(index: IndexDefinition): void {
     const paths = Object.keys(index.keys);
     if (!paths.every((path) => path === '_id' || this.#columns.has(path))) return;
     const expressions = paths.map((path) => (path === '_id' ? 'id' : columnName(path)));
     const columns = expressions.includes('id') ? expressions : [...expressions, 'id'];
     const name = quote(`i:${this.name}:${index.name}`);
     const db = this.#host.writer;
-    if (replace) db.exec(`DROP INDEX IF EXISTS ${name}`);
     db.exec(`CREATE INDEX ${name} ON ${this.rows} (${columns.join(', ')})`);
   }
 
@@ -793,7 +766,7 @@ export class Table {
       // Over a field that already held arrays, the index starts with its element table.
       this.#addElementTables();
       this.#addColumns(this.#missingColumns());
-      this.#createSqlIndex(index, false);
+      this.#createSqlIndex(index);
       this.#saveCatalog();
     });
   }

@@ -1,5 +1,7 @@
 export { deleteRabbitTopology, openTestRabbitBus, type TestRabbitBus } from './rabbit.js';
 export {
+  busOn,
+  faultyTestBus,
   inProcessTestBus,
   noInternalCalls,
   openTestStore,
@@ -7,6 +9,8 @@ export {
   type ServiceHarness,
   type ServiceHarnessOptions,
   startServiceHarness,
+  type TestBus,
   testLogger,
+  trackedTestBus,
   waitFor,
 } from './service-harness.js';

@@ -10,7 +10,7 @@ import {
 } from '@lead-capture/bus';
 import { CONSUMER_GROUPS, validateEvent } from '@lead-capture/contracts';
 import { type DocStore, openStore } from '@lead-capture/docstore';
-import { waitFor } from '@lead-capture/testing';
+import { type BusFaults, faultyBus, type HandledLog, trackHandlers, waitFor } from '@lead-capture/testing';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createHttpApp } from '../http.js';
@@ -26,9 +26,65 @@ export function testLogger(label: string): Logger {
   return createLogger({ level: 'silent', name: `${label}-test` });
 }
 
-/** An in-process bus with every consumer group of the contracts declared and payloads validated. */
-export function inProcessTestBus(logger: Logger): MessageBus {
-  return createInProcessBus({ logger, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
+/**
+ * The production in-process bus on `store` (an embedded store: its queues in the store's tables, a
+ * publish inside the store's transactions staged in the same commit), every consumer group of the
+ * contracts declared and payloads validated. Close it before the store.
+ */
+export function inProcessTestBus(logger: Logger, store: DocStore): MessageBus {
+  return createInProcessBus({ logger, store, validate: validateEvent, declareGroups: CONSUMER_GROUPS });
+}
+
+/** A bus for a test harness, or how to make one on the harness's store. */
+export type TestBus = MessageBus | ((store: DocStore) => MessageBus);
+
+/** `bus` on `store`: made there when it is a function, the in-process bus on the store when absent. */
+export function busOn(bus: TestBus | undefined, store: DocStore, logger: Logger): MessageBus {
+  return typeof bus === 'function' ? bus(store) : (bus ?? inProcessTestBus(logger, store));
+}
+
+/**
+ * The in-process bus on a harness's store behind faultyBus (give `make` as the harness's bus): its
+ * publishes fail on demand through `faults`, readable once the harness made the bus.
+ */
+export function faultyTestBus(logger: Logger): {
+  make(store: DocStore): MessageBus;
+  readonly faults: BusFaults;
+} {
+  let faults: BusFaults | undefined;
+  return {
+    make(store) {
+      const faulty = faultyBus(inProcessTestBus(logger, store));
+      faults = faulty.faults;
+      return faulty.bus;
+    },
+    get faults() {
+      if (!faults) throw new Error('The faulty bus is made by the harness: start it first');
+      return faults;
+    },
+  };
+}
+
+/**
+ * `bus` (see busOn) with trackHandlers over it: give `make` as the harness's bus; `handled` says which
+ * events its handlers finished, once the harness made it.
+ */
+export function trackedTestBus(
+  logger: Logger,
+  bus?: TestBus,
+): { make(store: DocStore): MessageBus; readonly handled: HandledLog } {
+  let handled: HandledLog | undefined;
+  return {
+    make(store) {
+      const tracked = trackHandlers(busOn(bus, store, logger));
+      handled = tracked.handled;
+      return tracked.bus;
+    },
+    get handled() {
+      if (!handled) throw new Error('The tracked bus is made by the harness: start it first');
+      return handled;
+    },
+  };
 }
 
 /** A fresh embedded store in a temporary directory; `remove` closes it and deletes the directory. */
@@ -57,9 +113,12 @@ export interface ServiceHarnessOptions {
   /** Names the temporary directory, the logger and the default internal secret. */
   label: string;
   logger?: Logger;
-  /** Default: a fresh in-process bus, closed by close(). */
-  bus?: MessageBus;
-  /** Close a given bus too (default: only a bus the harness made). */
+  /**
+   * Default: a fresh in-process bus on the harness's store, closed by close(). A function is given
+   * the store and makes the bus (to wrap the default one, say).
+   */
+  bus?: TestBus;
+  /** Close a given bus too (default: only a bus the harness made, or a function made). */
   closeBus?: boolean;
   /** Default: a fresh embedded store, closed and removed by close(); a given store is left open. */
   store?: DocStore;
@@ -115,8 +174,8 @@ export interface ServiceHarness {
 }
 
 /**
- * A service as its own process mounts it, not listening: a fresh embedded store, an in-process bus
- * (unless given), the module from `factory`, kit's HTTP app with the internal-identity check, the
+ * A service as its own process mounts it, not listening: a fresh embedded store, the in-process bus on
+ * it (unless given), the module from `factory`, kit's HTTP app with the internal-identity check, the
  * module started. `close()` undoes it all in order.
  */
 export async function startServiceHarness(
@@ -127,8 +186,8 @@ export async function startServiceHarness(
   const secret = options.secret ?? `${options.label}-tests-internal-secret-0123456789`;
   const owned = options.store ? undefined : await openTestStore(options.label);
   const store = options.store ?? owned!.store;
-  const bus = options.bus ?? inProcessTestBus(logger);
-  const closeBus = options.closeBus ?? !options.bus;
+  const bus = busOn(options.bus, store, logger);
+  const closeBus = options.closeBus ?? typeof options.bus !== 'object';
   const events: EventEnvelope[] = [];
   let observer: Subscription | undefined;
   if (options.observe) {

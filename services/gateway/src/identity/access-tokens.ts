@@ -3,7 +3,7 @@ import { jwtVerify, SignJWT } from 'jose';
 
 /**
  * Access tokens: JWT, HS256 only, issuer and audience checked, `sub` = user id, `ver` = the user's
- * token version when it was issued (a token without `ver` was issued before versions: 0).
+ * token version when it was issued (required).
  */
 export const ACCESS_TOKEN_ISSUER = 'lead-capture';
 export const ACCESS_TOKEN_AUDIENCE = 'lead-capture-api';
@@ -48,12 +48,12 @@ export function createAccessTokens(options: {
         algorithms: ['HS256'],
         issuer: ACCESS_TOKEN_ISSUER,
         audience: ACCESS_TOKEN_AUDIENCE,
-        requiredClaims: ['sub', 'exp', 'iat'],
+        requiredClaims: ['sub', 'exp', 'iat', 'ver'],
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
         currentDate: new Date(now()),
       });
       if (typeof payload.sub !== 'string' || payload.sub === '') throw new Error('No subject');
-      const { ver = 0 } = payload;
+      const { ver } = payload;
       if (typeof ver !== 'number' || !Number.isSafeInteger(ver) || ver < 0) throw new Error('Bad version');
       return { userId: payload.sub, version: ver };
     },

@@ -18,7 +18,7 @@ export interface UserDoc extends Document {
   passwordHash: string;
   /**
    * Bumped when the password, the role or the status changes: access tokens carry the version they
-   * were issued at and an older one is refused. Absent (users stored before it): 0.
+   * were issued at and an older one is refused. Absent until the first such change: 0.
    */
   tokenVersion?: number;
   createdAt: string;

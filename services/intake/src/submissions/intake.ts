@@ -91,7 +91,7 @@ export interface SubmissionView {
   payload: unknown;
   /** The payload was too large to keep whole (a rejected delivery): `payloadExcerpt` has its start. */
   payloadTruncated: boolean;
-  /** Size of the payload's JSON text in bytes; null for submissions stored before it was recorded. */
+  /** Size of the payload's JSON text in bytes; null when the payload was unreadable. */
   payloadBytes: number | null;
   payloadExcerpt?: string;
   /** The Graph API fetch of a lead named by a Meta leadgen notification. */

@@ -33,7 +33,7 @@ export const previewRoute: FastifyPluginAsync<SourceRoutesOptions> = async (app,
     },
     async (request) => {
       const source = await options.sources.get(request.params.id);
-      const format = request.body.format ?? source.format ?? 'generic';
+      const format = request.body.format ?? source.format;
       const result = mapSubmission(request.body.payload, toFieldMappings(source.fieldMappings), format);
       if (!result.ok) return { valid: false, format, error: result.error };
       return { valid: true, format, ...result.submission };

@@ -83,7 +83,7 @@ export async function sourceViews(
   return sources.map((source) => ({
     ...createdSourceView(source, request, options.publicBaseUrl),
     ...(showTokens ? {} : { webhookToken: null, webhookUrl: null }),
-    format: source.format ?? 'generic',
+    format: source.format,
     secretsSet: {
       verifyToken: source.verifyToken !== undefined,
       signingSecret: source.signingSecret !== undefined,
