@@ -54,7 +54,14 @@ describe('chained stages on the in-process bus (issue 25)', () => {
   }
 
   /** The stages and read models; `failOnce` names the submissions whose stage throws on its first call. */
-  async function startChain(failOnce: { capture?: string; enrich?: string } = {}) {
+  /**
+   * `failOnce`: the submissions whose stage throws on its first call; `broken`: the submissions whose
+   * enrichment throws while they are in it (up to `maxAttempts`, then dead-lettered).
+   */
+  async function startChain(
+    failOnce: { capture?: string; enrich?: string } = {},
+    { broken = new Set<string>(), maxAttempts = 5 } = {},
+  ) {
     const outbox = new Outbox({ store, bus, logger, collection: 'test_outbox' });
     const leads = store.collection<{ _id: string; stage: string }>('leads');
     const calls = { capture: new Map<string, number>(), enrich: new Map<string, number>() };
@@ -64,12 +71,13 @@ describe('chained stages on the in-process bus (issue 25)', () => {
       calls.set(key, (calls.get(key) ?? 0) + 1);
       return calls.get(key)!;
     };
-    const retryAtOnce = { retryDelayMs: () => 0 };
+    const retryAtOnce = { retryDelayMs: () => 0, maxAttempts };
     await bus.subscribe(
       { group: 'test.enrich', types: ['lead.captured'], chain: true, ...retryAtOnce },
       async (event) => {
         const { submissionId } = (event as EventOf<'lead.captured'>).data;
         const call = count(calls.enrich, submissionId);
+        if (broken.has(submissionId)) throw new Error('enrichment broken (test)');
         const lead = await leads.findOne({ _id: submissionId });
         if (lead?.stage === 'enriched') return;
         await outbox.change(async (change) => {
@@ -207,5 +215,30 @@ describe('chained stages on the in-process bus (issue 25)', () => {
     expect(streamed).toHaveLength(streamedBefore);
     // The redelivery ran chained too.
     expect(chains.chains).toBe(2);
+  });
+
+  it('dead-letters a chained stage that keeps failing, and replays it into the chain', async () => {
+    for (let n = 0; n < 3; n++) await received(n);
+    const broken = new Set([sub(1)]);
+    const { leads, calls, logged } = await startChain({}, { broken, maxAttempts: 2 });
+    const [dead] = await waitFor('the dead letter', async () => {
+      const letters = await bus.listDeadLetters('test.enrich');
+      return letters.length > 0 && letters;
+    });
+    expect(dead!.event.type).toBe('lead.captured');
+    expect(dead!.attempts).toBe(2);
+    // The others went on; the failing lead was captured all the same (its capture committed).
+    expect((await leads.findOne({ _id: sub(0) }))?.stage).toBe('enriched');
+    expect((await leads.findOne({ _id: sub(1) }))?.stage).toBe('captured');
+    broken.clear();
+    expect(await bus.replayDeadLetters('test.enrich')).toBe(1);
+    await waitFor(
+      'the replayed lead enriched',
+      async () => (await leads.findOne({ _id: sub(1) }))?.stage === 'enriched',
+    );
+    await settled();
+    expect(calls.enrich.get(sub(1))).toBe(3);
+    expect(logged.enriched).toHaveLength(3);
+    expect(new Set(logged.enriched.map((event) => event.id)).size).toBe(3);
   });
 });
