@@ -179,9 +179,17 @@ export class ChainRunner {
   async runBatch(group: string, consumer: ChainedConsumer, docs: readonly DeliveryDoc[]): Promise<void> {
     const heads = docs.map((doc) => ({ doc, parsed: parseMessage(doc.body, this.#host.validate) }));
     await this.#warm(heads.flatMap(({ parsed }) => ('envelope' in parsed ? [parsed.envelope] : [])));
-    // Started together, the heads' transactions follow one another on the store's writer without a
-    // commit between them: the store commits them as one (its group commit), with a savepoint each.
-    await Promise.all(heads.map((head) => this.#runHead(group, consumer, head.doc, head.parsed)));
+    // One head after another, each in a savepoint of the store's current commit (its group commit
+    // takes what ran since the last one). Between two heads the event loop turns: the writes that
+    // waited meanwhile (a webhook's) go first, and the store may commit.
+    const committed: Promise<void>[] = [];
+    for (const head of heads) {
+      const { ran, done } = this.#runHead(group, consumer, head.doc, head.parsed);
+      committed.push(done);
+      await ran;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(committed);
   }
 
   /**
@@ -189,31 +197,37 @@ export class ChainRunner {
    * records until the outermost one is released, and walks them on every nested release, so one
    * savepoint around a whole batch made each hop's cost grow with the batch.
    */
-  async #runHead(
+  #runHead(
     group: string,
     consumer: ChainedConsumer,
     doc: DeliveryDoc,
     parsed: ReturnType<typeof parseMessage>,
+  ): { ran: Promise<void>; done: Promise<void> } {
+    let finished!: () => void;
+    const ran = new Promise<void>((resolve) => {
+      finished = resolve;
+    });
+    const done = this.#runHeadChain(group, consumer, doc, parsed, finished).finally(finished);
+    return { ran, done };
+  }
+
+  /** `finished` is called once the chain's work is done, before its commit. */
+  async #runHeadChain(
+    group: string,
+    consumer: ChainedConsumer,
+    doc: DeliveryDoc,
+    parsed: ReturnType<typeof parseMessage>,
+    finished: () => void,
   ): Promise<void> {
     const host = this.#host;
     const afterCommit: (() => void)[] = [];
     const ifRolledBack: (() => void)[] = [];
     try {
       await host.store.ambientTransaction(async (tx) => {
-        if ('problem' in parsed) {
-          host.logger.warn({ group, reason: parsed.problem }, 'Dead-lettering an unreadable message');
-          host.reporter.unreadable(group, doc.attempt);
-          await this.#settleFailedHead(tx, group, doc, parsed.problem, 1, afterCommit);
-          return;
-        }
-        const head: Hop = { group, consumer, envelope: parsed.envelope };
-        const result = await this.#runChain(tx, head, doc.attempt, afterCommit, ifRolledBack);
-        if (result.ok) {
-          await host.queue.remove([doc._id], tx);
-          afterCommit.push(() => host.release(group, doc._id, null));
-        } else {
-          const { maxAttempts } = consumer.policy;
-          await this.#settleFailedHead(tx, group, doc, result.reason, maxAttempts, afterCommit, consumer);
+        try {
+          await this.#chainOf(tx, group, consumer, doc, parsed, afterCommit, ifRolledBack);
+        } finally {
+          finished();
         }
       });
     } catch (error) {
@@ -223,7 +237,35 @@ export class ChainRunner {
       host.release(group, doc._id, doc.seq);
       return;
     }
-    for (const done of afterCommit) done();
+    for (const commit of afterCommit) commit();
+  }
+
+  /** The head's chain inside its transaction, and its delivery's outcome. */
+  async #chainOf(
+    tx: Transaction,
+    group: string,
+    consumer: ChainedConsumer,
+    doc: DeliveryDoc,
+    parsed: ReturnType<typeof parseMessage>,
+    afterCommit: (() => void)[],
+    ifRolledBack: (() => void)[],
+  ): Promise<void> {
+    const host = this.#host;
+    if ('problem' in parsed) {
+      host.logger.warn({ group, reason: parsed.problem }, 'Dead-lettering an unreadable message');
+      host.reporter.unreadable(group, doc.attempt);
+      await this.#settleFailedHead(tx, group, doc, parsed.problem, 1, afterCommit);
+      return;
+    }
+    const head: Hop = { group, consumer, envelope: parsed.envelope };
+    const result = await this.#runChain(tx, head, doc.attempt, afterCommit, ifRolledBack);
+    if (result.ok) {
+      await host.queue.remove([doc._id], tx);
+      afterCommit.push(() => host.release(group, doc._id, null));
+    } else {
+      const { maxAttempts } = consumer.policy;
+      await this.#settleFailedHead(tx, group, doc, result.reason, maxAttempts, afterCommit, consumer);
+    }
   }
 
   async #warm(envelopes: readonly EventEnvelope[]): Promise<void> {
