@@ -84,7 +84,8 @@ type HopResult = { ok: true } | { ok: false; reason: string };
  * this process on the store the bus keeps its queues in, the event is handed to it as a function
  * call inside the producer's transaction, not journaled and redelivered. The runner takes up to
  * MAX_CHAIN_BATCH first deliveries of a chained group (what is pending: 1 when idle, more under a
- * backlog) and runs them in one commit of the store, a savepoint each:
+ * backlog) and runs them one after another, each head's chain in a savepoint of the store's group
+ * commit (which takes what ran since the last one), yielding to waiting writes between two heads:
  *
  * - each delivery's chain goes breadth first through the chained consumers of every event it
  *   publishes, each handler call in a savepoint of its own;
