@@ -1,6 +1,4 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -12,6 +10,7 @@ import { killAtMarker, waitFor } from '@lead-capture/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildProductApp, type ProductApp } from './product-app.js';
+import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
 
 /**
  * The chain of the embedded runtime is chained (issue 25): from lead.received to lead.enrolled, one
@@ -35,9 +34,7 @@ interface Delivered {
 
 let product: ProductApp;
 let app: FastifyInstance;
-let receiver: Server;
-let receiverUrl: string;
-const delivered: Delivered[] = [];
+let receiver: WebhookReceiver<Delivered>;
 const streamed: EventEnvelope[] = [];
 let webhookPath: string;
 let sequenceId: string;
@@ -79,16 +76,7 @@ beforeAll(async () => {
   vi.stubEnv('OUTBOUND_WEBHOOK_ALLOW_HTTP', 'true');
   vi.stubEnv('OUTBOUND_WEBHOOK_ALLOW_PRIVATE', 'true');
   vi.stubEnv('ENRICHMENT_MX_LOOKUP', 'false');
-  receiver = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      delivered.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Delivered);
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+  receiver = await startWebhookReceiver<Delivered>();
   product = await buildProductApp({ name: 'chained-chain', env: { WEBHOOK_RATE_LIMIT_MAX: '0' } });
   ({ app } = product);
   // What the gateway's live stream hears, on the same broadcast subscription.
@@ -107,7 +95,7 @@ beforeAll(async () => {
   });
   sequenceId = sequence.body.id;
   const subscription = await api('POST', '/api/webhook-subscriptions', {
-    url: receiverUrl,
+    url: receiver.url,
     eventTypes: ['*'],
   });
   expect(subscription.status).toBe(201);
@@ -115,8 +103,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await product?.close();
-  receiver?.closeAllConnections();
-  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+  await receiver?.close();
   vi.unstubAllEnvs();
 });
 
@@ -171,10 +158,10 @@ describe('the chained capture chain (embedded runtime)', () => {
         events
           .filter((event) => (event.data as { leadId?: string }).leadId === lead.id)
           .map((event) => event.type);
-      await waitFor('the deliveries', () => typesOf(delivered).length >= expected.length, 30_000);
+      await waitFor('the deliveries', () => typesOf(receiver.received).length >= expected.length, 30_000);
       await waitFor('the live stream', () => typesOf(streamed).length >= expected.length, 30_000);
       expect(typesOf(streamed)).toEqual(expected);
-      expect(typesOf(delivered)).toEqual(expected);
+      expect(typesOf(receiver.received)).toEqual(expected);
     }
   });
 });

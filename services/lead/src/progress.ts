@@ -1,18 +1,15 @@
-import { type KnownEvent, PIPELINE } from '@lead-capture/contracts';
+import { type KnownEvent, PIPELINE, READ_MODELS } from '@lead-capture/contracts';
 import type { LeadContext } from './context.js';
 import type { TimelineType } from './store.js';
 import { recordTimeline } from './timeline.js';
 
-const PROGRESS_TYPES = [
-  'lead.enriched',
-  'lead.scored',
-  'lead.notified',
-  'lead.enrolled',
-  'lead.sequence_step_sent',
-  'lead.enrollment_stopped',
-] as const;
+/** The read model of a lead's progress, as chain.ts declares it (its group and the events it keeps). */
+type ProgressModel = Extract<(typeof READ_MODELS)[number], { group: 'lead.lead.progress' }>;
+const PROGRESS_TYPES: ProgressModel['consumes'] = READ_MODELS.find(
+  (model): model is ProgressModel => 'group' in model && model.group === 'lead.lead.progress',
+)!.consumes;
 
-export type ProgressEvent = Extract<KnownEvent, { type: (typeof PROGRESS_TYPES)[number] }>;
+export type ProgressEvent = Extract<KnownEvent, { type: ProgressModel['consumes'][number] }>;
 
 /** Whether the lead's progress read model records this event. */
 export function isProgressEvent(event: KnownEvent): event is ProgressEvent {
