@@ -234,4 +234,25 @@ describe('chained stages on the in-process bus (issue 25)', () => {
     expect(logged.enriched).toHaveLength(3);
     expect(new Set(logged.enriched.map((event) => event.id)).size).toBe(3);
   });
+
+  it("runs the warmers (the network) for a batch's heads before any of their transactions", async () => {
+    for (let n = 0; n < 4; n++) await received(n);
+    const order: string[] = [];
+    bus.prepareChained((head) => {
+      order.push(`warm ${head.id}`);
+      // A lookup that answers later, as DNS does: no transaction may be open while it waits.
+      return new Promise((resolve) => setTimeout(resolve, 5));
+    });
+    const ambient = store.ambientTransaction!.bind(store);
+    store.ambientTransaction = (work) => {
+      order.push('transaction');
+      return ambient(work);
+    };
+    const { leads } = await startChain();
+    await waitFor('four leads enriched', async () => (await leads.find({ stage: 'enriched' })).length === 4);
+    await settled();
+    expect(order.filter((step) => step.startsWith('warm'))).toHaveLength(4);
+    expect(order.slice(0, 4).every((step) => step.startsWith('warm'))).toBe(true);
+    expect(order.slice(4)).toEqual(['transaction', 'transaction', 'transaction', 'transaction']);
+  });
 });
