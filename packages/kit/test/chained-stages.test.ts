@@ -238,7 +238,7 @@ describe('chained stages on the in-process bus (issue 25)', () => {
   it("runs the warmers (the network) for a batch's heads before any of their transactions", async () => {
     for (let n = 0; n < 4; n++) await received(n);
     const order: string[] = [];
-    bus.prepareChained((head) => {
+    bus.prepareChained!((head) => {
       order.push(`warm ${head.id}`);
       // A lookup that answers later, as DNS does: no transaction may be open while it waits.
       return new Promise((resolve) => setTimeout(resolve, 5));
