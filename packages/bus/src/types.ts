@@ -42,6 +42,21 @@ export interface SubscribeOptions {
    * the dashboard's live stream). No retries, no dead letters, nothing kept when the process stops.
    */
   broadcast?: boolean;
+  /**
+   * The handler may be chained (contracts' CHAINED_GROUPS): where the bus keeps its queues in the
+   * store its publishers write (the in-process bus on the embedded store), an event published inside
+   * a chained handler is handed to this one as a call in the same transaction, and the group's first
+   * deliveries run in batches, one transaction each. The handler must not wait on the network
+   * (prepareChained does that before the transaction). Ignored by RabbitMQ: one queue per group there.
+   */
+  chain?: boolean;
+  /**
+   * Chained only: the events of one chain for this group, handed over together at the end of the
+   * chain instead of one call each (in the order they were published), so that a document they all
+   * change is written once (the lead service's read model of a lead's progress). On failure each
+   * event is retried alone, through `handler`.
+   */
+  chainBatch?: (events: EventEnvelope[], context: DeliveryContext) => Promise<void>;
 }
 
 export interface Subscription {
@@ -159,6 +174,13 @@ export interface MessageBus {
    * change that caused it, so no outbox entry is needed. Undefined for any other store or bus.
    */
   transactionalPublisher?(store: DocStore): TransactionalPublisher | undefined;
+  /**
+   * Where the bus chains handlers (see SubscribeOptions.chain): `warm` runs for the first event of
+   * every chain before its batch's transaction opens, all of a batch's at once, so that what a chained
+   * handler needs from the network (an MX lookup) is in a cache by then. Undefined where nothing is
+   * chained.
+   */
+  prepareChained?(warm: (head: EventEnvelope) => Promise<void>): void;
   /** Cancels subscriptions (draining in-flight handlers), then closes channels and connection. */
   close(): Promise<void>;
 }

@@ -6,7 +6,7 @@ export { LEAD_CHANGE_EVENT_TYPES, LIVE_STREAM_EVENT_TYPES, WEBHOOK_EVENT_TYPES }
 /**
  * The capture pipeline, in order. Each stage is triggered by the event the stage before it
  * publishes, and publishes the event that triggers the next one. A webhook submission and a CSV
- * import row both enter at `lead.received`.
+ * import row both enter at `lead.received`. Every stage is chainable (see CHAINED_GROUPS).
  */
 export const PIPELINE = [
   { stage: 'lead', group: 'lead.lead.capture', consumes: 'lead.received', publishes: 'lead.captured' },
@@ -44,6 +44,8 @@ export interface ReadModelConsumption {
   purpose: string;
   /** Every process gets every event (no competing consumers, nothing kept while it is down). */
   broadcast?: boolean;
+  /** Chainable: see CHAINED_GROUPS. */
+  chained?: boolean;
 }
 
 /** The broadcast subscription of each gateway process (its own exclusive queue on RabbitMQ). */
@@ -64,6 +66,7 @@ export const READ_MODELS = [
     ],
     purpose:
       'persist enrichment, score, notifications, enrolments and sequence progress on the lead and write its timeline',
+    chained: true,
   },
   {
     consumer: 'lead',
@@ -180,6 +183,21 @@ export const SYNC_CALLS: readonly SyncCall[] = [
       'each outbound webhook delivery carries the lead exactly as its detail shows it, read when the delivery is recorded (the event is retried while the lead service cannot answer)',
   },
 ];
+
+/**
+ * The consumer groups whose handlers may be chained (ARCHITECTURE.md, "Chained stages and batches"):
+ * they only read and write the store, so where the process that publishes their event also hosts
+ * them on the same store (the embedded runtime), the event is handed to them as a function call
+ * inside the publisher's transaction instead of a queued delivery. From `lead.received` to
+ * `lead.enrolled` with the lead's progress, one lead's chain then commits as one unit. The other
+ * groups wait on the network (outbound webhooks), or belong to other services' read models, and
+ * are queued in the same commit. A subscriber may still decline (`chain: false`): the notification
+ * worker does while it sends mail over SMTP.
+ */
+export const CHAINED_GROUPS: ReadonlySet<string> = new Set([
+  ...PIPELINE.map(({ group }) => group),
+  ...READ_MODELS.flatMap((model) => ('chained' in model && model.chained ? [model.group] : [])),
+]);
 
 export interface ConsumerGroup {
   group: string;

@@ -1,5 +1,6 @@
 export {
   assertConsumable,
+  CHAINED_GROUPS,
   CONSUMER_GROUPS,
   type ConsumerGroup,
   consumerGroup,

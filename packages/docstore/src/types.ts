@@ -96,6 +96,14 @@ export interface DocStore {
    */
   transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
   /**
+   * Embedded store only: a transaction that the code `work` calls joins without being handed `tx`
+   * (chained stages: every stage's code runs in the transaction of the batch). Inside `work`'s own
+   * async calls, writes and reads through the store's collections run in it (reads see its writes),
+   * and `transaction()` opens a savepoint in it: rolled back alone when its work throws. Code that
+   * leaves `work` (a timer, a task still running after it) no longer joins it.
+   */
+  ambientTransaction?<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
+  /**
    * Embedded store only: SQL on tables of the caller's own beside the collections, in the same
    * commits (the in-process bus keeps its queues there). Undefined on MongoDB.
    */

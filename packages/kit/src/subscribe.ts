@@ -1,10 +1,11 @@
 import type { EventHandler, MessageBus, SubscribeOptions, Subscription } from '@lead-capture/bus';
-import { assertConsumable, consumerGroup } from '@lead-capture/contracts';
+import { assertConsumable, CHAINED_GROUPS, consumerGroup } from '@lead-capture/contracts';
 
 /**
  * Subscribes `handler` to a consumer group declared in contracts' chain.ts, with exactly the types
  * declared there; throws at start when one of them has no event schema (a typo, a missing schema),
- * instead of dead-lettering every message later.
+ * instead of dead-lettering every message later. The groups chain.ts declares chainable are
+ * subscribed with `chain` unless `options.chain` says otherwise.
  */
 export function subscribeGroup(
   bus: MessageBus,
@@ -14,5 +15,6 @@ export function subscribeGroup(
 ): Promise<Subscription> {
   const { group, types } = consumerGroup(name);
   assertConsumable(types);
-  return bus.subscribe({ ...options, group, types: [...types] }, handler);
+  const chain = options.chain ?? CHAINED_GROUPS.has(group);
+  return bus.subscribe({ ...options, group, types: [...types], chain }, handler);
 }

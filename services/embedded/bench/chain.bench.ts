@@ -2,15 +2,21 @@
  * The whole chain of the embedded runtime in one process, without HTTP sockets: the gateway and
  * every service module on the embedded store and the journaled in-process bus, as `pnpm start`
  * builds them. Webhooks are injected (`app.inject`, 32 at a time) until LEADS have a 200, then the
- * bench waits until every lead is enrolled. Reports the CPU time (user + system) per lead, which the
+ * bench waits until every lead is enrolled and every queue is quiet (the read models beside the
+ * chain, the outbound webhooks worker: their work is part of each lead's cost). Reports the CPU time (user + system) per lead, which the
  * machine's other load disturbs much less than wall time, the wall-clock rate, and the time the
- * store's writer connection spends in SQL per lead (see timeWriterStatements). Run:
+ * store's writer connection spends in SQL per lead (see timeWriterStatements). First, in the same
+ * run, the storage floor (storage-floor.ts: what the chain's writes alone would cost on one SQLite
+ * writer); the chain's CPU per lead is printed as a multiple of it, its rate as a share. Run:
  * `pnpm bench chain` (BENCH_CHAIN_LEADS, default 2000). Prints a table, then `BENCH_JSON {...}`.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { InProcessMessageBus } from '@lead-capture/bus';
+import { CONSUMER_GROUPS } from '@lead-capture/contracts';
 import type { EmbeddedDocStore } from '@lead-capture/docstore';
 import { buildProductApp } from '../test/product-app.js';
+import { measureStorageFloor } from './storage-floor.js';
 
 /**
  * CPU time of the main thread alone, in µs (Linux: /proc/self/task/<pid>/stat; null elsewhere). The
@@ -88,6 +94,9 @@ function timeWriterStatements(store: EmbeddedDocStore): { micros: () => number }
 const LEADS = Number(process.env.BENCH_CHAIN_LEADS ?? 2000);
 const CONCURRENT_REQUESTS = 32;
 
+// The baseline of this run, before the product starts (same process, same box, same minute).
+const floor = await measureStorageFloor(Number(process.env.BENCH_FLOOR_LEADS ?? 10_000));
+
 // The figures must not depend on this box's resolver (as in the e2e tests and `pnpm bench e2e`).
 process.env.ENRICHMENT_MX_LOOKUP = 'false';
 const product = await buildProductApp({ name: 'chain-bench', env: { WEBHOOK_RATE_LIMIT_MAX: '0' } });
@@ -152,6 +161,15 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 100));
     done = await enrolled();
   }
+  const enrolledMs = performance.now() - started;
+  const bus = product.bus as InProcessMessageBus;
+  const groups = CONSUMER_GROUPS.map(({ group }) => group);
+  const quiet = async () => {
+    const stats = bus.stats();
+    if (stats.handling > 0 || stats.recording > 0) return false;
+    return (await bus.queueStats!(groups)).every(({ ready }) => ready === 0);
+  };
+  while (!(await quiet()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   const elapsedMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   const mainAfter = mainThreadCpuMicros();
@@ -161,6 +179,7 @@ try {
     refused,
     enrolled: done,
     acceptMs: Math.round(acceptedMs),
+    enrolledMs: Math.round(enrolledMs),
     chainMs: Math.round(elapsedMs),
     cpuMicrosPerLead: Math.round((cpu.user + cpu.system) / LEADS),
     mainThreadCpuMicrosPerLead:
@@ -169,17 +188,28 @@ try {
     leadsPerSecond: Math.round((done * 1000) / elapsedMs),
     writerMicrosPerLead,
     oneWriterCeilingLeadsPerSecond: writerMicrosPerLead ? Math.round(1e6 / writerMicrosPerLead) : null,
+    floorCpuMicrosPerLead: floor.cpuMicrosPerLead,
+    floorLeadsPerSecond: floor.leadsPerSecond,
+    cpuPerLeadOverFloor: 0,
+    rateShareOfFloorPercent: 0,
   };
+  results.cpuPerLeadOverFloor = Math.round((results.cpuMicrosPerLead / floor.cpuMicrosPerLead) * 10) / 10;
+  results.rateShareOfFloorPercent = Math.round((results.leadsPerSecond / floor.leadsPerSecond) * 1000) / 10;
   console.log(`embedded chain in one process, ${LEADS} webhooks injected ${CONCURRENT_REQUESTS} at a time`);
   console.table({
     'accepted (200) in ms': results.acceptMs,
-    'all enrolled in ms': results.chainMs,
+    'all enrolled in ms': results.enrolledMs,
+    'every queue quiet in ms': results.chainMs,
     'CPU time per lead (µs)': results.cpuMicrosPerLead,
     'main thread CPU per lead (µs)': results.mainThreadCpuMicrosPerLead ?? 'n/a',
     'leads per CPU second': results.leadsPerCpuSecond,
     'leads per second (wall)': results.leadsPerSecond,
     "writer connection's SQL per lead (µs)": results.writerMicrosPerLead ?? 'n/a',
     'one writer’s ceiling (leads/s)': results.oneWriterCeilingLeadsPerSecond ?? 'n/a',
+    'storage floor: CPU per lead (µs)': floor.cpuMicrosPerLead,
+    'storage floor: leads per second': floor.leadsPerSecond,
+    'chain CPU per lead / floor (x)': results.cpuPerLeadOverFloor,
+    'chain rate / floor rate (%)': results.rateShareOfFloorPercent,
   });
   console.log(`BENCH_JSON ${JSON.stringify({ name: 'embedded-chain-in-process', results })}`);
 } finally {

@@ -40,6 +40,8 @@ export interface ProductAppOptions {
   secrets?: { JWT_SECRET: string };
   /** Starts the modules' consumers and schedulers (the chain runs); false for route-only tests. */
   start?: boolean;
+  /** The data folder of an earlier run to open again (kept on close); a fresh one by default. */
+  dataDir?: string;
 }
 
 /**
@@ -47,7 +49,7 @@ export interface ProductAppOptions {
  * for the tests and benchmarks that need the whole product behind `app.inject`.
  */
 export async function buildProductApp(options: ProductAppOptions): Promise<ProductApp> {
-  const dataDir = await mkdtemp(join(tmpdir(), `${options.name}-`));
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), `${options.name}-`)));
   const logger = createLogger({ level: 'silent', name: options.name });
   const store = await openStore(undefined, { dataDir });
   const bus = await openBus({ amqpUrl: undefined, logger, store, connectionName: options.name });
@@ -69,7 +71,7 @@ export async function buildProductApp(options: ProductAppOptions): Promise<Produ
     for (const module of [...modules].reverse()) await module.stop?.();
     await bus.close();
     await store.close();
-    await rm(dataDir, { recursive: true, force: true });
+    if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
   };
   try {
     const config = loadConfig(EMBEDDED_CONFIG, { DATA_DIR: dataDir, RATE_LIMIT_MAX: '0', ...options.env });

@@ -1,9 +1,8 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { waitFor } from '@lead-capture/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildProductApp, type ProductApp } from './product-app.js';
+import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
 
 /**
  * The outbound webhooks of the whole product in one process, as `pnpm start` wires it: a lead
@@ -19,25 +18,16 @@ interface Delivered {
 let product: ProductApp;
 let app: FastifyInstance;
 let authorization: string;
-let receiver: Server;
-let receiverUrl: string;
-const received: Delivered[] = [];
+let receiver: WebhookReceiver<Delivered>;
+let received: Delivered[];
 
 beforeAll(async () => {
   // The receiver is on 127.0.0.1 over http: allowed for this test only.
   vi.stubEnv('OUTBOUND_WEBHOOK_ALLOW_HTTP', 'true');
   vi.stubEnv('OUTBOUND_WEBHOOK_ALLOW_PRIVATE', 'true');
   vi.stubEnv('ENRICHMENT_MX_LOOKUP', 'false');
-  receiver = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Delivered);
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+  receiver = await startWebhookReceiver<Delivered>();
+  received = receiver.received;
 
   product = await buildProductApp({ name: 'webhook-lead-detail' });
   ({ app, authorization } = product);
@@ -45,8 +35,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await product?.close();
-  receiver?.closeAllConnections();
-  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+  await receiver?.close();
   vi.unstubAllEnvs();
 });
 
@@ -67,7 +56,7 @@ function deliveredOf(type: string, leadId: string): Delivered[] {
 describe('outbound webhooks in the embedded runtime', () => {
   it('deliver the lead exactly as the detail endpoint shows it', async () => {
     const subscription = await api('POST', '/api/webhook-subscriptions', {
-      url: receiverUrl,
+      url: receiver.url,
       eventTypes: ['*'],
     });
     expect(subscription.status).toBe(201);

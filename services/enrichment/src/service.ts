@@ -1,5 +1,7 @@
 import type { Subscription } from '@lead-capture/bus';
+import type { EventEnvelope, LeadCaptured, LeadReceived } from '@lead-capture/contracts';
 import { Outbox, type ServiceDeps, type ServiceModule } from '@lead-capture/kit';
+import { parseEmailAddress } from '@lead-capture/mailer';
 import { type EnrichmentConfig, loadEnrichmentConfig } from './config.js';
 import { createDnsResolver, createMailHostLookup, type MailDnsResolver } from './email/mail-dns.js';
 import { ENRICHMENT_OUTBOX, EnrichmentWorker } from './worker.js';
@@ -41,6 +43,16 @@ export function createEnrichmentService(
   });
   const worker = new EnrichmentWorker({ ...deps, outbox }, mailHosts);
   let subscription: Subscription | undefined;
+  // Chained, the enrichment runs inside the capture's transaction: its MX lookup is made before that
+  // transaction opens (prepareChained) and found in the cache then. Without a cache it would be made
+  // again inside, holding the store's writer: the enrichment is then queued instead.
+  const chain = !mailHosts || config.ENRICHMENT_DNS_CACHE_TTL_SECONDS > 0;
+  if (mailHosts && chain) {
+    deps.bus.prepareChained?.(async (head) => {
+      const domain = emailDomainOf(head);
+      if (domain) await mailHosts(domain);
+    });
+  }
 
   return {
     name: 'enrichment',
@@ -49,11 +61,21 @@ export function createEnrichmentService(
       await worker.createIndexes();
       await outbox.createIndexes();
       outbox.start();
-      subscription = await worker.subscribe();
+      subscription = await worker.subscribe({ chain });
     },
     async stop() {
       await outbox.stop();
       await subscription?.cancel();
     },
   };
+}
+
+/** The domain of the address a chain's first event carries (the capture lower-cases it); null when none. */
+function emailDomainOf(head: EventEnvelope): string | null {
+  let email: unknown = null;
+  if (head.type === 'lead.received') email = (head.data as LeadReceived).fields.email;
+  else if (head.type === 'lead.captured') email = (head.data as LeadCaptured).lead.email;
+  if (typeof email !== 'string') return null;
+  const parsed = parseEmailAddress(email.trim().toLowerCase());
+  return parsed.valid ? parsed.domain : null;
 }

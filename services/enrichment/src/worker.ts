@@ -62,9 +62,12 @@ export class EnrichmentWorker {
     return this.stage.createIndexes();
   }
 
-  async subscribe(): Promise<Subscription> {
-    return subscribeGroup(this.deps.bus, ENRICH_GROUP, (event) =>
-      this.handle(event as EventOf<'lead.captured'>),
+  async subscribe(options: { chain?: boolean } = {}): Promise<Subscription> {
+    return subscribeGroup(
+      this.deps.bus,
+      ENRICH_GROUP,
+      (event) => this.handle(event as EventOf<'lead.captured'>),
+      options,
     );
   }
 

@@ -1,20 +1,20 @@
-import { type KnownEvent, PIPELINE } from '@lead-capture/contracts';
+import { type KnownEvent, PIPELINE, READ_MODELS } from '@lead-capture/contracts';
 import type { LeadContext } from './context.js';
 import type { TimelineType } from './store.js';
 import { recordTimeline } from './timeline.js';
 
-type ProgressEvent = Extract<
-  KnownEvent,
-  {
-    type:
-      | 'lead.enriched'
-      | 'lead.scored'
-      | 'lead.notified'
-      | 'lead.enrolled'
-      | 'lead.sequence_step_sent'
-      | 'lead.enrollment_stopped';
-  }
->;
+/** The read model of a lead's progress, as chain.ts declares it (its group and the events it keeps). */
+type ProgressModel = Extract<(typeof READ_MODELS)[number], { group: 'lead.lead.progress' }>;
+const PROGRESS_TYPES: ProgressModel['consumes'] = READ_MODELS.find(
+  (model): model is ProgressModel => 'group' in model && model.group === 'lead.lead.progress',
+)!.consumes;
+
+export type ProgressEvent = Extract<KnownEvent, { type: ProgressModel['consumes'][number] }>;
+
+/** Whether the lead's progress read model records this event. */
+export function isProgressEvent(event: KnownEvent): event is ProgressEvent {
+  return (PROGRESS_TYPES as readonly string[]).includes(event.type);
+}
 
 /** What one worker event does to the lead, and the timeline entry that records it. */
 interface ProgressChange {
@@ -107,7 +107,7 @@ export function createProgressHandler({ collections }: LeadContext) {
     }
   }
 
-  return async function handleProgress(event: ProgressEvent): Promise<void> {
+  async function handleProgress(event: ProgressEvent): Promise<void> {
     const leadId = event.data.leadId;
     const change = changeOf(event);
     const { matchedCount } = await leads.updateOne({ _id: leadId, ...change.filter }, change.update);
@@ -125,15 +125,65 @@ export function createProgressHandler({ collections }: LeadContext) {
         { $set: { [`enrollments.$.${field}`]: value } },
       );
     }
+    await recordChange(event, change);
+  }
+
+  async function recordChange(event: ProgressEvent, change: ProgressChange): Promise<void> {
     const worker = workerOf(event.type);
     await recordTimeline(timeline, {
-      leadId,
+      leadId: event.data.leadId,
       type: change.type,
       causeId: event.id,
       actor: worker ? { service: worker } : null,
       data: change.data,
     });
-  };
+  }
+
+  /**
+   * Several events of one lead's chain at once (the bus hands them over together where the chain is
+   * chained): the lead is written once with all their changes, then one timeline entry each. Events
+   * of several leads, of an enrolment's own entry, or one the lead is newer than (its filter does not
+   * match) are applied one by one instead.
+   */
+  async function handleProgressBatch(events: readonly ProgressEvent[]): Promise<void> {
+    const leadId = events[0]?.data.leadId;
+    const changes = events.map(changeOf);
+    const mergeable =
+      events.length > 1 &&
+      events.every((event) => event.data.leadId === leadId) &&
+      changes.every((change) => !change.enrollment);
+    if (mergeable) {
+      const filters = changes
+        .map((change) => change.filter)
+        .filter((filter) => Object.keys(filter).length > 0);
+      const { matchedCount } = await leads.updateOne(
+        { _id: leadId, ...(filters.length > 0 ? { $and: filters } : {}) },
+        mergedUpdate(changes.map((change) => change.update)),
+      );
+      if (matchedCount === 1) {
+        for (const [index, event] of events.entries()) await recordChange(event, changes[index]!);
+        return;
+      }
+    }
+    for (const event of events) await handleProgress(event);
+  }
+
+  return Object.assign(handleProgress, { batch: handleProgressBatch });
+}
+
+/** The updates of several changes as one: their `$set`s together (a later one wins), their `$addToSet` lists joined. */
+function mergedUpdate(updates: readonly Record<string, unknown>[]): Record<string, unknown> {
+  const set: Record<string, unknown> = {};
+  const addToSet: Record<string, { $each: unknown[] }> = {};
+  for (const update of updates) {
+    Object.assign(set, update.$set);
+    for (const [field, value] of Object.entries(
+      (update.$addToSet ?? {}) as Record<string, { $each: unknown[] }>,
+    )) {
+      addToSet[field] = { $each: [...(addToSet[field]?.$each ?? []), ...value.$each] };
+    }
+  }
+  return Object.keys(addToSet).length > 0 ? { $set: set, $addToSet: addToSet } : { $set: set };
 }
 
 function notNewerThan(path: string, occurredAt: string): Record<string, unknown> {

@@ -8,7 +8,7 @@ import type { LeadContext } from './context.js';
 import { createDirectoryHandler, isDirectoryEvent } from './directory.js';
 import { createImportTracker } from './imports.js';
 import { createLeadActions } from './lead-actions.js';
-import { createProgressHandler } from './progress.js';
+import { createProgressHandler, isProgressEvent } from './progress.js';
 import { internalLeadRoutes } from './routes/internal/lead/leads.js';
 import { leadsRoutes } from './routes/leads/index.js';
 import { createIndexes, LEAD_OUTBOX, leadCollections } from './store.js';
@@ -79,18 +79,16 @@ export function createLeadService(
           },
           { maxAttempts: CAPTURE_MAX_ATTEMPTS, prefetch: CAPTURE_PREFETCH },
         ),
-        await subscribeGroup(deps.bus, PROGRESS_GROUP, async (event) => {
-          const known = asKnown(event);
-          switch (known.type) {
-            case 'lead.enriched':
-            case 'lead.scored':
-            case 'lead.notified':
-            case 'lead.enrolled':
-            case 'lead.sequence_step_sent':
-            case 'lead.enrollment_stopped':
-              await recordProgress(known);
-          }
-        }),
+        await subscribeGroup(
+          deps.bus,
+          PROGRESS_GROUP,
+          async (event) => {
+            const known = asKnown(event);
+            if (isProgressEvent(known)) await recordProgress(known);
+          },
+          // Chained, a lead's progress events come together at the end of its chain: one write.
+          { chainBatch: (events) => recordProgress.batch(events.map(asKnown).filter(isProgressEvent)) },
+        ),
         // One at a time: a pipeline's update and its deletion must not overtake each other here.
         await subscribeGroup(
           deps.bus,

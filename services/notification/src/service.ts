@@ -83,7 +83,11 @@ export function createNotificationService(
           logger.warn({ err: error }, 'The SMTP server cannot be reached yet; notifications will be retried');
         });
       }
-      subscription = await subscribeGroup(bus, NOTIFY_GROUP, notifier.handleScored);
+      // Chained (in the capture's transaction) only while no mail goes over the network: an SMTP
+      // round trip must not hold the store's writer. With SMTP_URL set, lead.scored is queued here.
+      subscription = await subscribeGroup(bus, NOTIFY_GROUP, notifier.handleScored, {
+        chain: mailer.mode === 'outbox',
+      });
     },
 
     async stop() {

@@ -28,6 +28,7 @@ import type {
   Subscription,
   TransactionalPublisher,
 } from '../types.js';
+import { type ChainedConsumer, type ChainHost, ChainRunner, MAX_CHAIN_BATCH } from './chain-runner.js';
 import { type DeliveryDoc, deliveryId } from './deliveries.js';
 import { SqlQueueStore } from './sql-queue.js';
 
@@ -213,6 +214,43 @@ class Group {
   }
 }
 
+/** What the chain runner calls of a chained subscriber. */
+function chainedOf(consumer: Consumer): ChainedConsumer {
+  const { handler, policy } = consumer;
+  const batch = consumer.options.chainBatch;
+  return batch ? { handler, policy, batch } : { handler, policy };
+}
+
+/** First deliveries of one fetch bound for chained handlers, run in batches of at most MAX_CHAIN_BATCH. */
+class ChainBatch {
+  private docs: DeliveryDoc[] = [];
+  private consumer: Consumer | null = null;
+
+  constructor(
+    private readonly group: Group,
+    private readonly run: (consumer: Consumer, docs: DeliveryDoc[]) => void,
+  ) {}
+
+  add(consumer: Consumer, doc: DeliveryDoc): void {
+    // A slot is taken now, so the round robin and the free slots see it.
+    consumer.inFlight++;
+    this.group.held.set(doc._id, doc.seq);
+    if (this.consumer && this.consumer !== consumer) this.flush();
+    this.consumer = consumer;
+    this.docs.push(doc);
+    if (this.docs.length >= MAX_CHAIN_BATCH) this.flush();
+  }
+
+  flush(): void {
+    const { consumer, docs } = this;
+    this.docs = [];
+    this.consumer = null;
+    if (!consumer || docs.length === 0) return;
+    consumer.inFlight -= docs.length;
+    this.run(consumer, docs);
+  }
+}
+
 type Outcome =
   | { kind: 'done' }
   | { kind: 'retry'; reason: string; delayMs: number }
@@ -241,10 +279,13 @@ class InProcessBus implements InProcessMessageBus {
   /** Handled deliveries whose removal is about to be written, together. */
   private removals: { ids: string[]; done: Promise<void> } | null = null;
   private readonly reporter: DeliveryReporter;
+  /** Runs chained handlers (SubscribeOptions.chain) where the store can: the embedded one. */
+  private readonly chain: ChainRunner | null;
 
   constructor(private readonly options: InProcessBusOptions) {
     this.store = queueStoreOf(options);
     this.reporter = new DeliveryReporter(options.observer, options.logger);
+    this.chain = options.store.ambientTransaction ? new ChainRunner(this.chainHost()) : null;
     this.broadcastBacklogLimit = options.broadcastBacklogLimit ?? DEFAULT_BROADCAST_BACKLOG_LIMIT;
     if (!Number.isInteger(this.broadcastBacklogLimit) || this.broadcastBacklogLimit < 0) {
       throw new RangeError(
@@ -316,6 +357,8 @@ class InProcessBus implements InProcessMessageBus {
   /** Resolves once every matching group's delivery is in the journal, in one write. */
   private async route(envelope: EventEnvelope): Promise<void> {
     await this.loaded;
+    // Inside a chained handler the deliveries join its transaction: released once it commits.
+    if (await this.chain?.publishInChain(envelope)) return;
     const routed = this.deliveriesOf(envelope);
     if (!routed) throw new UnroutableError(`Unroutable: no group or subscriber receives "${envelope.type}"`);
     try {
@@ -334,6 +377,9 @@ class InProcessBus implements InProcessMessageBus {
         // Loading reads the journal through the store, which waits for this very transaction; a
         // closing bus takes nothing more. Either way the outbox keeps the event for its relay.
         if (!this.isLoaded || this.state !== 'running') return null;
+        // Inside a chained handler: chained consumers get the event as a call, the others in this commit.
+        const chained = await this.chain?.stage(tx, envelope);
+        if (chained) return chained;
         const routed = this.deliveriesOf(envelope);
         if (!routed) return null;
         try {
@@ -354,8 +400,10 @@ class InProcessBus implements InProcessMessageBus {
    */
   private deliveriesOf(
     envelope: EventEnvelope,
+    only?: readonly string[],
   ): { deliveries: DeliveryDoc[]; settle: (written: boolean) => void } | null {
-    const groups = this.groupsFor(envelope.type);
+    const all = this.groupsFor(envelope.type);
+    const groups = only ? all.filter((group) => only.includes(group.name)) : all;
     const broadcasts = [...this.broadcasts].filter((consumer) => consumer.matches(envelope.type));
     if (groups.length === 0 && broadcasts.length === 0) return null;
     const body = JSON.stringify(envelope);
@@ -478,6 +526,10 @@ class InProcessBus implements InProcessMessageBus {
       this.counters.fetches++;
       this.counters.fetched += docs.length;
       let stale = false;
+      const batch = new ChainBatch(group, (consumer, batched) =>
+        this.dispatchChain(group, consumer, batched),
+      );
+      let noConsumer = false;
       for (const doc of docs) {
         if (group.releasedDuringFetch.has(doc._id)) {
           // Its outcome was written while this read ran: read it again rather than trust this copy.
@@ -490,10 +542,17 @@ class InProcessBus implements InProcessMessageBus {
           continue;
         }
         const consumer = group.pickConsumer();
-        if (!consumer) return;
+        if (!consumer) {
+          noConsumer = true;
+          break;
+        }
         group.cursor = doc.seq;
-        this.dispatch(group, consumer, doc);
+        // A first delivery to a chained handler joins the batch; retries take the ordinary path.
+        if (this.chain && consumer.options.chain && doc.attempt === 1) batch.add(consumer, doc);
+        else this.dispatch(group, consumer, doc);
       }
+      batch.flush();
+      if (noConsumer) return;
       if (docs.length < limit && !stale && !group.again && group.rewind === Number.POSITIVE_INFINITY) return;
     }
   }
@@ -502,6 +561,64 @@ class InProcessBus implements InProcessMessageBus {
     group.held.set(doc._id, doc.seq);
     consumer.inFlight++;
     consumer.track(this.deliver(group, consumer, doc));
+  }
+
+  /** Runs first deliveries as one chained batch (ChainRunner): held, in the consumer's slots, till committed. */
+  private dispatchChain(group: Group, consumer: Consumer, docs: DeliveryDoc[]): void {
+    for (const doc of docs) group.held.set(doc._id, doc.seq);
+    consumer.inFlight += docs.length;
+    const handler: ChainedConsumer = chainedOf(consumer);
+    const task = this.chain!.runBatch(group.name, handler, docs)
+      .catch((error: unknown) => {
+        this.logger.error(
+          { group: group.name, err: error },
+          'A chained batch failed; its deliveries stay queued',
+        );
+        for (const doc of docs) group.release(doc._id, doc.seq);
+      })
+      .finally(() => {
+        consumer.inFlight -= docs.length;
+        this.pump(group);
+      });
+    consumer.track(task);
+  }
+
+  /** What the chain runner sees of this bus. */
+  private chainHost(): ChainHost {
+    return {
+      store: this.options.store as ChainHost['store'],
+      queue: this.store,
+      logger: this.options.logger,
+      validate: this.options.validate,
+      reporter: this.reporter,
+      groupsFor: (type) => this.groupsFor(type).map((group) => group.name),
+      chainedConsumer: (name) => this.chainedConsumer(name),
+      route: (envelope, groups) => this.deliveriesOf(envelope, groups),
+      nextSeq: () => this.nextSeq(),
+      release: (name, id, pendingSeq) => {
+        const group = this.groups.get(name);
+        if (!group) return;
+        group.release(id, pendingSeq);
+        if (pendingSeq !== null) this.wakeSoon(group);
+      },
+      retryAt: (name, at) => {
+        const group = this.groups.get(name);
+        if (group) this.scheduleDue(group, at);
+      },
+    };
+  }
+
+  /** The handler a delivery to this group is chained to: a live subscriber of this process that chains. */
+  private chainedConsumer(name: string): ChainedConsumer | null {
+    if (this.state !== 'running') return null;
+    const consumer = this.groups
+      .get(name)
+      ?.consumers.find((candidate) => !candidate.cancelled && candidate.options.chain);
+    return consumer ? chainedOf(consumer) : null;
+  }
+
+  prepareChained(warm: (head: EventEnvelope) => Promise<void>): void {
+    this.chain?.addWarmer(warm);
   }
 
   private async deliver(group: Group, consumer: Consumer, doc: DeliveryDoc): Promise<void> {

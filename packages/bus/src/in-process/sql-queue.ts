@@ -161,14 +161,16 @@ export class SqlQueueStore {
   }
 
   /** Removes handled deliveries, in one write. */
-  async remove(ids: string[]): Promise<void> {
-    await this.#sql.execute(`DELETE FROM ${this.#deliveries} WHERE rid IN (SELECT value FROM json_each(?))`, [
-      JSON.stringify(ids.map(deliverySeqOf)),
-    ]);
+  async remove(ids: string[], tx?: Transaction): Promise<void> {
+    await this.#sql.execute(
+      `DELETE FROM ${this.#deliveries} WHERE rid IN (SELECT value FROM json_each(?))`,
+      [JSON.stringify(ids.map(deliverySeqOf))],
+      tx,
+    );
   }
 
   /** Moves a delivery (retry, dead letter, replay); false when it is not in `from` any more. */
-  async move(id: string, from: DeliveryState, change: DeliveryChange): Promise<boolean> {
+  async move(id: string, from: DeliveryState, change: DeliveryChange, tx?: Transaction): Promise<boolean> {
     const { changes } = await this.#sql.execute(
       `UPDATE ${this.#deliveries} SET seq = ?, state = ?, attempt = ?, available_at = ?, info = ?
        WHERE rid = ? AND state = ?`,
@@ -181,6 +183,7 @@ export class SqlQueueStore {
         deliverySeqOf(id),
         stateCode(from),
       ],
+      tx,
     );
     return changes === 1;
   }

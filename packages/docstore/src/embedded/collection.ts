@@ -17,6 +17,7 @@ import type {
   UpdateSpec,
 } from '../types.js';
 import { upsertEqualities } from '../upsert.js';
+import { ambientFrame } from './ambient.js';
 import { defaultIndexName, type IndexDefinition } from './indexes.js';
 import { applySimpleUpdate } from './simple-update.js';
 import type { EmbeddedDocStore } from './store.js';
@@ -30,8 +31,9 @@ export interface TransactionScope {
 
 /**
  * The Collection API over a table of the SQLite store. Outside a transaction, reads see committed
- * data (the read connection) and a write resolves once committed; inside one (`scope`), reads and
- * writes run on the writer connection, in the transaction.
+ * data (the read connection) and a write resolves once committed; inside one (`scope`, or the
+ * ambient transaction the calling code runs in: DocStore.ambientTransaction), reads and writes run
+ * on the writer connection, in the transaction.
  */
 export class EmbeddedCollection<TDoc extends Document> implements Collection<TDoc> {
   readonly name: string;
@@ -44,6 +46,11 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
     this.#scope = scope;
   }
 
+  /** The transaction this call runs in: the collection's own, or the caller's ambient one. */
+  get #current(): TransactionScope | null {
+    return this.#scope ?? ambientFrame(this.#store)?.scope ?? null;
+  }
+
   get #table(): Table {
     return this.#store.table(this.name);
   }
@@ -51,13 +58,13 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
   /** The connection reads use: committed data, or the transaction's own view. */
   #readDb(): Db {
     this.#store.assertUsable();
-    if (this.#scope && !this.#scope.open)
-      throw new Error('The transaction is over: read through the store instead');
-    return this.#scope ? this.#store.writer : this.#store.reader;
+    const scope = this.#current;
+    if (scope && !scope.open) throw new Error('The transaction is over: read through the store instead');
+    return scope ? this.#store.writer : this.#store.reader;
   }
 
   #write<T>(work: () => T): Promise<T> {
-    return this.#store.write(work, this.#scope);
+    return this.#store.write(work, this.#current);
   }
 
   /** The first matching row, read on the writer (inside the write that uses it). */
@@ -112,7 +119,7 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
    */
   async *stream(filter: Filter, options: FindOptions = {}): AsyncGenerator<TDoc> {
     this.#readDb();
-    if (this.#scope) {
+    if (this.#current) {
       for (const document of await this.find(filter, options)) yield document;
       return;
     }

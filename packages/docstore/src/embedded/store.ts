@@ -11,8 +11,9 @@ import type {
   SqlValue,
   Transaction,
 } from '../types.js';
+import { type AmbientFrame, ambientFrame, runInFrame } from './ambient.js';
 import { type CheckpointCounts, Checkpointer } from './checkpointer.js';
-import { EmbeddedCollection } from './collection.js';
+import { EmbeddedCollection, type TransactionScope } from './collection.js';
 import { type DirectoryLock, lockDirectory } from './lock.js';
 import { secureDataDirectory } from './permissions.js';
 import { MIGRATIONS, type Migration, migrateSchema } from './schema.js';
@@ -223,6 +224,19 @@ export class EmbeddedDocStore implements DocStore, TableHost {
    * store itself (not `tx`) inside `work` would wait for the transaction: do not.
    */
   async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+    const frame = ambientFrame(this);
+    if (frame) return this.#savepoint(frame, work);
+    return this.#transaction(work, false);
+  }
+
+  /** See DocStore.ambientTransaction; inside one already, a savepoint of it. */
+  ambientTransaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+    const frame = ambientFrame(this);
+    if (frame) return this.#savepoint(frame, work);
+    return this.#transaction(work, true);
+  }
+
+  async #transaction<T>(work: (tx: Transaction) => Promise<T>, ambient: boolean): Promise<T> {
     this.assertUsable();
     if (!this.#tryLock()) await this.#lockWhenFree();
     let batch: Batch;
@@ -246,7 +260,7 @@ export class EmbeddedDocStore implements DocStore, TableHost {
       };
       this.#transactions.set(tx, state);
       try {
-        result = await work(tx);
+        result = ambient ? await runInFrame(this.#frame(state, tx), () => work(tx)) : await work(tx);
       } catch (error) {
         finished = true;
         this.#end(mark, false);
@@ -263,6 +277,54 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     }
     await batch.promise;
     return result;
+  }
+
+  #frame(scope: TransactionScope, tx: Transaction): AmbientFrame {
+    return { host: this, scope, tx, turn: Promise.resolve() };
+  }
+
+  /**
+   * A transaction inside an ambient one: a savepoint, undone alone when `work` throws. The savepoints
+   * opened in one frame run one after another (SQLite's savepoints are a stack).
+   */
+  async #savepoint<T>(parent: AmbientFrame, work: (tx: Transaction) => Promise<T>): Promise<T> {
+    const previous = parent.turn;
+    let done!: () => void;
+    parent.turn = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    await previous;
+    try {
+      this.assertUsable();
+      if (!parent.scope.open) throw new Error('The transaction is over: write through the store instead');
+      const mark = this.#begin();
+      let finished = false;
+      const scope = {
+        get open() {
+          return !finished && parent.scope.open;
+        },
+      };
+      const tx: Transaction = {
+        collection: <TDoc extends Document = Document>(name: string) => {
+          this.table(name);
+          return new EmbeddedCollection<TDoc>(name, this, scope);
+        },
+      };
+      this.#transactions.set(tx, scope);
+      let result: T;
+      try {
+        result = await runInFrame(this.#frame(scope, tx), () => work(tx));
+      } catch (error) {
+        finished = true;
+        this.#end(mark, false);
+        throw error;
+      }
+      finished = true;
+      this.#end(mark, true);
+      return result;
+    } finally {
+      done();
+    }
   }
 
   close(): Promise<void> {
@@ -388,8 +450,9 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     this.assertUsable();
     // No savepoint around the write: each table write is atomic on its own (Table.insert and the
     // others), and a write of several documents (insertMany, updateMany) is not atomic, as in MongoDB.
-    if (inTransaction) {
-      if (!inTransaction.open) throw new Error('The transaction is over: write through the store instead');
+    const scope = inTransaction ?? ambientFrame(this)?.scope;
+    if (scope) {
+      if (!scope.open) throw new Error('The transaction is over: write through the store instead');
       return work();
     }
     const waited = !this.#tryLock();
