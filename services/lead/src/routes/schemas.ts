@@ -335,7 +335,15 @@ const rowErrors = {
     type: 'object',
     required: ['row', 'error'],
     additionalProperties: false,
-    properties: { row: { type: 'integer' }, error: { type: 'string' } },
+    properties: {
+      row: { type: 'integer' },
+      error: { type: 'string', description: 'Why the row was not imported' },
+      value: {
+        type: 'string',
+        description:
+          'The row\'s cells as in the file, joined by ", " (at most 200 characters); absent when the row was accepted and its capture failed',
+      },
+    },
   },
 } as const;
 
