@@ -159,6 +159,13 @@ describe.runIf(chromiumPresent)('the import wizard', () => {
 
   it("opens a past import's failed rows from the list of recent imports, on a phone too", async () => {
     await page.goto(`${app.url}/import`);
+    // Over a reload the list still says which import enrolled nobody (the status's enrol).
+    const history = page.locator('section[aria-labelledby="import-history-title"] li');
+    await history.first().waitFor();
+    expect(await history.allTextContents()).toEqual([
+      expect.not.stringContaining('enrolled in no sequence'),
+      expect.stringContaining('2 failed; enrolled in no sequence'),
+    ]);
     await page.getByRole('button', { name: 'Show the failed rows' }).click();
     const past = page.locator('table.failed-rows', { hasText: 'that were not imported' });
     await past.locator('td', { hasText: 'Invalid email: not-an-email' }).waitFor();

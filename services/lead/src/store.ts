@@ -208,6 +208,8 @@ export type ImportDoc = {
   uploaded: boolean;
   /** Blank rows and report lines the upload skipped (set with `uploaded`; absent on older imports). */
   skipped?: number;
+  /** false: the import asked that no sequence enrol its leads (absent on older imports: true). */
+  enrol?: boolean;
   /** The first of them, by spreadsheet row (header = 1), with why. */
   skippedRows?: SkippedImportRow[];
   status: 'in_progress' | 'done';

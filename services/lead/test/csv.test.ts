@@ -338,6 +338,9 @@ describe('import', () => {
     const off = await importWith(rows('off'), 'query');
     expect(off.status).toBe(200);
     expect((await capturedSnapshots(off.body.importId)).map((lead) => lead.enrol)).toEqual([false, false]);
+    // The import says so, for whoever looks at it later.
+    const offStatus = await api.get(`/api/leads/imports/${off.body.importId}`, { scope: 'read' });
+    expect(offStatus.body).toMatchObject({ importId: off.body.importId, enrol: false });
     const offByField = await importWith(rows('field-off'), 'field');
     expect(offByField.status).toBe(200);
     expect((await capturedSnapshots(offByField.body.importId)).map((lead) => lead.enrol)).toEqual([
@@ -348,6 +351,8 @@ describe('import', () => {
     const on = await importWith(rows('on'), 'field', 'true');
     expect(on.status).toBe(200);
     for (const lead of await capturedSnapshots(on.body.importId)) expect(lead).not.toHaveProperty('enrol');
+    const onStatus = await api.get(`/api/leads/imports/${on.body.importId}`, { scope: 'read' });
+    expect(onStatus.body).toMatchObject({ enrol: true });
     const absent = await importWith(rows('absent'), 'absent');
     for (const lead of await capturedSnapshots(absent.body.importId))
       expect(lead).not.toHaveProperty('enrol');
@@ -459,6 +464,7 @@ describe('import status', () => {
       skippedRows: [],
       createdAt: expect.any(String),
       finishedAt: expect.any(String),
+      enrol: true,
     });
     // Done means the leads exist, each announced (lead.captured) and flagged as the status says.
     const leads = harness.store.collection('lead_leads');
@@ -564,6 +570,7 @@ describe('import counting in the capture', () => {
       duplicates: 1,
       failed: 0,
       finishedAt: expect.any(String),
+      enrol: true,
     });
     await capture({ ...second, id: randomUUID() });
     expect(await statusOf(importId)).toMatchObject({ created: 1, duplicates: 1, failed: 0 });

@@ -277,6 +277,7 @@ export function Import() {
           <input
             type="checkbox"
             name="enrol"
+            aria-describedby="import-enrol-help"
             checked={enrol}
             onChange={(event) => setEnrol(event.currentTarget.checked)}
           />
@@ -366,7 +367,7 @@ export function Import() {
             duplicates, {progress.failed} failed.
           </p>
           <p data-testid="import-enrolment">
-            {enrolled
+            {(report?.enrol ?? enrolled)
               ? 'The new leads are enrolled in the sequences they match.'
               : 'The new leads are enrolled in no sequence.'}
           </p>
@@ -389,6 +390,7 @@ export function Import() {
             <li key={entry.importId}>
               {formatDate(entry.createdAt)} — {entry.status === 'done' ? 'done' : 'in progress'}: {entry.rows}{' '}
               rows, {entry.created} created, {entry.duplicates} duplicates, {entry.failed} failed
+              {entry.enrol ? '' : '; enrolled in no sequence'}
               {entry.failed > 0 && entry.importId !== opened?.importId && (
                 <>
                   {' '}

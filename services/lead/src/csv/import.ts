@@ -301,7 +301,7 @@ export async function importCsvFile(
     pending = [];
   };
 
-  await imports.begin(importId, rowCount, timelineActor(by));
+  await imports.begin(importId, rowCount, timelineActor(by), options.enrol ?? true);
   let row = 0;
   try {
     for await (const next of dataRows(path, prepared)) {

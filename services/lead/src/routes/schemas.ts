@@ -499,6 +499,10 @@ const importSummaryProperties = {
   failed: { type: 'integer', description: 'Rows refused at upload, plus accepted rows the capture failed' },
   createdAt: { type: 'string' },
   finishedAt: { type: ['string', 'null'] },
+  enrol: {
+    type: 'boolean',
+    description: "Whether the sequences may enrol the import's leads (the import's enrol parameter)",
+  },
 } as const;
 
 const IMPORT_SUMMARY_SCHEMA = {
