@@ -175,7 +175,10 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
           sourceId: current.sourceId,
           isDuplicate: current.isDuplicate,
           duplicateOf: current.duplicateOf,
-          lead: toSnapshot(current, tagNames),
+          lead: {
+            ...toSnapshot(current, tagNames),
+            ...(event.data.enrol === false ? { enrol: false } : {}),
+          },
         },
         { id: capture.capturedEventId, correlationId: event.correlationId, causationId: event.id },
       );

@@ -34,6 +34,8 @@ export interface ImportStatusView extends LeadImportProgress {
   skippedRows: SkippedImportRow[];
   createdAt: string;
   finishedAt: string | null;
+  /** Whether the sequences may enrol the import's leads (its `enrol` parameter). */
+  enrol: boolean;
 }
 
 /** An import in the list of imports. */
@@ -113,10 +115,11 @@ export function createImportTracker({ collections, bus }: LeadContext, outbox: O
 
   return {
     /** The import, before its first row is handed to the chain. */
-    async begin(importId: string, rows: number, actor: TimelineActor | null): Promise<void> {
+    async begin(importId: string, rows: number, actor: TimelineActor | null, enrol = true): Promise<void> {
       await imports.insertOne({
         _id: importId,
         actor,
+        enrol,
         createdAt: new Date().toISOString(),
         rows,
         accepted: 0,
@@ -269,6 +272,7 @@ export function createImportTracker({ collections, bus }: LeadContext, outbox: O
       skippedRows: stored.skippedRows ?? [],
       createdAt: stored.createdAt,
       finishedAt: stored.finishedAt,
+      enrol: stored.enrol ?? true,
     };
   }
 }

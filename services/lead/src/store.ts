@@ -176,7 +176,12 @@ export type UserDoc = {
 export type SkippedImportRow = { row: number; reason: string };
 
 /** A row of an import that did not become a lead, numbered as a spreadsheet does (header = 1). */
-export type ImportRowError = { row: number; error: string };
+export type ImportRowError = {
+  row: number;
+  error: string;
+  /** The row's cells as in the file, when the upload refused it (absent when the capture failed). */
+  value?: string;
+};
 
 /** What the capture made of the accepted rows of an import. */
 export type ImportTally = { created: number; duplicates: number; failed: number };
@@ -198,6 +203,8 @@ export type ImportDoc = {
   uploaded: boolean;
   /** Blank rows and report lines the upload skipped (set with `uploaded`). */
   skipped?: number;
+  /** false: the import asked that no sequence enrol its leads (absent on older imports: true). */
+  enrol?: boolean;
   /** The first of them, by spreadsheet row (header = 1), with why. */
   skippedRows?: SkippedImportRow[];
   status: 'in_progress' | 'done';

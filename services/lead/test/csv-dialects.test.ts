@@ -267,7 +267,7 @@ describe('dry run and explicit parameters', () => {
       accepted: 1,
       duplicates: 0,
       failed: 1,
-      errors: [{ row: 4, error: 'Invalid email: bad-mail' }],
+      errors: [{ row: 4, error: 'Invalid email: bad-mail', value: 'bad-mail, Bob' }],
       skipped: 1,
       skippedRows: [{ row: 3, reason: 'blank row' }],
       preview: [
@@ -330,7 +330,7 @@ describe('dry run and explicit parameters', () => {
       [{ query: { dryRun: 'maybe' } }, 'dryRun must be a boolean'],
       [
         { fields: { dryrun: 'true' } },
-        'Unknown form field "dryrun"; send "file" and optionally dryRun, mapping, delimiter, encoding',
+        'Unknown form field "dryrun"; send "file" and optionally dryRun, mapping, delimiter, encoding, enrol',
       ],
       [
         { fields: { dryRun: 'true' }, query: { dryRun: 'true' } },

@@ -49,7 +49,7 @@ interface ImportBody {
   imported: number;
   duplicates: number;
   failed: number;
-  errors: { row: number; error: string }[];
+  errors: { row: number; error: string; value?: string }[];
   statusUrl: string;
 }
 
@@ -61,7 +61,7 @@ interface ImportStatus {
   created: number;
   duplicates: number;
   failed: number;
-  errors: { row: number; error: string }[];
+  errors: { row: number; error: string; value?: string }[];
   skipped: number;
   skippedRows: { row: number; reason: string }[];
   createdAt: string;
@@ -189,9 +189,13 @@ describe('import', () => {
       duplicates: 2,
       failed: 3,
       errors: [
-        { row: 3, error: 'Invalid email: not-an-email' },
-        { row: 4, error: 'Row has no email, first name, last name, phone or company' },
-        { row: 7, error: 'Row has 4 cells but the header has 3' },
+        { row: 3, error: 'Invalid email: not-an-email', value: 'not-an-email, Bad' },
+        {
+          row: 4,
+          error: 'Row has no email, first name, last name, phone or company',
+          value: ', , only a note',
+        },
+        { row: 7, error: 'Row has 4 cells but the header has 3', value: 'x@y.test, Too, many, cells' },
       ],
     });
     const leads = await waitFor('imported rows', async () => {
@@ -291,6 +295,73 @@ describe('import', () => {
     expect(response.json()).toEqual({ error: 'The multipart body has no file part named "file"' });
   });
 
+  it('carries enrol=false to every imported lead, so the sequence stage enrols none of them', async () => {
+    async function importWith(csv: string, enrol: 'query' | 'field' | 'absent', value = 'false') {
+      const url = enrol === 'query' ? `/api/leads/import?enrol=${value}` : '/api/leads/import';
+      const body =
+        enrol === 'field'
+          ? {
+              payload: Buffer.concat([
+                Buffer.from(
+                  `--${BOUNDARY}\r\nContent-Disposition: form-data; name="enrol"\r\n\r\n${value}\r\n`,
+                ),
+                multipart(csv).payload,
+              ]),
+              headers: multipart(csv).headers,
+            }
+          : multipart(csv);
+      const response = await harness.app.inject({
+        method: 'POST',
+        url,
+        headers: { ...(await harness.auth({ method: 'POST', url })), ...body.headers },
+        payload: body.payload,
+      });
+      return { status: response.statusCode, body: response.json() as ImportBody & { error?: string } };
+    }
+    /** The lead snapshot each imported row's lead.captured carried. */
+    async function capturedSnapshots(importId: string): Promise<Array<Record<string, unknown>>> {
+      const leads = await waitFor('the rows captured', async () => {
+        const found = await importedLeads(harness, importId);
+        return found.length === 2 && found;
+      });
+      await harness.drained();
+      return leads.map((lead) => {
+        const captured = harness.published.find(
+          (event) => event.type === 'lead.captured' && (event.data as { leadId: string }).leadId === lead.id,
+        );
+        expect(captured, `lead.captured of ${lead.email}`).toBeDefined();
+        return (captured!.data as { lead: Record<string, unknown> }).lead;
+      });
+    }
+    const rows = (tag: string) => `email,firstName\n${tag}1@enrol.test,One\n${tag}2@enrol.test,Two\n`;
+
+    const off = await importWith(rows('off'), 'query');
+    expect(off.status).toBe(200);
+    expect((await capturedSnapshots(off.body.importId)).map((lead) => lead.enrol)).toEqual([false, false]);
+    // The import says so, for whoever looks at it later.
+    const offStatus = await api.get(`/api/leads/imports/${off.body.importId}`, { scope: 'read' });
+    expect(offStatus.body).toMatchObject({ importId: off.body.importId, enrol: false });
+    const offByField = await importWith(rows('field-off'), 'field');
+    expect(offByField.status).toBe(200);
+    expect((await capturedSnapshots(offByField.body.importId)).map((lead) => lead.enrol)).toEqual([
+      false,
+      false,
+    ]);
+    // On, or not said: the sequences decide, as for a webhook submission (nothing on the snapshot).
+    const on = await importWith(rows('on'), 'field', 'true');
+    expect(on.status).toBe(200);
+    for (const lead of await capturedSnapshots(on.body.importId)) expect(lead).not.toHaveProperty('enrol');
+    const onStatus = await api.get(`/api/leads/imports/${on.body.importId}`, { scope: 'read' });
+    expect(onStatus.body).toMatchObject({ enrol: true });
+    const absent = await importWith(rows('absent'), 'absent');
+    for (const lead of await capturedSnapshots(absent.body.importId))
+      expect(lead).not.toHaveProperty('enrol');
+
+    const bad = await importWith(rows('bad'), 'query', 'maybe');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatch(/enrol/);
+  });
+
   it('answers 415 for another content type, and 403 to a read-only key', async () => {
     const json = await api.post('/api/leads/import', { email: 'a@x.test' });
     expect(json.status).toBe(415);
@@ -384,11 +455,16 @@ describe('import status', () => {
       created: 280,
       duplicates: 15,
       failed: 5,
-      errors: [297, 298, 299, 300, 301].map((row, i) => ({ row, error: `Invalid email: broken-${i + 1}` })),
+      errors: [297, 298, 299, 300, 301].map((row, i) => ({
+        row,
+        error: `Invalid email: broken-${i + 1}`,
+        value: `broken-${i + 1}, Broken`,
+      })),
       skipped: 0,
       skippedRows: [],
       createdAt: expect.any(String),
       finishedAt: expect.any(String),
+      enrol: true,
     });
     // Done means the leads exist, each announced (lead.captured) and flagged as the status says.
     const leads = harness.store.collection('lead_leads');
@@ -494,6 +570,7 @@ describe('import counting in the capture', () => {
       duplicates: 1,
       failed: 0,
       finishedAt: expect.any(String),
+      enrol: true,
     });
     await capture({ ...second, id: randomUUID() });
     expect(await statusOf(importId)).toMatchObject({ created: 1, duplicates: 1, failed: 0 });

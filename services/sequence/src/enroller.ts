@@ -57,7 +57,11 @@ export function createNotifiedHandler(deps: EnrollerDeps) {
   async function enrol(event: EventEnvelope): Promise<{ enrollments: Enrollment[] }> {
     const notified = event.data as LeadNotified;
     const { leadId, lead } = notified;
-    const blocked = STOP_STATUSES.has(lead.status) || (await leadStates.stopReasonOf(leadId)) !== null;
+    // enrol false: the submission (a CSV import) asked for no sequence.
+    const blocked =
+      lead.enrol === false ||
+      STOP_STATUSES.has(lead.status) ||
+      (await leadStates.stopReasonOf(leadId)) !== null;
     const candidates = blocked
       ? []
       : (await sequences.listActive()).filter((sequence) =>

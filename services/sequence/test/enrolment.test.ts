@@ -166,6 +166,22 @@ describe('enrolment and steps', () => {
     expect(dataOf<LeadEnrolled>('lead.enrolled')[0]?.enrollments).toEqual([]);
   });
 
+  it('enrols no lead whose submission asked for none (an import with enrol=false), and the others as usual', async () => {
+    const sequence = await createSequence();
+    const skipped = notifiedEvent({ lead: leadSnapshot({ enrol: false }) });
+    const enrolled = notifiedEvent({ lead: leadSnapshot({ enrol: true }) });
+    const unsaid = notifiedEvent();
+    for (const notified of [skipped, enrolled, unsaid]) await h.bus.publish('lead.notified', notified);
+    await waitFor('three lead.enrolled', () => h.eventsOf('lead.enrolled').length === 3);
+    const byLead = Object.fromEntries(
+      dataOf<LeadEnrolled>('lead.enrolled').map((e) => [e.leadId, e.enrollments.length]),
+    );
+    expect(byLead).toEqual({ [skipped.leadId]: 0, [enrolled.leadId]: 1, [unsaid.leadId]: 1 });
+    expect((await enrollmentsOf(sequence.id)).map((entry) => entry.leadId).sort()).toEqual(
+      [enrolled.leadId, unsaid.leadId].sort(),
+    );
+  });
+
   it('doubles nothing when lead.notified is delivered again, nor when the lead is notified again later', async () => {
     const sequence = await createSequence();
     const notified = notifiedEvent();

@@ -116,6 +116,8 @@ export const leadSnapshotSchema = {
     status: { enum: LEAD_STATUSES },
     tags: { type: 'array', items: text },
     createdAt: dateTime,
+    /** false when the submission asked for no sequence enrolment (lead.received's `enrol`); else absent. */
+    enrol: { type: 'boolean' },
   },
 } as const;
 

@@ -85,6 +85,11 @@ export const LEAD_EVENT_SCHEMAS = {
       importId: uuid,
       /** 1-based data row of the CSV file, set when origin is 'import'. */
       importRow: { type: 'integer', minimum: 1 },
+      /**
+       * false: this capture enrols the lead in no sequence (a CSV import with enrol=false); carried
+       * to the sequence stage on the lead snapshot's `enrol`. Absent: the sequences it matches enrol it.
+       */
+      enrol: { type: 'boolean' },
     },
   },
   /** The lead service created the lead, or recognised the submission as a duplicate of one. */

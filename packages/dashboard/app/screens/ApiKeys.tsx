@@ -79,7 +79,7 @@ export function ApiKeys() {
         </div>
       ) : (
         <div class="table-wrap">
-          <table>
+          <table class="card-table">
             <thead>
               <tr>
                 <th scope="col">Label</th>
@@ -96,12 +96,14 @@ export function ApiKeys() {
             <tbody>
               {(keys.data ?? []).map((key) => (
                 <tr key={key.id}>
-                  <td>{key.label}</td>
-                  <td class="mono">{key.prefix}…</td>
-                  <td>{key.scope}</td>
-                  <td>{formatDate(key.expiresAt)}</td>
-                  <td>{formatDate(key.lastUsedAt)}</td>
-                  <td>
+                  <td data-label="Label">{key.label}</td>
+                  <td data-label="Key" class="mono">
+                    {key.prefix}…
+                  </td>
+                  <td data-label="Scope">{key.scope}</td>
+                  <td data-label="Expires">{formatDate(key.expiresAt)}</td>
+                  <td data-label="Last used">{formatDate(key.lastUsedAt)}</td>
+                  <td data-label="Active">
                     <input
                       type="checkbox"
                       checked={key.active}

@@ -67,7 +67,7 @@ export function DeadLetters() {
           </div>
           {letters.loading && <Status>Loading…</Status>}
           <div class="table-wrap">
-            <table>
+            <table class="card-table">
               <thead>
                 <tr>
                   <th scope="col">Type</th>
@@ -82,10 +82,12 @@ export function DeadLetters() {
               <tbody>
                 {(letters.data ?? []).map((letter) => (
                   <tr key={letter.id}>
-                    <td>{letter.type}</td>
-                    <td>{letter.reason}</td>
-                    <td class="number">{letter.attempts}</td>
-                    <td>{formatDate(letter.deadAt)}</td>
+                    <td data-label="Type">{letter.type}</td>
+                    <td data-label="Reason">{letter.reason}</td>
+                    <td data-label="Attempts" class="number">
+                      {letter.attempts}
+                    </td>
+                    <td data-label="Dead since">{formatDate(letter.deadAt)}</td>
                     <td>
                       <button
                         type="button"

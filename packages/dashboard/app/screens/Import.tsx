@@ -90,9 +90,45 @@ async function headerCells(file: File): Promise<string[]> {
   return cells.filter((header) => header !== '');
 }
 
-async function upload(file: File, mapping: Record<string, ColumnTarget>, dryRun: boolean) {
+/** A row the import refused or could not capture: its spreadsheet number, its cells, why. */
+type FailedRow = ImportReport['errors'][number];
+
+/** The failed rows of an import (or of a dry run), each with the row as in the file and the reason. */
+function FailedRows({ rows, caption }: { rows: FailedRow[]; caption: string }) {
+  return (
+    <div class="table-wrap">
+      <table class="card-table failed-rows">
+        <caption>{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Row</th>
+            <th scope="col">In the file</th>
+            <th scope="col">Why</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={`${row.row}-${row.error}`}>
+              <td data-label="Row" class="number">
+                {row.row}
+              </td>
+              <td data-label="In the file" class="mono">
+                {row.value ?? '—'}
+              </td>
+              <td data-label="Why">{row.error}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The upload: a dry run, or the import with the user's sequence choice (always sent: never a default). */
+async function upload(file: File, mapping: Record<string, ColumnTarget>, dryRun: boolean, enrol = false) {
   const body = new FormData();
   if (dryRun) body.append('dryRun', 'true');
+  else body.append('enrol', String(enrol));
   if (Object.keys(mapping).length > 0) body.append('mapping', JSON.stringify(mapping));
   body.append('file', file, file.name);
   const response = await authorizedFetch(new Request('/api/leads/import', { method: 'POST', body }));
@@ -109,6 +145,12 @@ export function Import() {
   const [check, setCheck] = useState<{ dryRun?: DryRun; error?: string; headers: string[] }>();
   const [progress, setProgress] = useState<Progress | undefined>(undefined);
   const [report, setReport] = useState<ImportReport | undefined>(undefined);
+  // Off until the user asks: an old list imported is rarely people to e-mail automatically today.
+  const [enrol, setEnrol] = useState(false);
+  const [enrolled, setEnrolled] = useState(false);
+  // A past import's failed rows, opened from the list of recent imports.
+  const [opened, setOpened] = useState<ImportReport | undefined>(undefined);
+  const opening = useAction();
   const checking = useAction();
   const importing = useAction();
   const history = useLoad(
@@ -195,7 +237,8 @@ export function Import() {
           void importing.run(async () => {
             setProgress(undefined);
             setReport(undefined);
-            const { ok, status, answer } = await upload(file, mapping, false);
+            const { ok, status, answer } = await upload(file, mapping, false, enrol);
+            setEnrolled(enrol);
             if (!ok) throw new Error(answer.error ?? `Import failed (${status})`);
             const started = answer as ImportStarted;
             // Rows refused at upload are done with; the created and duplicate leads follow from the
@@ -230,6 +273,16 @@ export function Import() {
             }}
           />
         </label>
+        <label class="check">
+          <input
+            type="checkbox"
+            name="enrol"
+            aria-describedby="import-enrol-help"
+            checked={enrol}
+            onChange={(event) => setEnrol(event.currentTarget.checked)}
+          />
+          Enrol the imported leads in the sequences they match
+        </label>
         <button
           type="submit"
           class="primary"
@@ -244,6 +297,10 @@ export function Import() {
               : 'Import'}
         </button>
       </form>
+      <p class="muted" id="import-enrol-help">
+        Unchecked, the leads are scored and assigned as usual but no sequence e-mails them; checked, each one
+        starts every active sequence it matches, as a lead from a form does.
+      </p>
       <ErrorMessage error={importing.error ?? checking.error} />
       {file && check && (
         <section aria-labelledby="import-columns-title" class="import-columns">
@@ -292,13 +349,7 @@ export function Import() {
             </tbody>
           </table>
           {check.dryRun && check.dryRun.errors.length > 0 && (
-            <ul aria-label="Rows that would fail">
-              {check.dryRun.errors.slice(0, 5).map((error) => (
-                <li key={error.row}>
-                  Row {error.row}: {error.error}
-                </li>
-              ))}
-            </ul>
+            <FailedRows rows={check.dryRun.errors} caption="Rows that would fail" />
           )}
         </section>
       )}
@@ -315,30 +366,19 @@ export function Import() {
             {processed} of {progress.rows} rows processed: {progress.created} created, {progress.duplicates}{' '}
             duplicates, {progress.failed} failed.
           </p>
+          <p data-testid="import-enrolment">
+            {(report?.enrol ?? enrolled)
+              ? 'The new leads are enrolled in the sequences they match.'
+              : 'The new leads are enrolled in no sequence.'}
+          </p>
           {report && report.errors.length > 0 && (
-            <table>
-              <caption>Rows that were not imported</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Row</th>
-                  <th scope="col">Problem</th>
-                </tr>
-              </thead>
-              <tbody>
-                {report.errors.map((error) => (
-                  <tr key={`${error.row}-${error.error}`}>
-                    <td class="number">{error.row}</td>
-                    <td>{error.error}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <FailedRows rows={report.errors} caption="Rows that were not imported" />
           )}
         </section>
       )}
       <section aria-labelledby="import-history-title">
         <h2 id="import-history-title">Recent imports</h2>
-        <ErrorMessage error={history.error} />
+        <ErrorMessage error={history.error ?? opening.error} />
         {history.data?.data.length === 0 && (
           <p class="empty-state" data-empty="imports">
             No import yet. Choose a CSV file above: the first row names the columns (e-mail, first name,
@@ -350,6 +390,37 @@ export function Import() {
             <li key={entry.importId}>
               {formatDate(entry.createdAt)} — {entry.status === 'done' ? 'done' : 'in progress'}: {entry.rows}{' '}
               rows, {entry.created} created, {entry.duplicates} duplicates, {entry.failed} failed
+              {entry.enrol ? '' : '; enrolled in no sequence'}
+              {entry.failed > 0 && entry.importId !== opened?.importId && (
+                <>
+                  {' '}
+                  <button
+                    type="button"
+                    class="link"
+                    disabled={opening.pending}
+                    onClick={() =>
+                      void opening.run(async () => {
+                        const { importId } = entry;
+                        setOpened(
+                          unwrap(
+                            await api.GET('/api/leads/imports/{importId}', {
+                              params: { path: { importId } },
+                            }),
+                          ),
+                        );
+                      })
+                    }
+                  >
+                    Show the failed rows
+                  </button>
+                </>
+              )}
+              {entry.importId === opened?.importId && (
+                <FailedRows
+                  rows={opened.errors}
+                  caption={`Rows of the import of ${formatDate(entry.createdAt)} that were not imported`}
+                />
+              )}
             </li>
           ))}
         </ul>

@@ -314,7 +314,7 @@ function Enrollments({ sequenceId }: { sequenceId: string }) {
         </p>
       ) : (
         <div class="table-wrap">
-          <table>
+          <table class="card-table">
             <thead>
               <tr>
                 <th scope="col">Lead</th>
@@ -327,16 +327,18 @@ function Enrollments({ sequenceId }: { sequenceId: string }) {
             <tbody>
               {(enrollments.data?.data ?? []).map((entry) => (
                 <tr key={entry.id}>
-                  <td>
+                  <td data-label="Lead">
                     <a href={`/?lead=${entry.leadId}`}>{enrolledLeadName(entry.lead)}</a>
                   </td>
-                  <td>
+                  <td data-label="Status">
                     {entry.status}
                     {entry.stoppedReason ? ` (${entry.stoppedReason})` : ''}
                   </td>
-                  <td class="number">{entry.currentStep}</td>
-                  <td>{formatDate(entry.nextStepAt)}</td>
-                  <td>{formatDate(entry.enrolledAt)}</td>
+                  <td data-label="Step" class="number">
+                    {entry.currentStep}
+                  </td>
+                  <td data-label="Next step">{formatDate(entry.nextStepAt)}</td>
+                  <td data-label="Enrolled">{formatDate(entry.enrolledAt)}</td>
                 </tr>
               ))}
             </tbody>

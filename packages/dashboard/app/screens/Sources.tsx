@@ -421,7 +421,7 @@ function Submissions({ source }: { source: Source }) {
       )}
       {submissions.data?.pagination.total !== 0 && (
         <div class="table-wrap">
-          <table>
+          <table class="card-table">
             <thead>
               <tr>
                 <th scope="col">Received</th>
@@ -435,12 +435,12 @@ function Submissions({ source }: { source: Source }) {
             <tbody>
               {(submissions.data?.data ?? []).map((submission) => (
                 <tr key={submission.id}>
-                  <td>{formatDate(submission.receivedAt)}</td>
-                  <td>
+                  <td data-label="Received">{formatDate(submission.receivedAt)}</td>
+                  <td data-label="Outcome">
                     {submission.outcome}
                     {submission.error ? ` — ${submission.error}` : ''}
                   </td>
-                  <td class="mono excerpt">
+                  <td data-label="Payload" class="mono excerpt">
                     {submission.payloadExcerpt ?? JSON.stringify(submission.payload)?.slice(0, 200)}
                   </td>
                   <td>

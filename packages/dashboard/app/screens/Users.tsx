@@ -74,7 +74,7 @@ export function Users() {
       </form>
       <ErrorMessage error={action.error ?? users.error} />
       <div class="table-wrap">
-        <table>
+        <table class="card-table">
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -87,9 +87,9 @@ export function Users() {
           <tbody>
             {(users.data ?? []).map((user) => (
               <tr key={user.id}>
-                <td>{user.name}</td>
-                <td>{user.email}</td>
-                <td>
+                <td data-label="Name">{user.name}</td>
+                <td data-label="E-mail">{user.email}</td>
+                <td data-label="Role">
                   <select
                     aria-label={`Role of ${user.name}`}
                     value={user.role}
@@ -101,7 +101,7 @@ export function Users() {
                     <option value="admin">admin</option>
                   </select>
                 </td>
-                <td>
+                <td data-label="Active">
                   <input
                     type="checkbox"
                     aria-label={`${user.name} active`}
@@ -121,7 +121,7 @@ export function Users() {
                     }}
                   />
                 </td>
-                <td>{formatDate(user.createdAt)}</td>
+                <td data-label="Created">{formatDate(user.createdAt)}</td>
               </tr>
             ))}
           </tbody>

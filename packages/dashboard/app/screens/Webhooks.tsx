@@ -164,7 +164,7 @@ export function Webhooks() {
       )}
       {subscriptions.data && subscriptions.data.length > 0 && (
         <div class="table-wrap">
-          <table>
+          <table class="card-table">
             <caption class="visually-hidden">Webhook subscriptions</caption>
             <thead>
               <tr>
@@ -179,18 +179,18 @@ export function Webhooks() {
             <tbody>
               {subscriptions.data.map((subscription) => (
                 <tr key={subscription.id} aria-current={subscription.id === selectedId ? 'true' : undefined}>
-                  <td>
+                  <td data-label="URL">
                     <button type="button" class="link mono" onClick={() => select(subscription.id)}>
                       {subscription.url}
                     </button>
                     {subscription.description && <span class="muted"> · {subscription.description}</span>}
                   </td>
-                  <td>
+                  <td data-label="Events">
                     {subscription.eventTypes.includes(ALL_EVENTS)
                       ? 'all'
                       : subscription.eventTypes.join(', ')}
                   </td>
-                  <td>
+                  <td data-label="State">
                     {stateOf(subscription)}
                     {subscription.active && subscription.failingSince && (
                       <>
@@ -203,7 +203,9 @@ export function Webhooks() {
                       </>
                     )}
                   </td>
-                  <td class="wide-only">{formatDate(subscription.createdAt)}</td>
+                  <td data-label="Created" class="wide-only">
+                    {formatDate(subscription.createdAt)}
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -626,7 +628,7 @@ function DeliveryLog(props: {
       </form>
       <ErrorMessage error={log.error ?? redeliver.error} />
       <div class="table-wrap">
-        <table class="deliveries" aria-busy={log.loading}>
+        <table class="card-table deliveries" aria-busy={log.loading}>
           <caption class="visually-hidden">Deliveries, newest first</caption>
           <thead>
             <tr>
@@ -643,16 +645,18 @@ function DeliveryLog(props: {
           <tbody>
             {(log.data?.data ?? []).map((delivery) => (
               <tr key={delivery.id} data-delivery-id={delivery.id} data-status={delivery.status}>
-                <td>{formatDate(delivery.createdAt)}</td>
-                <td>{delivery.eventType}</td>
-                <td>
+                <td data-label="Created">{formatDate(delivery.createdAt)}</td>
+                <td data-label="Event">{delivery.eventType}</td>
+                <td data-label="Status">
                   {delivery.status}
                   {delivery.nextAttemptAt && delivery.status === 'pending' && (
                     <span class="muted"> · next {formatDate(delivery.nextAttemptAt)}</span>
                   )}
                 </td>
-                <td class="number">{delivery.attempts}</td>
-                <td>
+                <td data-label="Attempts" class="number">
+                  {delivery.attempts}
+                </td>
+                <td data-label="Last answer">
                   {delivery.lastStatusCode !== null ? `HTTP ${delivery.lastStatusCode}` : '—'}
                   {delivery.lastError && <span class="error"> {delivery.lastError}</span>}
                   <details>

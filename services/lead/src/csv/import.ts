@@ -32,6 +32,8 @@ export const PREVIEW_ROWS = 20;
 export interface ImportOptions {
   mapping?: ColumnMapping;
   dialect?: DialectChoice;
+  /** false: the imported leads are enrolled in no sequence (their lead.received says so). */
+  enrol?: boolean;
 }
 
 /** A row that is neither a lead nor an error: a blank separator or a report's footer line. */
@@ -97,13 +99,21 @@ interface PreparedFile {
 async function* dataRows(
   path: string,
   prepared: { dialect: CsvDialect; columns: Column[] },
-): AsyncGenerator<{ row: number; outcome: RowOutcome }> {
+): AsyncGenerator<{ row: number; outcome: RowOutcome; cells: string[] }> {
   let row = 0;
   for await (const cells of readRecords(path, prepared.dialect)) {
     if (++row === 1) continue;
-    yield { row, outcome: mapRow(prepared.columns, cells) };
+    yield { row, outcome: mapRow(prepared.columns, cells), cells };
   }
 }
+
+/** A failed row's cells as the user would recognise the line (capped: it is shown, not re-imported). */
+export function rowValue(cells: string[]): string {
+  const last = cells.findLastIndex((cell) => cell.trim() !== '');
+  const line = cells.slice(0, last + 1).join(', ');
+  return line.length > MAX_ROW_VALUE ? `${line.slice(0, MAX_ROW_VALUE - 1)}…` : line;
+}
+const MAX_ROW_VALUE = 200;
 
 /**
  * The first pass: the dialect, the header's columns and the number of data rows, stopping as soon
@@ -202,14 +212,15 @@ export async function previewCsvFile(
     duplicates += pending.filter((row) => isDuplicate(row, claimed)).length;
     pending = [];
   };
-  for await (const { row, outcome } of dataRows(path, prepared)) {
+  for await (const { row, outcome, cells } of dataRows(path, prepared)) {
     if (outcome.kind === 'blank' || outcome.kind === 'report') {
       skipped.skip(row, outcome);
       continue;
     }
     if (outcome.kind === 'failed') {
       failed++;
-      if (errors.length < MAX_LISTED_ERRORS) errors.push({ row, error: outcome.error });
+      if (errors.length < MAX_LISTED_ERRORS)
+        errors.push({ row, error: outcome.error, value: rowValue(cells) });
       continue;
     }
     accepted++;
@@ -259,9 +270,9 @@ export async function importCsvFile(
   const errors: ImportRowError[] = [];
   let pending: PendingRow[] = [];
 
-  const fail = (row: number, error: string) => {
+  const fail = (row: number, error: string, cells: string[]) => {
     failed++;
-    if (errors.length < MAX_LISTED_ERRORS) errors.push({ row, error });
+    if (errors.length < MAX_LISTED_ERRORS) errors.push({ row, error, value: rowValue(cells) });
   };
 
   const flush = async () => {
@@ -281,6 +292,7 @@ export async function importCsvFile(
         client: {},
         importId,
         importRow: pendingRow.row - 1,
+        ...(options.enrol === false ? { enrol: false } : {}),
       }),
     );
     await imports.handOver(importId, received, accepted + batch.length, by.requestId);
@@ -289,7 +301,7 @@ export async function importCsvFile(
     pending = [];
   };
 
-  await imports.begin(importId, rowCount, timelineActor(by));
+  await imports.begin(importId, rowCount, timelineActor(by), options.enrol ?? true);
   let row = 0;
   try {
     for await (const next of dataRows(path, prepared)) {
@@ -300,7 +312,7 @@ export async function importCsvFile(
         continue;
       }
       if (outcome.kind === 'failed') {
-        fail(row, outcome.error);
+        fail(row, outcome.error, next.cells);
         continue;
       }
       pending.push(finder.pending(row, outcome.fields, outcome.custom));

@@ -335,7 +335,15 @@ const rowErrors = {
     type: 'object',
     required: ['row', 'error'],
     additionalProperties: false,
-    properties: { row: { type: 'integer' }, error: { type: 'string' } },
+    properties: {
+      row: { type: 'integer' },
+      error: { type: 'string', description: 'Why the row was not imported' },
+      value: {
+        type: 'string',
+        description:
+          'The row\'s cells as in the file, joined by ", " (at most 200 characters); absent when the row was accepted and its capture failed',
+      },
+    },
   },
 } as const;
 
@@ -491,6 +499,10 @@ const importSummaryProperties = {
   failed: { type: 'integer', description: 'Rows refused at upload, plus accepted rows the capture failed' },
   createdAt: { type: 'string' },
   finishedAt: { type: ['string', 'null'] },
+  enrol: {
+    type: 'boolean',
+    description: "Whether the sequences may enrol the import's leads (the import's enrol parameter)",
+  },
 } as const;
 
 const IMPORT_SUMMARY_SCHEMA = {

@@ -23,8 +23,9 @@ interface ImportParameters {
   mapping?: string;
   delimiter?: string;
   encoding?: string;
+  enrol?: boolean | string;
 }
-const PARAMETERS = ['dryRun', 'mapping', 'delimiter', 'encoding'] as const;
+const PARAMETERS = ['dryRun', 'mapping', 'delimiter', 'encoding', 'enrol'] as const;
 
 const IMPORT_QUERY_SCHEMA = {
   type: 'object',
@@ -53,6 +54,11 @@ const IMPORT_QUERY_SCHEMA = {
       maxLength: 40,
       description:
         'The text encoding, when detection (UTF-8 with or without BOM, UTF-16 with BOM, else Windows-1252) is not wanted: utf-8, utf-16le, windows-1252, iso-8859-1, shift_jis ...',
+    },
+    enrol: {
+      type: 'boolean',
+      description:
+        'false: the imported leads are enrolled in no sequence (each row is still captured, enriched, scored and notified); default true, as a webhook submission. The dashboard asks before each import and defaults to false',
     },
   },
 } as const;
@@ -86,15 +92,15 @@ function parseDelimiter(text: string): string {
   return delimiter;
 }
 
-function parseBoolean(value: boolean | string | undefined, name: string): boolean {
-  if (value === undefined || typeof value === 'boolean') return value ?? false;
+function parseBoolean(value: boolean | string | undefined, name: string, absent = false): boolean {
+  if (value === undefined || typeof value === 'boolean') return value ?? absent;
   if (value === 'true' || value === '1') return true;
   if (value === 'false' || value === '0') return false;
   throw badRequest(`${name} must be true or false`);
 }
 
 function optionsOf(parameters: ImportParameters): { dryRun: boolean; options: ImportOptions } {
-  const options: ImportOptions = { dialect: {} };
+  const options: ImportOptions = { dialect: {}, enrol: parseBoolean(parameters.enrol, 'enrol', true) };
   if (parameters.mapping !== undefined) options.mapping = parseMapping(parameters.mapping);
   if (parameters.delimiter !== undefined) options.dialect!.delimiter = parseDelimiter(parameters.delimiter);
   const encoding: string | undefined = parameters.encoding;
