@@ -133,10 +133,12 @@ function WorkflowControls(props: { lead: LeadDetail; users: User[]; onChanged: (
   const { lead, users, onChanged } = props;
   const action = useAction();
   const id = lead.id;
-  const pipeline = useLoad(async () => {
-    if (!lead.pipeline) return undefined;
-    return unwrap(await api.GET('/api/pipelines/{id}', { params: { path: { id: lead.pipeline.id } } }));
-  }, [lead.pipeline?.id]);
+  const pipelines = useLoad(async () => unwrap(await api.GET('/api/pipelines')), []);
+  // The pipeline whose stages the Stage list offers: the lead's, until another one is picked.
+  const [chosenPipelineId, setChosenPipelineId] = useState<string | undefined>(undefined);
+  const shownPipelineId = chosenPipelineId ?? lead.pipeline?.id;
+  const shownPipeline = pipelines.data?.find((candidate) => candidate.id === shownPipelineId);
+  const moving = shownPipeline !== undefined && shownPipeline.id !== lead.pipeline?.id;
   const me = session.user;
   const assignees = users.length > 0 ? users : me ? [{ id: me.id, name: `${me.name} (me)` }] : [];
   const assigneeKnown = lead.assignedTo === null || assignees.some((user) => user.id === lead.assignedTo);
@@ -168,32 +170,63 @@ function WorkflowControls(props: { lead: LeadDetail; users: User[]; onChanged: (
           ))}
         </select>
       </label>
-      {pipeline.data && (
+      {pipelines.data && pipelines.data.length > 0 && (
         <label>
-          Stage ({pipeline.data.name})
+          Pipeline
+          <select
+            name="pipeline"
+            value={shownPipelineId ?? ''}
+            disabled={action.pending}
+            onChange={(event) => setChosenPipelineId(event.currentTarget.value)}
+          >
+            {!shownPipelineId && <option value="">—</option>}
+            {pipelines.data.map((candidate) => (
+              <option key={candidate.id} value={candidate.id}>
+                {candidate.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      {shownPipeline && (
+        <label>
+          {moving ? `Stage in ${shownPipeline.name}` : 'Stage'}
           <select
             name="stage"
-            value={lead.stage?.id ?? ''}
+            value={moving ? '' : (lead.stage?.id ?? '')}
             disabled={action.pending}
             onChange={(event) => {
               const stageId = event.currentTarget.value;
-              void action.run(async () =>
+              if (!stageId) return;
+              void action.run(async () => {
                 onChanged(
                   unwrap(
                     await api.PUT('/api/leads/{id}/stage', { params: { path: { id } }, body: { stageId } }),
                   ),
-                ),
-              );
+                );
+                setChosenPipelineId(undefined);
+              });
             }}
           >
-            {!lead.stage && <option value="">—</option>}
-            {pipeline.data.stages.map((stage) => (
+            {(moving || !lead.stage) && (
+              <option value="">{moving ? 'Choose a stage to move the lead' : '—'}</option>
+            )}
+            {shownPipeline.stages.map((stage) => (
               <option key={stage.id} value={stage.id}>
                 {stage.name}
               </option>
             ))}
           </select>
         </label>
+      )}
+      {moving && (
+        <p class="muted" role="status">
+          The lead stays in {lead.pipeline?.name ?? 'no pipeline'} until a stage of {shownPipeline.name} is
+          chosen.{' '}
+          <button type="button" class="link" onClick={() => setChosenPipelineId(undefined)}>
+            Keep it there
+          </button>
+        </p>
       )}
       <label>
         Assignee

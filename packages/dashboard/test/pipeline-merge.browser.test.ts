@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { waitFor } from '@lead-capture/testing';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ADMIN,
+  apiClient,
+  type Browser,
+  openBrowser,
+  type RunningApp,
+  requireChromium,
+  saveScreenshot,
+  screenshotAfterEach,
+  startEmbeddedApp,
+} from './harness.js';
+
+/**
+ * Issue 30's pipeline and merge work: moving a lead to another pipeline from its drawer, a merge
+ * previewed (which value wins, why the lead was flagged) and confirmed, saved views on the leads
+ * list, and the overview's date range with its funnel and conversion by source. One app and one
+ * signed-in page, the tests in order.
+ */
+const chromiumPresent = requireChromium();
+
+interface Stage {
+  id: string;
+  name: string;
+}
+interface Pipeline {
+  id: string;
+  name: string;
+  isDefault: boolean;
+  stages: Stage[];
+}
+interface Lead {
+  id: string;
+  email: string | null;
+  firstName: string | null;
+  lastName: string | null;
+  phone: string | null;
+  company: string | null;
+  isDuplicate: boolean;
+  pipeline: { id: string; name: string } | null;
+  stage: { id: string; name: string } | null;
+}
+interface LeadList {
+  data: Lead[];
+}
+
+describe.runIf(chromiumPresent)('the dashboard: pipelines, merges, saved views, overview', () => {
+  let app: RunningApp;
+  let browser: Browser;
+  let page: Page;
+  let api: ReturnType<typeof apiClient>;
+  let webhookUrl: string;
+  const tag = randomUUID().slice(0, 6);
+
+  async function postLead(fields: Record<string, string>): Promise<void> {
+    const response = await fetch(webhookUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(fields),
+    });
+    expect(response.status).toBe(200);
+  }
+
+  async function leadsMatching(search: string, extra = ''): Promise<Lead[]> {
+    return (await api.call<LeadList>('GET', `/api/leads?search=${encodeURIComponent(search)}${extra}`)).data;
+  }
+
+  beforeAll(async () => {
+    app = await startEmbeddedApp();
+    api = apiClient(app.url);
+    webhookUrl = (await api.call<{ webhookUrl: string }>('POST', '/api/sources', { name: 'Partner form' }))
+      .webhookUrl;
+    browser = await openBrowser();
+    page = browser.page;
+    page.setDefaultTimeout(15_000);
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.goto(app.url);
+    await page.getByLabel('E-mail').fill(ADMIN.email);
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Leads' }).waitFor();
+  }, 180_000);
+
+  screenshotAfterEach(() => page);
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.stop();
+  });
+
+  it('moves a lead to another pipeline from its drawer: the pipeline first, then its stage', async () => {
+    const partners = await api.call<Pipeline>('POST', '/api/pipelines', {
+      name: 'Partnerships',
+      stages: [
+        { name: 'Intro', color: '#3366ff', order: 0 },
+        { name: 'Contract sent', color: '#22aa55', order: 1 },
+      ],
+    });
+    const email = `mover-${tag}@example.com`;
+    await postLead({ email, firstName: 'Mia', lastName: 'Mover' });
+    const lead = await waitFor('the lead listed', async () => (await leadsMatching(email))[0]);
+    const defaultPipeline = lead.pipeline;
+    expect(defaultPipeline).not.toBeNull();
+
+    await page.goto(`${app.url}/?lead=${lead.id}`);
+    const drawer = page.getByRole('dialog');
+    const pipelineSelect = drawer.getByLabel('Pipeline');
+    expect(await pipelineSelect.inputValue()).toBe(defaultPipeline!.id);
+    await pipelineSelect.selectOption({ label: 'Partnerships' });
+    // Choosing the pipeline moves nothing yet: the lead stays where it is until a stage is chosen.
+    await drawer.getByText(/stays in .* until a stage of Partnerships is chosen/).waitFor();
+    expect((await leadsMatching(email))[0]!.pipeline?.id).toBe(defaultPipeline!.id);
+    await drawer.getByLabel('Stage in Partnerships').selectOption({ label: 'Contract sent' });
+    await waitFor(
+      'the lead moved',
+      async () => (await leadsMatching(email))[0]!.pipeline?.id === partners.id,
+    );
+    const moved = (await leadsMatching(email))[0]!;
+    expect(moved.stage?.name).toBe('Contract sent');
+    await drawer.getByRole('heading', { name: 'Timeline' }).waitFor();
+    expect(await drawer.getByLabel('Pipeline').inputValue()).toBe(partners.id);
+    expect(await drawer.locator('select[name=stage]').inputValue()).toBe(moved.stage!.id);
+    await drawer
+      .locator('ol.timeline')
+      .getByText(/Partnerships/)
+      .first()
+      .waitFor();
+    await saveScreenshot(page, 'pipeline-move-in-the-drawer');
+    await drawer.getByRole('button', { name: 'Close' }).click();
+  });
+});
