@@ -131,4 +131,59 @@ describe.runIf(chromiumPresent)('the dashboard: pipelines, merges, saved views, 
     await saveScreenshot(page, 'pipeline-move-in-the-drawer');
     await drawer.getByRole('button', { name: 'Close' }).click();
   });
+
+  it('previews a merge (which value wins, why the lead was flagged) and merges only once confirmed', async () => {
+    const email = `twin-${tag}@example.com`;
+    await postLead({ email, firstName: 'Tina', company: 'Original Ltd' });
+    const original = await waitFor('the original listed', async () => (await leadsMatching(email))[0]);
+    await postLead({
+      email,
+      firstName: 'Tina',
+      lastName: 'Twin',
+      company: 'Copy GmbH',
+      phone: '+44 20 7946 0123',
+    });
+    const duplicate = await waitFor(
+      'the duplicate flagged',
+      async () => (await leadsMatching(email, '&duplicates=only'))[0],
+    );
+
+    // The duplicate's drawer says what it duplicates and why.
+    await page.goto(`${app.url}/?lead=${duplicate.id}`);
+    const drawer = page.getByRole('dialog');
+    await drawer.getByText('Flagged as a duplicate of Tina because of the same e-mail.').waitFor();
+
+    // The original's drawer: the preview, side by side, the winning value marked.
+    await drawer.getByRole('button', { name: 'Tina', exact: true }).click();
+    await drawer.getByRole('heading', { name: 'Duplicates' }).waitFor();
+    await drawer.getByRole('button', { name: 'Merge into this lead' }).click();
+    const review = drawer.getByRole('region', { name: 'Merge Tina Twin into Tina' });
+    await review.getByText('Flagged as a duplicate because of the same e-mail.').waitFor();
+    const row = (field: string) => review.locator(`tr[data-field="${field}"]`);
+    expect(await row('company').locator('td.wins').textContent()).toBe('Original Ltd ✓ kept');
+    expect(await row('lastName').locator('td.wins').textContent()).toBe('Twin ✓ kept');
+    expect(await row('phone').locator('td.wins').textContent()).toMatch(/^\+442079460123 ✓ kept$/);
+    expect(await row('email').locator('td.wins').count()).toBe(2);
+    await saveScreenshot(page, 'merge-preview');
+
+    // Merge asks first: dismissed, both leads remain.
+    let question = '';
+    page.once('dialog', (dialog) => {
+      question = dialog.message();
+      void dialog.dismiss();
+    });
+    await review.getByRole('button', { name: 'Merge', exact: true }).click();
+    await waitFor('the question asked', () => question !== '');
+    expect(question).toContain('Merge Tina Twin into Tina?');
+    expect((await leadsMatching(email)).length).toBe(2);
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await review.getByRole('button', { name: 'Merge', exact: true }).click();
+    await drawer.getByRole('heading', { name: 'Duplicates' }).waitFor({ state: 'detached' });
+    const remaining = await leadsMatching(email);
+    expect(remaining.map((lead) => [lead.id, lead.lastName, lead.company])).toEqual([
+      [original.id, 'Twin', 'Original Ltd'],
+    ]);
+    await drawer.getByRole('button', { name: 'Close' }).click();
+  });
 });
