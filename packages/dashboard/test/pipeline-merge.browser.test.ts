@@ -186,4 +186,45 @@ describe.runIf(chromiumPresent)('the dashboard: pipelines, merges, saved views, 
     ]);
     await drawer.getByRole('button', { name: 'Close' }).click();
   });
+
+  it('saves the current filters, sort and columns as a named view, applies it after a reload, deletes it', async () => {
+    await page.goto(`${app.url}/?status=new&sort=-score&limit=50&page=2`);
+    await page.getByRole('heading', { name: 'Leads' }).waitFor();
+    const phoneHeader = page.locator('table.leads thead th', { hasText: 'Phone' });
+    const columns = page.locator('details.column-chooser');
+    await columns.locator('summary').click();
+    await columns.locator('input[name="column-phone"]').check();
+    await phoneHeader.waitFor();
+    await columns.locator('summary').click();
+
+    const views = page.locator('details.saved-views');
+    await views.locator('summary').click();
+    await views.getByText('No saved view yet').waitFor();
+    await views.getByLabel('View name').fill('New by score');
+    await views.getByRole('button', { name: 'Save current view' }).click();
+    await views.getByText('View "New by score" saved.').waitFor();
+
+    // Somewhere else, with other columns, then back through the view, after a reload.
+    await page.goto(`${app.url}/?status=closed`);
+    await page.getByRole('heading', { name: 'Leads' }).waitFor();
+    await columns.locator('summary').click();
+    await columns.locator('input[name="column-phone"]').uncheck();
+    await phoneHeader.waitFor({ state: 'detached' });
+    await columns.locator('summary').click();
+    await page.reload();
+    await views.locator('summary').click();
+    await saveScreenshot(page, 'saved-views');
+    await views.getByRole('button', { name: 'New by score', exact: true }).click();
+    await waitFor('the view applied', () => new URL(page.url()).searchParams.get('status') === 'new');
+    const applied = new URL(page.url()).searchParams;
+    expect(Object.fromEntries(applied)).toEqual({ status: 'new', sort: '-score', limit: '50' });
+    await phoneHeader.waitFor();
+    expect(await page.locator('.filters').getByLabel('Status').inputValue()).toBe('new');
+
+    await views.getByRole('button', { name: 'Delete view New by score' }).click();
+    await views.getByText('No saved view yet').waitFor();
+    await page.reload();
+    await views.locator('summary').click();
+    await views.getByText('No saved view yet').waitFor();
+  });
 });
