@@ -227,4 +227,64 @@ describe.runIf(chromiumPresent)('the dashboard: pipelines, merges, saved views, 
     await views.locator('summary').click();
     await views.getByText('No saved view yet').waitFor();
   });
+
+  it('shows a funnel and conversion by source on the overview, for a date range kept in the URL', async () => {
+    const mover = (await leadsMatching(`mover-${tag}@example.com`))[0]!;
+    await api.call('PUT', `/api/leads/${mover.id}/status`, { status: 'converted' });
+    const email = `cora-${tag}@example.com`;
+    await postLead({ email, firstName: 'Cora', lastName: 'Contacted' });
+    const cora = await waitFor('the lead listed', async () => (await leadsMatching(email))[0]);
+    await api.call('PUT', `/api/leads/${cora.id}/status`, { status: 'contacted' });
+
+    const statsCalls: string[] = [];
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.pathname === '/api/leads/stats') statsCalls.push(url.search);
+    });
+    await page.goto(`${app.url}/overview`);
+    const funnel = page.locator('table.funnel-table');
+    const step = (name: string) => funnel.locator(`tr[data-step="${name}"] td`);
+    await expect.poll(async () => (await step('captured').allTextContents()).join('|')).toBe('3|100%|');
+    expect(await step('contacted').allTextContents()).toEqual(['2', '66.7%', '66.7%']);
+    expect(await step('qualified').allTextContents()).toEqual(['1', '33.3%', '50%']);
+    expect(await step('won').allTextContents()).toEqual(['1', '33.3%', '100%']);
+    const partnerRow = page.locator('table.conversion tbody tr', { hasText: 'Partner form' });
+    expect(await partnerRow.locator('td').allTextContents()).toEqual(['3', '1', '33.3%']);
+    await saveScreenshot(page, 'overview-funnel');
+
+    // A range the user gets wrong is said, and asked for nothing.
+    const before = statsCalls.length;
+    const range = page.getByRole('form', { name: 'Date range' });
+    await range.getByLabel('From').fill('2020-02-01');
+    await range.getByLabel('To').fill('2020-01-01');
+    await range.getByRole('button', { name: 'Apply range' }).click();
+    await range.getByText('The first day must not be after the last.').waitFor();
+    expect(statsCalls.length).toBe(before);
+
+    // A past month: none of these leads, the figures from the range's stats.
+    await range.getByLabel('From').fill('2020-01-01');
+    await range.getByLabel('To').fill('2020-01-31');
+    await range.getByRole('button', { name: 'Apply range' }).click();
+    await page.getByRole('heading', { name: /Leads per day, Jan 1 – Jan 31/ }).waitFor();
+    expect(statsCalls.at(-1)).toBe('?from=2020-01-01&to=2020-01-31');
+    expect(new URL(page.url()).search).toBe('?from=2020-01-01&to=2020-01-31');
+    await expect.poll(async () => (await step('captured').allTextContents()).join('|')).toBe('0|—|');
+    await page.getByText('No source has sent a lead in this period.').waitFor();
+
+    // Kept over a reload; then the last 7 days hold them all again.
+    await page.reload();
+    await page.getByRole('heading', { name: /Leads per day, Jan 1 – Jan 31/ }).waitFor();
+    expect(await page.getByRole('form', { name: 'Date range' }).getByLabel('From').inputValue()).toBe(
+      '2020-01-01',
+    );
+    await page.getByRole('button', { name: 'Last 7 days' }).click();
+    await expect.poll(async () => (await step('captured').allTextContents()).join('|')).toBe('3|100%|');
+    expect(
+      await page
+        .locator('table', { has: page.locator('caption', { hasText: 'Leads per day' }) })
+        .locator('td')
+        .count(),
+    ).toBe(7);
+    expect(await partnerRow.locator('td').allTextContents()).toEqual(['3', '1', '33.3%']);
+  });
 });

@@ -73,3 +73,99 @@ describe('GET /api/leads/<id>/merge-preview', () => {
     expect(missing.body).toHaveProperty('error');
   });
 });
+
+describe('GET /api/leads/stats with a date range', () => {
+  const DAY_MS = 24 * 3600 * 1000;
+  let statsHarness: Harness;
+  let statsApi: ReturnType<typeof client>;
+  beforeAll(async () => {
+    statsHarness = await startHarness();
+    statsApi = client(statsHarness);
+  });
+  afterAll(async () => statsHarness.close());
+
+  interface Stats {
+    range?: { from: string; to: string };
+    total: number;
+    byStatus: Record<string, number>;
+    bySource: Array<{ id: string; name: string; count: number; converted: number }>;
+    perDay: Array<{ date: string; count: number }>;
+  }
+  const day = (offset: number, today: number) => new Date(today + offset * DAY_MS).toISOString().slice(0, 10);
+
+  it("counts only the leads created in the range, and each source's converted leads", async () => {
+    const today = Date.parse(`${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`);
+    const webForm = randomUUID();
+    const partners = randomUUID();
+    const made = [];
+    // [source, days ago, status]
+    const plan: Array<[string, number, string]> = [
+      [webForm, 10, 'converted'],
+      [webForm, 10, 'contacted'],
+      [webForm, 9, 'new'],
+      [partners, 9, 'converted'],
+      [partners, 40, 'converted'], // outside the range
+    ];
+    for (const [sourceId, , status] of plan) {
+      const lead = await captureLead(
+        statsHarness,
+        { email: `${randomUUID().slice(0, 8)}@range.test` },
+        { sourceId, sourceName: sourceId === webForm ? 'Web form' : 'Partners' },
+      );
+      if (status !== 'new') await statsApi.put(`/api/leads/${lead.id}/status`, { status });
+      made.push(lead);
+    }
+    const leads = statsHarness.store.collection('lead_leads');
+    for (const [i, [, daysAgo]] of plan.entries()) {
+      await leads.updateOne(
+        { _id: made[i]!.id },
+        { $set: { createdAt: new Date(today - daysAgo * DAY_MS + 3600_000).toISOString() } },
+      );
+    }
+
+    const from = day(-12, today);
+    const to = day(-9, today);
+    const response = await statsApi.get(`/api/leads/stats?from=${from}&to=${to}`);
+    expect(response.status, response.text).toBe(200);
+    const body = response.body as Stats;
+    expect(body.range).toEqual({ from, to });
+    expect(body.total).toBe(4);
+    expect(body.byStatus).toEqual({ new: 1, contacted: 1, qualified: 0, converted: 2, closed: 0 });
+    expect(body.bySource.map(({ name, count, converted }) => ({ name, count, converted }))).toEqual([
+      { name: 'Web form', count: 3, converted: 1 },
+      { name: 'Partners', count: 1, converted: 1 },
+    ]);
+    expect(body.perDay).toEqual([
+      { date: day(-12, today), count: 0 },
+      { date: day(-11, today), count: 0 },
+      { date: day(-10, today), count: 2 },
+      { date: day(-9, today), count: 2 },
+    ]);
+
+    // Without a range: every lead, the last 30 days, no range in the answer.
+    const all = (await statsApi.get('/api/leads/stats')).body as Stats;
+    expect(all.range).toBeUndefined();
+    expect(all.total).toBe(5);
+    expect(all.bySource.find((source) => source.name === 'Partners')).toMatchObject({
+      count: 2,
+      converted: 2,
+    });
+
+    // Only from: up to today.
+    const since = (await statsApi.get(`/api/leads/stats?from=${day(-9, today)}`)).body as Stats;
+    expect(since.range).toEqual({ from: day(-9, today), to: day(0, today) });
+    expect(since.total).toBe(2);
+    expect(since.perDay).toHaveLength(10);
+  });
+
+  it.each([
+    ['?from=2026-02-31', 'from must be a date (YYYY-MM-DD)'],
+    ['?to=yesterday', 'to must match pattern "^\\d{4}-\\d{2}-\\d{2}$"'],
+    ['?from=2026-03-02&to=2026-03-01', 'from must not be after to'],
+    ['?from=2024-01-01&to=2026-01-01', 'The range must be at most 365 days'],
+  ])('refuses %s with 400 and a readable message', async (query, message) => {
+    const response = await statsApi.get(`/api/leads/stats${query}`);
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: message });
+  });
+});

@@ -327,7 +327,18 @@ export const STATS_QUERY_SCHEMA = {
       minimum: 1,
       maximum: STATS_MAX_DAYS,
       default: STATS_DEFAULT_DAYS,
-      description: `Extension of the contract: how many UTC days perDay covers, today included (1 to ${STATS_MAX_DAYS})`,
+      description: `Extension of the contract: how many UTC days perDay covers, today included (1 to ${STATS_MAX_DAYS}). Ignored when from is given`,
+    },
+    from: {
+      type: 'string',
+      pattern: '^\\d{4}-\\d{2}-\\d{2}$',
+      description:
+        'Extension of the contract: the first UTC day (YYYY-MM-DD) of a date range. With from and/or to, every figure counts only the leads created in the range (createdAt), and perDay covers its days. to defaults to today, from to `days` days before to',
+    },
+    to: {
+      type: 'string',
+      pattern: '^\\d{4}-\\d{2}-\\d{2}$',
+      description: `Extension of the contract: the last UTC day (YYYY-MM-DD, included) of the range; at most ${STATS_MAX_DAYS} days from from`,
     },
   },
 } as const;
@@ -346,6 +357,17 @@ export const STATS_RESPONSE_SCHEMA = {
   required: ['total', 'byStatus', 'byQualification', 'bySource', 'perDay'],
   additionalProperties: false,
   properties: {
+    range: {
+      type: 'object',
+      required: ['from', 'to'],
+      additionalProperties: false,
+      description:
+        'Extension of the contract, only when from or to was given: the UTC days (both included) the figures count',
+      properties: {
+        from: { type: 'string', format: 'date' },
+        to: { type: 'string', format: 'date' },
+      },
+    },
     total: { type: 'integer' },
     byStatus: countsOf(LEAD_STATUSES),
     byQualification: {
@@ -359,20 +381,25 @@ export const STATS_RESPONSE_SCHEMA = {
       description: `Extension of the contract: the ${STATS_TOP_SOURCES} sources with the most leads, the most first (ties by name); sources without leads left out. A deleted source keeps its leads and shows deleted: true`,
       items: {
         type: 'object',
-        required: ['id', 'name', 'deleted', 'count'],
+        required: ['id', 'name', 'deleted', 'count', 'converted'],
         additionalProperties: false,
         properties: {
           id: { type: 'string' },
           name: { type: 'string' },
           deleted: { type: 'boolean' },
           count: { type: 'integer' },
+          converted: {
+            type: 'integer',
+            description:
+              'How many of these leads are converted now (status converted): the conversion is converted / count',
+          },
         },
       },
     },
     perDay: {
       type: 'array',
       description:
-        'Extension of the contract: leads created on each UTC day of the last `days` days (createdAt), oldest first, today last, zeros included',
+        'Extension of the contract: leads created on each UTC day of the last `days` days, or of the range (createdAt), oldest first, zeros included',
       items: {
         type: 'object',
         required: ['date', 'count'],
