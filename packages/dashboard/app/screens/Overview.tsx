@@ -33,9 +33,10 @@ function changesFigures(message: StreamMessage): boolean {
   }
 }
 
-/** "Mar 4" for a UTC day "2024-03-04", shown as that day wherever the browser is. */
-function dayLabel(date: string): string {
+/** "Mar 4" (or "Mar 4, 2024") for a UTC day "2024-03-04", shown as that day wherever the browser is. */
+function dayLabel(date: string, withYear = false): string {
   return new Date(`${date}T00:00:00Z`).toLocaleDateString(undefined, {
+    ...(withYear ? { year: 'numeric' } : {}),
     month: 'short',
     day: 'numeric',
     timeZone: 'UTC',
@@ -69,7 +70,14 @@ export function Overview() {
 
   const data = overview.data;
   if (!data) {
-    return overview.error ? <ErrorMessage error={overview.error} /> : <Status>Counting the leads…</Status>;
+    // The range stays editable when the one in the URL was refused.
+    return (
+      <section aria-labelledby="overview-title">
+        <h1 id="overview-title">Overview</h1>
+        <RangeForm key={rangeKey} range={range} />
+        {overview.error ? <ErrorMessage error={overview.error} /> : <Status>Counting the leads…</Status>}
+      </section>
+    );
   }
   const scored = QUALIFICATIONS.reduce((sum, qualification) => sum + data.byQualification[qualification], 0);
   const maxPerDay = Math.max(1, ...data.perDay.map((day) => day.count));
@@ -78,7 +86,7 @@ export function Overview() {
   const days = data.perDay.length;
   const labelEvery = Math.max(1, Math.ceil(days / LABELS));
   const period = data.range
-    ? `${dayLabel(data.range.from)} – ${dayLabel(data.range.to)}`
+    ? `${dayLabel(data.range.from, true)} – ${dayLabel(data.range.to, true)}`
     : `last ${days} days`;
 
   return (
@@ -155,17 +163,20 @@ export function Overview() {
             );
           })}
         </svg>
-        <table class="visually-hidden">
-          <caption>Leads per day</caption>
-          <tbody>
-            {data.perDay.map((day) => (
-              <tr key={day.date}>
-                <th scope="row">{dayLabel(day.date)}</th>
-                <td>{day.count}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        {/* In a hidden box, not a hidden table: a table keeps its rows' height, 365 of them a long empty page. */}
+        <div class="visually-hidden">
+          <table>
+            <caption>Leads per day</caption>
+            <tbody>
+              {data.perDay.map((day) => (
+                <tr key={day.date}>
+                  <th scope="row">{dayLabel(day.date)}</th>
+                  <td>{day.count}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </section>
       <Funnel byStatus={data.byStatus} total={data.total} />
       <ConversionBySource sources={data.bySource} />
