@@ -195,6 +195,8 @@ describe.runIf(chromiumPresent)('the dashboard in a browser', () => {
     const drawer = page.getByRole('dialog');
     await drawer.getByRole('heading', { name: 'Duplicates' }).waitFor();
     await drawer.getByRole('button', { name: 'Merge into this lead' }).click();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await drawer.getByRole('button', { name: 'Merge', exact: true }).click();
     await drawer.getByRole('heading', { name: 'Duplicates' }).waitFor({ state: 'detached' });
     const remaining = await api.call<LeadList>('GET', `/api/leads?search=${encodeURIComponent(email)}`);
     expect(remaining.data.map((lead) => lead.id)).toEqual([original.id]);

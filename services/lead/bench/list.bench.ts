@@ -30,6 +30,7 @@ const SCENARIOS: Record<string, string> = {
   'search by phone digits': '/api/leads?search=%2B1%20415%20000%2012',
   'deep page (page 2000)': '/api/leads?page=2000&limit=50',
   stats: '/api/leads/stats',
+  'stats, a 30-day range': `/api/leads/stats?from=${new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10)}`,
 };
 
 const loadStarted = performance.now();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mergedFields } from './merge-rules.js';
+import { mergedFields, mergePreview } from './merge-rules.js';
 import type { LeadDoc } from './store.js';
 
 const P = '11111111-1111-4111-8111-111111111111';
@@ -176,5 +176,50 @@ describe('mergedFields: what the primary keeps and what it takes from the duplic
     const { relation, changes } = mergedFields(lead(P, primary), lead(D, duplicate));
     expect(relation).toEqual(expected);
     expect({ isDuplicate: changes.isDuplicate, duplicateOf: changes.duplicateOf }).toEqual(expected);
+  });
+});
+
+describe('mergePreview: the merge, field by field, and why the two were matched', () => {
+  it('marks whose value each field keeps, as mergedFields writes it', () => {
+    const primary = lead(P, {
+      firstName: 'Ada',
+      email: 'ada@example.com',
+      identityKeys: ['email:ada@example.com'],
+    });
+    const duplicate = lead(D, {
+      firstName: 'Adelaide',
+      lastName: 'Lovelace',
+      email: 'ada@example.com',
+      phone: '+14155550123',
+      score: 80,
+      qualification: 'hot',
+      identityKeys: ['email:ada@example.com', 'phone:+14155550123'],
+    });
+    const preview = mergePreview(primary, duplicate);
+    expect(preview.matchedOn).toEqual(['email']);
+    const byField = Object.fromEntries(preview.fields.map((entry) => [entry.field, entry]));
+    expect(byField.firstName).toEqual({
+      field: 'firstName',
+      primary: 'Ada',
+      duplicate: 'Adelaide',
+      merged: 'Ada',
+      winner: 'primary',
+    });
+    expect(byField.lastName).toMatchObject({ merged: 'Lovelace', winner: 'duplicate' });
+    expect(byField.email).toMatchObject({ merged: 'ada@example.com', winner: 'same' });
+    expect(byField.phone).toMatchObject({ merged: '+14155550123', winner: 'duplicate' });
+    expect(byField.company).toMatchObject({ merged: null, winner: 'none' });
+    // The primary was never scored: the duplicate's score comes along.
+    expect(byField.score).toMatchObject({ primary: 0, merged: 80, winner: 'duplicate' });
+    expect(byField.qualification).toMatchObject({ merged: 'hot', winner: 'duplicate' });
+  });
+
+  it('names the phone when that is what they share', () => {
+    const keys = ['phone:+14155550123'];
+    const preview = mergePreview(
+      lead(P, { identityKeys: ['email:a@example.com', ...keys] }),
+      lead(D, { identityKeys: ['email:b@example.com', ...keys] }),
+    );
+    expect(preview.matchedOn).toEqual(['phone']);
   });
 });

@@ -63,3 +63,69 @@ function unionBy<T>(first: T[], second: T[], keyOf: (item: T) => string): T[] {
   const seen = new Set(first.map(keyOf));
   return [...first, ...second.filter((item) => !seen.has(keyOf(item)))];
 }
+
+/** The fields a merge preview compares, each decided by mergedFields. */
+export const MERGE_PREVIEW_FIELDS = [
+  'firstName',
+  'lastName',
+  'email',
+  'phone',
+  'company',
+  'assignedTo',
+  'score',
+  'qualification',
+] as const;
+type PreviewField = (typeof MERGE_PREVIEW_FIELDS)[number];
+/** What a merge combines from both leads rather than choosing one's value. */
+export const MERGE_COMBINED = [
+  'tags',
+  'customFields',
+  'utm',
+  'notes',
+  'notesHistory',
+  'notifications',
+  'enrollments',
+  'timeline',
+] as const;
+type PreviewValue = string | number | null;
+
+export interface MergePreview {
+  combined: Array<(typeof MERGE_COMBINED)[number]>;
+  /** What the duplicate shares with the primary among the keys duplicates are matched on. */
+  matchedOn: Array<'email' | 'phone'>;
+  fields: Array<{
+    field: PreviewField;
+    primary: PreviewValue;
+    duplicate: PreviewValue;
+    merged: PreviewValue;
+    /** Whose value the merged lead has: `same` when both agree, `none` when neither has one. */
+    winner: 'primary' | 'duplicate' | 'same' | 'none';
+  }>;
+}
+
+/** What merging `duplicate` into `primary` would write, field by field (the rules of mergedFields). */
+export function mergePreview(primary: LeadDoc, duplicate: LeadDoc): MergePreview {
+  const { changes } = mergedFields(primary, duplicate);
+  const shared = primary.identityKeys.filter((key) => duplicate.identityKeys.includes(key));
+  const matchedOn = (['email', 'phone'] as const).filter((kind) =>
+    shared.some((key) => key.startsWith(`${kind}:`)),
+  );
+  return {
+    matchedOn,
+    combined: [...MERGE_COMBINED],
+    fields: MERGE_PREVIEW_FIELDS.map((field) => {
+      const fromPrimary: PreviewValue = primary[field] ?? null;
+      const fromDuplicate: PreviewValue = duplicate[field] ?? null;
+      const merged: PreviewValue = field in changes ? (changes[field] ?? null) : fromPrimary;
+      const winner =
+        fromPrimary === fromDuplicate
+          ? fromPrimary === null
+            ? 'none'
+            : 'same'
+          : merged === fromPrimary
+            ? 'primary'
+            : 'duplicate';
+      return { field, primary: fromPrimary, duplicate: fromDuplicate, merged, winner };
+    }),
+  };
+}

@@ -285,6 +285,8 @@ export async function createIndexes(collections: LeadCollections): Promise<void>
     leads.createIndex({ status: 1, createdAt: -1 }),
     leads.createIndex({ qualification: 1, createdAt: -1 }),
     leads.createIndex({ sourceId: 1, createdAt: -1 }),
+    // The stats' converted leads per source (in a date range too).
+    leads.createIndex({ sourceId: 1, status: 1, createdAt: -1 }),
     leads.createIndex({ assignedTo: 1, createdAt: -1 }),
     leads.createIndex({ isDuplicate: 1, createdAt: -1 }),
     leads.createIndex({ duplicateOf: 1, createdAt: 1 }),

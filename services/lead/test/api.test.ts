@@ -1041,6 +1041,7 @@ describe('stats', () => {
           name: i === 0 ? 'Website form (renamed)' : source.name,
           deleted: i === 1,
           count: source.leads,
+          converted: 0,
         })),
       );
     } finally {

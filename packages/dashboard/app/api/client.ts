@@ -34,6 +34,7 @@ type JsonOf<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] exten
 
 export type LeadListItem = JsonOf<'/api/leads', 'get'>['data'][number];
 export type LeadDetail = JsonOf<'/api/leads/{id}', 'get'>;
+export type MergePreview = JsonOf<'/api/leads/{id}/merge-preview', 'get'>;
 export type TimelineEvent = JsonOf<'/api/leads/{id}/events', 'get'>['data'][number];
 export type Source = JsonOf<'/api/sources', 'get'>[number];
 export type Pipeline = JsonOf<'/api/pipelines', 'get'>[number];

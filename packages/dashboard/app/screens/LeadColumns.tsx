@@ -101,18 +101,25 @@ function storedColumns(): string[] {
 }
 
 /** The chosen columns, remembered in this browser (localStorage), in display order. */
-export function useLeadColumns(): [LeadColumn[], (id: string, shown: boolean) => void] {
+export function useLeadColumns(): [
+  LeadColumn[],
+  (id: string, shown: boolean) => void,
+  /** Shows exactly these columns (a saved view's). */
+  (ids: string[]) => void,
+] {
   const [chosen, setChosen] = useState<string[]>(storedColumns);
-  const toggle = (id: string, shown: boolean) => {
-    const next = shown ? [...new Set([...chosen, id])] : chosen.filter((column) => column !== id);
-    setChosen(next);
+  const choose = (next: string[]) => {
+    const known = next.filter((id) => LEAD_COLUMNS.some((column) => column.id === id));
+    setChosen(known);
     try {
-      localStorage.setItem(STORAGE_KEY, JSON.stringify(next));
+      localStorage.setItem(STORAGE_KEY, JSON.stringify(known));
     } catch {
       // Storage full or disabled: the choice holds for this page only.
     }
   };
-  return [LEAD_COLUMNS.filter((column) => chosen.includes(column.id)), toggle];
+  const toggle = (id: string, shown: boolean) =>
+    choose(shown ? [...new Set([...chosen, id])] : chosen.filter((column) => column !== id));
+  return [LEAD_COLUMNS.filter((column) => chosen.includes(column.id)), toggle, choose];
 }
 
 /** A "Columns" menu of checkboxes, one per column. */

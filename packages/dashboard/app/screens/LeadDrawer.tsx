@@ -28,6 +28,7 @@ import {
   enrichmentSections,
   type NameBook,
 } from './lead-history.js';
+import { MergeToggle, matchReason, useMergePreview } from './MergeReview.js';
 import { NotesSection } from './NotesSection.js';
 
 interface LeadDrawerProps {
@@ -83,7 +84,9 @@ export function LeadDrawer(props: LeadDrawerProps) {
           <Tags lead={lead.data} onChanged={() => void lead.reload().then(() => events.reload())} />
           <Duplicates
             lead={lead.data}
+            users={props.users}
             onMerged={() => void lead.reload().then(onChanged)}
+            onMergedAway={onChanged}
             onOpenLead={props.onOpenLead}
           />
           <Timeline events={events.data} error={events.error} users={props.users} />
@@ -133,10 +136,12 @@ function WorkflowControls(props: { lead: LeadDetail; users: User[]; onChanged: (
   const { lead, users, onChanged } = props;
   const action = useAction();
   const id = lead.id;
-  const pipeline = useLoad(async () => {
-    if (!lead.pipeline) return undefined;
-    return unwrap(await api.GET('/api/pipelines/{id}', { params: { path: { id: lead.pipeline.id } } }));
-  }, [lead.pipeline?.id]);
+  const pipelines = useLoad(async () => unwrap(await api.GET('/api/pipelines')), []);
+  // The pipeline whose stages the Stage list offers: the lead's, until another one is picked.
+  const [chosenPipelineId, setChosenPipelineId] = useState<string | undefined>(undefined);
+  const shownPipelineId = chosenPipelineId ?? lead.pipeline?.id;
+  const shownPipeline = pipelines.data?.find((candidate) => candidate.id === shownPipelineId);
+  const moving = shownPipeline !== undefined && shownPipeline.id !== lead.pipeline?.id;
   const me = session.user;
   const assignees = users.length > 0 ? users : me ? [{ id: me.id, name: `${me.name} (me)` }] : [];
   const assigneeKnown = lead.assignedTo === null || assignees.some((user) => user.id === lead.assignedTo);
@@ -168,32 +173,63 @@ function WorkflowControls(props: { lead: LeadDetail; users: User[]; onChanged: (
           ))}
         </select>
       </label>
-      {pipeline.data && (
+      {pipelines.data && pipelines.data.length > 0 && (
         <label>
-          Stage ({pipeline.data.name})
+          Pipeline
+          <select
+            name="pipeline"
+            value={shownPipelineId ?? ''}
+            disabled={action.pending}
+            onChange={(event) => setChosenPipelineId(event.currentTarget.value)}
+          >
+            {!shownPipelineId && <option value="">—</option>}
+            {pipelines.data.map((candidate) => (
+              <option key={candidate.id} value={candidate.id}>
+                {candidate.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      {shownPipeline && (
+        <label>
+          {moving ? `Stage in ${shownPipeline.name}` : 'Stage'}
           <select
             name="stage"
-            value={lead.stage?.id ?? ''}
+            value={moving ? '' : (lead.stage?.id ?? '')}
             disabled={action.pending}
             onChange={(event) => {
               const stageId = event.currentTarget.value;
-              void action.run(async () =>
+              if (!stageId) return;
+              void action.run(async () => {
                 onChanged(
                   unwrap(
                     await api.PUT('/api/leads/{id}/stage', { params: { path: { id } }, body: { stageId } }),
                   ),
-                ),
-              );
+                );
+                setChosenPipelineId(undefined);
+              });
             }}
           >
-            {!lead.stage && <option value="">—</option>}
-            {pipeline.data.stages.map((stage) => (
+            {(moving || !lead.stage) && (
+              <option value="">{moving ? 'Choose a stage to move the lead' : '—'}</option>
+            )}
+            {shownPipeline.stages.map((stage) => (
               <option key={stage.id} value={stage.id}>
                 {stage.name}
               </option>
             ))}
           </select>
         </label>
+      )}
+      {moving && (
+        <p class="muted" role="status">
+          The lead stays in {lead.pipeline?.name ?? 'no pipeline'} until a stage of {shownPipeline.name} is
+          chosen.{' '}
+          <button type="button" class="link" onClick={() => setChosenPipelineId(undefined)}>
+            Keep it there
+          </button>
+        </p>
       )}
       <label>
         Assignee
@@ -317,26 +353,29 @@ function Tags({ lead, onChanged }: { lead: LeadDetail; onChanged: () => void }) 
   );
 }
 
-function Duplicates(props: { lead: LeadDetail; onMerged: () => void; onOpenLead: (id: string) => void }) {
-  const { lead, onMerged, onOpenLead } = props;
+function Duplicates(props: {
+  lead: LeadDetail;
+  users: User[];
+  onMerged: () => void;
+  /** This lead (a duplicate) was merged into its original: it is gone. */
+  onMergedAway: () => void;
+  onOpenLead: (id: string) => void;
+}) {
+  const { lead, users, onMerged, onOpenLead } = props;
   const duplicates = useLoad(
     async () =>
       unwrap(await api.GET('/api/leads/{id}/duplicates', { params: { path: { id: lead.id } } })).data,
     [lead.id, lead.updatedAt],
   );
-  const action = useAction();
   if (lead.isDuplicate && lead.duplicateOf) {
     return (
-      <section aria-labelledby="lead-duplicates">
-        <h3 id="lead-duplicates">Duplicate</h3>
-        <p>
-          This lead duplicates{' '}
-          <button type="button" class="link" onClick={() => onOpenLead(lead.duplicateOf as string)}>
-            an earlier lead
-          </button>
-          ; merge it from there.
-        </p>
-      </section>
+      <DuplicateOf
+        lead={lead}
+        primaryId={lead.duplicateOf}
+        users={users}
+        onMerged={props.onMergedAway}
+        onOpenLead={onOpenLead}
+      />
     );
   }
   if (!duplicates.data || duplicates.data.length === 0) return null;
@@ -349,28 +388,65 @@ function Duplicates(props: { lead: LeadDetail; onMerged: () => void; onOpenLead:
             <span>
               {fullName(duplicate)} · {duplicate.email ?? '—'} · {formatDate(duplicate.createdAt)}
             </span>
-            <button
-              type="button"
-              disabled={action.pending}
-              onClick={() =>
-                void action.run(async () => {
-                  unwrap(
-                    await api.POST('/api/leads/{id}/merge', {
-                      params: { path: { id: lead.id } },
-                      body: { duplicateId: duplicate.id },
-                    }),
-                  );
-                  await duplicates.reload();
-                  onMerged();
-                })
-              }
-            >
-              Merge into this lead
-            </button>
+            <MergeToggle
+              label="Merge into this lead"
+              primaryId={lead.id}
+              duplicateId={duplicate.id}
+              primaryLabel={fullName(lead)}
+              duplicateLabel={fullName(duplicate)}
+              users={users}
+              onMerged={() => {
+                void duplicates.reload();
+                onMerged();
+              }}
+            />
           </li>
         ))}
       </ul>
-      <ErrorMessage error={action.error} />
+    </section>
+  );
+}
+
+/** A duplicate's drawer: which lead it duplicates and why, and the merge into that lead. */
+function DuplicateOf(props: {
+  lead: LeadDetail;
+  primaryId: string;
+  users: User[];
+  onMerged: () => void;
+  onOpenLead: (id: string) => void;
+}) {
+  const { lead, primaryId, onOpenLead } = props;
+  const primary = useLoad(
+    async () => unwrap(await api.GET('/api/leads/{id}', { params: { path: { id: primaryId } } })),
+    [primaryId],
+  );
+  const preview = useMergePreview(primaryId, lead.id, lead.updatedAt);
+  const primaryName = primary.data ? fullName(primary.data) : 'an earlier lead';
+  return (
+    <section aria-labelledby="lead-duplicates">
+      <h3 id="lead-duplicates">Duplicate</h3>
+      <p class="flagged">
+        Flagged as a duplicate of{' '}
+        <button type="button" class="link" onClick={() => onOpenLead(primaryId)}>
+          {primaryName}
+        </button>
+        {preview.data ? ` because ${matchReason(preview.data.matchedOn)}.` : '.'}
+      </p>
+      <ErrorMessage error={primary.error ?? preview.error} />
+      {primary.data && (
+        <MergeToggle
+          label={`Merge into ${primaryName}`}
+          primaryId={primaryId}
+          duplicateId={lead.id}
+          primaryLabel={primaryName}
+          duplicateLabel={fullName(lead)}
+          users={props.users}
+          onMerged={() => {
+            props.onMerged();
+            onOpenLead(primaryId);
+          }}
+        />
+      )}
     </section>
   );
 }

@@ -27,6 +27,7 @@ import { BULK_VALUE_ID, type BulkActionType, BulkBar, type BulkReport, BulkRepor
 import { type CellContext, ColumnChooser, type LeadColumn, useLeadColumns } from './LeadColumns.js';
 import { LeadDrawer } from './LeadDrawer.js';
 import { ShortcutsDialog, useListShortcuts } from './LeadsShortcuts.js';
+import { SavedViews } from './SavedViews.js';
 
 /** Live refreshes of the list: the first at once, then at most one per second under a burst. */
 const REFRESH_INTERVAL_MS = 1000;
@@ -36,7 +37,7 @@ export function Leads() {
   const { filters, page, limit, sort } = readFilters(query);
   const filterKey = JSON.stringify(filters);
   const openLeadId = query.get('lead') ?? undefined;
-  const [columns, toggleColumn] = useLeadColumns();
+  const [columns, toggleColumn, chooseColumns] = useLeadColumns();
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [bulkAction, setBulkAction] = useState<BulkActionType>('assign');
   const [bulkReport, setBulkReport] = useState<BulkReport | undefined>(undefined);
@@ -242,6 +243,11 @@ export function Leads() {
     <section aria-labelledby="leads-title">
       <div class="toolbar">
         <h1 id="leads-title">Leads</h1>
+        <SavedViews
+          query={query}
+          columns={columns.map((column) => column.id)}
+          onApplyColumns={chooseColumns}
+        />
         <ColumnChooser shown={columns} onToggle={toggleColumn} />
         <button type="button" class="ghost" onClick={() => setShortcutsOpen(true)} aria-keyshortcuts="?">
           Shortcuts

@@ -2,13 +2,15 @@ import { api, QUALIFICATIONS, STATUSES, unwrap } from '../api/client.js';
 import { type StreamMessage, useStream } from '../api/stream.js';
 import { NoLeadsYet } from '../components/empty.js';
 import { ErrorMessage, Status, useLoad, useThrottled } from '../components/ui.js';
+import { useLocation } from '../router.js';
+import { ConversionBySource, Funnel, RangeForm, readRange } from './OverviewRange.js';
 
 /** The days the chart shows (UTC days, as the stats count them). */
 const DAYS = 30;
 /** Live refreshes: at most one stats request per this interval, however many events arrive. */
 const REFRESH_INTERVAL_MS = 1000;
-/** A label under every this many bars (and under today's), so 30 of them stay readable. */
-const LABEL_EVERY = 5;
+/** About this many labels under the bars (always one under the last day's), so they stay readable. */
+const LABELS = 6;
 
 /** The lead.updated changes that move a figure of the overview (notes, tags, stage... move none). */
 const FIGURE_FIELDS = ['status', 'qualification', 'sourceId', 'createdAt'];
@@ -31,9 +33,10 @@ function changesFigures(message: StreamMessage): boolean {
   }
 }
 
-/** "Mar 4" for a UTC day "2024-03-04", shown as that day wherever the browser is. */
-function dayLabel(date: string): string {
+/** "Mar 4" (or "Mar 4, 2024") for a UTC day "2024-03-04", shown as that day wherever the browser is. */
+function dayLabel(date: string, withYear = false): string {
   return new Date(`${date}T00:00:00Z`).toLocaleDateString(undefined, {
+    ...(withYear ? { year: 'numeric' } : {}),
     month: 'short',
     day: 'numeric',
     timeZone: 'UTC',
@@ -46,9 +49,17 @@ function dayLabel(date: string): string {
  * status, deleted or merged — at most once a second — and after the stream lost events.
  */
 export function Overview() {
+  const { query } = useLocation();
+  const range = readRange(query);
+  const rangeKey = range ? `${range.from}/${range.to}` : '';
   const overview = useLoad(
-    async () => unwrap(await api.GET('/api/leads/stats', { params: { query: { days: DAYS } } })),
-    [],
+    async () =>
+      unwrap(
+        await api.GET('/api/leads/stats', {
+          params: { query: range ? { from: range.from, to: range.to } : { days: DAYS } },
+        }),
+      ),
+    [rangeKey],
   );
   const refresh = useThrottled(() => void overview.reload(), REFRESH_INTERVAL_MS);
 
@@ -59,13 +70,24 @@ export function Overview() {
 
   const data = overview.data;
   if (!data) {
-    return overview.error ? <ErrorMessage error={overview.error} /> : <Status>Counting the leads…</Status>;
+    // The range stays editable when the one in the URL was refused.
+    return (
+      <section aria-labelledby="overview-title">
+        <h1 id="overview-title">Overview</h1>
+        <RangeForm key={rangeKey} range={range} />
+        {overview.error ? <ErrorMessage error={overview.error} /> : <Status>Counting the leads…</Status>}
+      </section>
+    );
   }
   const scored = QUALIFICATIONS.reduce((sum, qualification) => sum + data.byQualification[qualification], 0);
   const maxPerDay = Math.max(1, ...data.perDay.map((day) => day.count));
   const barWidth = 24;
   const chartHeight = 120;
   const days = data.perDay.length;
+  const labelEvery = Math.max(1, Math.ceil(days / LABELS));
+  const period = data.range
+    ? `${dayLabel(data.range.from, true)} – ${dayLabel(data.range.to, true)}`
+    : `last ${days} days`;
 
   return (
     <section aria-labelledby="overview-title" aria-busy={overview.loading}>
@@ -75,9 +97,15 @@ export function Overview() {
           Refresh
         </button>
       </div>
-      <p class="muted">Updated live as leads arrive and change.</p>
+      <RangeForm key={rangeKey} range={range} />
+      <p class="muted">
+        {data.range
+          ? `Leads created ${period} (UTC days). `
+          : 'All leads; the chart shows the last 30 days. '}
+        Updated live as leads arrive and change.
+      </p>
       <ErrorMessage error={overview.error} />
-      {data.total === 0 && <NoLeadsYet />}
+      {data.total === 0 && !data.range && <NoLeadsYet />}
       <section class="cards" aria-label="Leads per status">
         <article class="stat" data-figure="total">
           <h2>Total</h2>
@@ -105,7 +133,7 @@ export function Overview() {
         </article>
       </section>
       <section aria-labelledby="per-day-title">
-        <h2 id="per-day-title">Leads per day, last {days} days (UTC)</h2>
+        <h2 id="per-day-title">Leads per day, {period} (UTC)</h2>
         <svg
           class="chart"
           // Room on the right for today's label, centred under the last bar.
@@ -113,10 +141,10 @@ export function Overview() {
           role="img"
           aria-labelledby="per-day-title"
         >
-          <title>Leads per day, last {days} days (UTC)</title>
+          <title>Leads per day, {period} (UTC)</title>
           {data.perDay.map((day, index) => {
             const height = Math.round((day.count / maxPerDay) * chartHeight);
-            const labelled = (days - 1 - index) % LABEL_EVERY === 0;
+            const labelled = (days - 1 - index) % labelEvery === 0;
             return (
               <g key={day.date}>
                 <title>{`${dayLabel(day.date)}: ${day.count}`}</title>
@@ -135,18 +163,23 @@ export function Overview() {
             );
           })}
         </svg>
-        <table class="visually-hidden">
-          <caption>Leads per day</caption>
-          <tbody>
-            {data.perDay.map((day) => (
-              <tr key={day.date}>
-                <th scope="row">{dayLabel(day.date)}</th>
-                <td>{day.count}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        {/* In a hidden box, not a hidden table: a table keeps its rows' height, 365 of them a long empty page. */}
+        <div class="visually-hidden">
+          <table>
+            <caption>Leads per day</caption>
+            <tbody>
+              {data.perDay.map((day) => (
+                <tr key={day.date}>
+                  <th scope="row">{dayLabel(day.date)}</th>
+                  <td>{day.count}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </section>
+      <Funnel byStatus={data.byStatus} total={data.total} />
+      <ConversionBySource sources={data.bySource} />
       <section aria-labelledby="top-sources-title">
         <h2 id="top-sources-title">Top sources</h2>
         {data.bySource.length === 0 ? (

@@ -1,5 +1,6 @@
 import { LEAD_STATUSES, QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
 import { LIMIT_QUERY_SCHEMA, PAGE_QUERY_SCHEMA, pagedListSchema } from '@lead-capture/kit';
+import { MERGE_COMBINED, MERGE_PREVIEW_FIELDS } from '../merge-rules.js';
 
 export { errorResponses } from '@lead-capture/kit';
 
@@ -65,6 +66,63 @@ export const MERGE_BODY_SCHEMA = {
   properties: { duplicateId: { type: 'string', maxLength: 100 } },
 } as const;
 export type MergeBody = SchemaType<typeof MERGE_BODY_SCHEMA>;
+
+export const MERGE_PREVIEW_QUERY_SCHEMA = {
+  type: 'object',
+  required: ['duplicateId'],
+  additionalProperties: false,
+  properties: {
+    duplicateId: {
+      type: 'string',
+      maxLength: 100,
+      description: 'The lead that would be merged into this one',
+    },
+  },
+} as const;
+export type MergePreviewQuery = SchemaType<typeof MERGE_PREVIEW_QUERY_SCHEMA>;
+
+const previewValue = { type: ['string', 'number', 'null'] } as const;
+export const MERGE_PREVIEW_RESPONSE_SCHEMA = {
+  type: 'object',
+  required: ['primaryId', 'duplicateId', 'matchedOn', 'fields', 'combined'],
+  additionalProperties: false,
+  properties: {
+    primaryId: { type: 'string' },
+    duplicateId: { type: 'string' },
+    matchedOn: {
+      type: 'array',
+      items: { type: 'string', enum: ['email', 'phone'] },
+      description:
+        'What the two leads share among the keys duplicates are matched on (the normalised e-mail, the E.164 phone). Empty when they share none: a duplicate is flagged against the original of its group, which it may match only through another duplicate',
+    },
+    fields: {
+      type: 'array',
+      description: 'Each field the merge decides, with both values, the merged one and whose it is',
+      items: {
+        type: 'object',
+        required: ['field', 'primary', 'duplicate', 'merged', 'winner'],
+        additionalProperties: false,
+        properties: {
+          field: { type: 'string', enum: [...MERGE_PREVIEW_FIELDS] },
+          primary: previewValue,
+          duplicate: previewValue,
+          merged: previewValue,
+          winner: {
+            type: 'string',
+            enum: ['primary', 'duplicate', 'same', 'none'],
+            description: 'same: both leads hold this value; none: neither has one',
+          },
+        },
+      },
+    },
+    combined: {
+      type: 'array',
+      items: { type: 'string', enum: [...MERGE_COMBINED] },
+      description:
+        "What the merge combines instead of choosing: tags, custom fields (the primary's win per key), UTM parameters, notes, the notes history, notifications, enrolments and the timeline",
+    },
+  },
+} as const;
 
 export const STAGE_BODY_SCHEMA = {
   type: 'object',
@@ -269,7 +327,18 @@ export const STATS_QUERY_SCHEMA = {
       minimum: 1,
       maximum: STATS_MAX_DAYS,
       default: STATS_DEFAULT_DAYS,
-      description: `Extension of the contract: how many UTC days perDay covers, today included (1 to ${STATS_MAX_DAYS})`,
+      description: `Extension of the contract: how many UTC days perDay covers, today included (1 to ${STATS_MAX_DAYS}). Ignored when from is given`,
+    },
+    from: {
+      type: 'string',
+      pattern: '^\\d{4}-\\d{2}-\\d{2}$',
+      description:
+        'Extension of the contract: the first UTC day (YYYY-MM-DD) of a date range. With from and/or to, every figure counts only the leads created in the range (createdAt), and perDay covers its days. to defaults to today, from to `days` days before to',
+    },
+    to: {
+      type: 'string',
+      pattern: '^\\d{4}-\\d{2}-\\d{2}$',
+      description: `Extension of the contract: the last UTC day (YYYY-MM-DD, included) of the range; at most ${STATS_MAX_DAYS} days from from`,
     },
   },
 } as const;
@@ -288,6 +357,17 @@ export const STATS_RESPONSE_SCHEMA = {
   required: ['total', 'byStatus', 'byQualification', 'bySource', 'perDay'],
   additionalProperties: false,
   properties: {
+    range: {
+      type: 'object',
+      required: ['from', 'to'],
+      additionalProperties: false,
+      description:
+        'Extension of the contract, only when from or to was given: the UTC days (both included) the figures count',
+      properties: {
+        from: { type: 'string', format: 'date' },
+        to: { type: 'string', format: 'date' },
+      },
+    },
     total: { type: 'integer' },
     byStatus: countsOf(LEAD_STATUSES),
     byQualification: {
@@ -301,20 +381,25 @@ export const STATS_RESPONSE_SCHEMA = {
       description: `Extension of the contract: the ${STATS_TOP_SOURCES} sources with the most leads, the most first (ties by name); sources without leads left out. A deleted source keeps its leads and shows deleted: true`,
       items: {
         type: 'object',
-        required: ['id', 'name', 'deleted', 'count'],
+        required: ['id', 'name', 'deleted', 'count', 'converted'],
         additionalProperties: false,
         properties: {
           id: { type: 'string' },
           name: { type: 'string' },
           deleted: { type: 'boolean' },
           count: { type: 'integer' },
+          converted: {
+            type: 'integer',
+            description:
+              'How many of these leads are converted now (status converted): the conversion is converted / count',
+          },
         },
       },
     },
     perDay: {
       type: 'array',
       description:
-        'Extension of the contract: leads created on each UTC day of the last `days` days (createdAt), oldest first, today last, zeros included',
+        'Extension of the contract: leads created on each UTC day of the last `days` days, or of the range (createdAt), oldest first, zeros included',
       items: {
         type: 'object',
         required: ['date', 'count'],

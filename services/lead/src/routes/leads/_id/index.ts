@@ -11,6 +11,7 @@ import { registerAssignRoute } from './assign.js';
 import { registerDuplicatesRoute } from './duplicates.js';
 import { registerEventsRoute } from './events.js';
 import { registerMergeRoute } from './merge.js';
+import { registerMergePreviewRoute } from './merge-preview.js';
 import { registerNotesRoute } from './notes.js';
 import { registerNotesHistoryRoutes } from './notes-history.js';
 import { registerStageRoute } from './stage.js';
@@ -55,5 +56,6 @@ export function registerLeadRoutes(app: FastifyInstance, deps: LeadRouteDeps): v
   registerAssignRoute(app, deps);
   registerDuplicatesRoute(app, deps);
   registerMergeRoute(app, deps);
+  registerMergePreviewRoute(app, deps);
   registerStageRoute(app, deps);
 }
