@@ -23,6 +23,7 @@ import { ApiKeys } from './identity/api-keys.js';
 import { createAuthenticator } from './identity/authenticate.js';
 import { ensureFirstAdmin, type FirstAdminOptions } from './identity/first-admin.js';
 import { HashingQueue } from './identity/hashing-queue.js';
+import { passwordAttempts } from './identity/password-attempts.js';
 import { unmatchableHash, verifyPassword } from './identity/passwords.js';
 import { createRefreshTokens } from './identity/refresh-tokens.js';
 import { GATEWAY_OUTBOX, UserDirectory } from './identity/users.js';
@@ -192,12 +193,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   registerOpenApiDocument(app, upstreams, { now });
 
   await registerAuditTrail(app, { store, logger, retentionDays: config.AUDIT_LOG_RETENTION_DAYS, now });
-  await app.register(authRoutes, {
-    users,
-    accessTokens,
-    refreshTokens,
-    unmatchableHash: unmatchableHash(),
-    loginLimiter: createRateLimiter({
+  const passwordChecks = passwordAttempts(
+    createRateLimiter({
       store: rateLimitStore,
       windowMs: config.LOGIN_ATTEMPTS_WINDOW_MS,
       limits: {
@@ -208,14 +205,28 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       storeErrors: metrics.rateLimitStoreErrors,
       now,
     }),
-    hashing: new HashingQueue({
-      concurrency: config.LOGIN_HASH_CONCURRENCY,
-      maxWaiting: config.LOGIN_HASH_QUEUE,
-    }),
+  );
+  const hashing = new HashingQueue({
+    concurrency: config.LOGIN_HASH_CONCURRENCY,
+    maxWaiting: config.LOGIN_HASH_QUEUE,
+  });
+  await app.register(authRoutes, {
+    users,
+    accessTokens,
+    refreshTokens,
+    unmatchableHash: unmatchableHash(),
+    passwordChecks,
+    hashing,
     verifyPassword: deps.verifyPassword ?? verifyPassword,
     onSessionEnded: liveStream.accessChanged.sessionEnded,
   });
-  await app.register(userRoutes, { users, onUserChanged: liveStream.accessChanged.user });
+  await app.register(userRoutes, {
+    users,
+    onUserChanged: liveStream.accessChanged.user,
+    passwordChecks,
+    hashing,
+    verifyPassword: deps.verifyPassword ?? verifyPassword,
+  });
   await app.register(apiKeyRoutes, { apiKeys, now, onApiKeyChanged: liveStream.accessChanged.apiKey });
   await app.register(deadLetterRoutes, { bus });
   await liveStream.register(app);

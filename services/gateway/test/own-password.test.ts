@@ -102,3 +102,36 @@ describe('PUT /api/users/me/password', () => {
     await login(gateway.app, ADMIN_EMAIL, ADMIN_PASSWORD);
   });
 });
+
+describe('PUT /api/users/me/password: wrong current passwords', () => {
+  it('count against the sign-in budget of the account and address, as wrong sign-ins do', async () => {
+    const throttled = await createTestGateway({ env: { LOGIN_ATTEMPTS_PER_ACCOUNT: '3' } });
+    try {
+      const admin = await login(throttled.app, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const change = (currentPassword: string, remoteAddress: string) =>
+        throttled.app.inject({
+          method: 'PUT',
+          url: '/api/users/me/password',
+          headers: bearer(admin.token),
+          payload: { currentPassword, newPassword: 'a-new-admin-password-1' },
+          remoteAddress,
+        });
+      // A stolen session cannot guess the password it would need to take the account over.
+      for (let i = 0; i < 3; i++) expect((await change(`guess-${i}`, '127.0.0.2')).statusCode).toBe(400);
+      const refused = await change(ADMIN_PASSWORD, '127.0.0.2');
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json().error).toMatch(/^Too many failed sign-in attempts for this account/);
+      const signIn = await throttled.app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        payload: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+        remoteAddress: '127.0.0.2',
+      });
+      expect(signIn.statusCode).toBe(429);
+      // The same budget is per address: from elsewhere the right password still works.
+      expect((await change(ADMIN_PASSWORD, '127.0.0.3')).statusCode).toBe(204);
+    } finally {
+      await throttled.close();
+    }
+  });
+});

@@ -1,13 +1,11 @@
-import { createHash } from 'node:crypto';
 import type { SchemaType } from '@lead-capture/contracts';
-import { tooManyRequests, unauthorized } from '@lead-capture/kit';
+import { unauthorized } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import type { AccessTokens } from '../../identity/access-tokens.js';
 import type { HashingQueue } from '../../identity/hashing-queue.js';
+import type { PasswordAttempts } from '../../identity/password-attempts.js';
 import type { RefreshTokens } from '../../identity/refresh-tokens.js';
-import { normalizeEmail, tokenVersionOf, type UserDirectory, type UserDoc } from '../../identity/users.js';
-import { rateLimitClientKey } from '../../rate-limit/client-key.js';
-import type { RateLimitDecision, RateLimiter } from '../../rate-limit/limiter.js';
+import { tokenVersionOf, type UserDirectory, type UserDoc } from '../../identity/users.js';
 import { errorResponses, NO_CONTENT, ROLE } from '../schemas.js';
 
 export interface AuthRoutesOptions {
@@ -16,12 +14,8 @@ export interface AuthRoutesOptions {
   refreshTokens: RefreshTokens;
   /** Verified against when the e-mail is unknown, so both failures take the same time. */
   unmatchableHash: string;
-  /**
-   * The sign-in budgets: 'login-address', every attempt from one client address (an IPv6 client by
-   * its /64), whatever the account; 'login', the failures for one account (normalized e-mail, known
-   * or not) from one client address.
-   */
-  loginLimiter: RateLimiter;
+  /** The budget of password checks (see passwordAttempts), shared with the own-password route. */
+  passwordChecks: PasswordAttempts;
   /** Every password check of a sign-in waits for a slot here (503 past its queue). */
   hashing: HashingQueue;
   verifyPassword: (password: string, hash: string) => Promise<boolean>;
@@ -62,37 +56,8 @@ const TOKENS = {
 
 /** /api/auth: login, refresh (rotation), logout, and who am I. */
 export async function authRoutes(app: FastifyInstance, options: AuthRoutesOptions): Promise<void> {
-  const { users, accessTokens, refreshTokens, unmatchableHash, loginLimiter, hashing, verifyPassword } =
+  const { users, accessTokens, refreshTokens, unmatchableHash, passwordChecks, hashing, verifyPassword } =
     options;
-
-  function refuseWhenOver(decision: RateLimitDecision | null, message: string): void {
-    if (decision?.retryAfterSeconds !== undefined) {
-      throw tooManyRequests(
-        `${message}; retry in ${decision.retryAfterSeconds} seconds`,
-        decision.retryAfterSeconds,
-      );
-    }
-  }
-
-  /**
-   * Refused before any hashing: too many attempts from this address, or too many failures for this
-   * account from this address. Failures are counted per account and address, so nobody can lock an
-   * account (the admin's) out from everywhere else by failing its password from one place. Every
-   * attempt holds a slot of the failure budget until its outcome is known (concurrent guesses cannot
-   * overrun it); one that did not fail gives its slot back.
-   */
-  async function holdAttempt(email: string, ip: string): Promise<() => Promise<void>> {
-    const address = rateLimitClientKey(ip);
-    refuseWhenOver(
-      await loginLimiter.check('login-address', address),
-      'Too many sign-in attempts from this address',
-    );
-    const account = createHash('sha256').update(normalizeEmail(email)).digest('base64url');
-    const client = `${account}:${address}`;
-    const failure = await loginLimiter.check('login', client);
-    refuseWhenOver(failure, 'Too many failed sign-in attempts for this account');
-    return () => loginLimiter.refund('login', client, failure);
-  }
 
   app.post<{ Body: SchemaType<typeof LOGIN_BODY> }>(
     '/api/auth/login',
@@ -122,7 +87,7 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
     },
     async (request) => {
       const { email, password } = request.body;
-      const notAFailure = await holdAttempt(email, request.ip);
+      const notAFailure = await passwordChecks.hold(email, request.ip);
       let signedIn: UserDoc | null = null;
       let failed = false;
       try {

@@ -1,7 +1,9 @@
 import type { SchemaType } from '@lead-capture/contracts';
 import { badRequest, requireRole, requireSession } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
-import { verifyPassword } from '../../identity/passwords.js';
+import type { HashingQueue } from '../../identity/hashing-queue.js';
+import type { PasswordAttempts } from '../../identity/password-attempts.js';
+import { verifyPassword as defaultVerifyPassword } from '../../identity/passwords.js';
 import { toPublicUser, type UserDirectory } from '../../identity/users.js';
 import {
   EMAIL,
@@ -59,9 +61,14 @@ export async function userRoutes(
     users: UserDirectory;
     /** Told of every change to a user, so what hangs on their access (live streams) is checked at once. */
     onUserChanged?: (userId: string) => Promise<void>;
+    /** A wrong current password counts against the sign-in budgets, as a wrong sign-in does. */
+    passwordChecks: PasswordAttempts;
+    /** The sign-in's hashing queue: a password check here waits for a slot too (503 past its queue). */
+    hashing: HashingQueue;
+    verifyPassword?: (password: string, hash: string) => Promise<boolean>;
   },
 ): Promise<void> {
-  const { users, onUserChanged } = options;
+  const { users, onUserChanged, passwordChecks, hashing, verifyPassword = defaultVerifyPassword } = options;
 
   app.get(
     '/api/users',
@@ -127,8 +134,15 @@ export async function userRoutes(
     async (request, reply) => {
       const { currentPassword, newPassword } = request.body;
       const user = await users.findById(request.identity!.userId);
-      if (!user || !(await verifyPassword(currentPassword, user.passwordHash)))
-        throw badRequest('The current password is not right');
+      if (!user) throw badRequest('The current password is not right');
+      const notAFailure = await passwordChecks.hold(user.email, request.ip);
+      let failed = false;
+      try {
+        failed = !(await hashing.run(() => verifyPassword(currentPassword, user.passwordHash)));
+      } finally {
+        if (!failed) await notAFailure();
+      }
+      if (failed) throw badRequest('The current password is not right');
       await users.update(user._id, { password: newPassword });
       return reply.code(204).send();
     },
