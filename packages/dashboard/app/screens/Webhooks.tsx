@@ -1,5 +1,5 @@
 import { WEBHOOK_EVENT_TYPES } from '@lead-capture/contracts/lead-events';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import {
   api,
   type DeliveryQuery,
@@ -30,6 +30,8 @@ const DELIVERY_STATUSES = ['pending', 'delivering', 'succeeded', 'failed', 'canc
 const DELIVERIES_PER_PAGE = 20;
 /** While a delivery log is open, lead events make new deliveries: it is asked again at most this often. */
 const LOG_REFRESH_INTERVAL_MS = 3000;
+/** How long the log follows an announced event for its delivery (a filter may exclude it). */
+const AWAIT_DELIVERY_MS = 30_000;
 
 type EventType = (typeof EVENT_TYPES)[number] | typeof ALL_EVENTS;
 type Qualification = (typeof QUALIFICATIONS)[number];
@@ -550,13 +552,23 @@ function DeliveryLog(props: {
     [subscriptionId, JSON.stringify(query), version],
   );
   const refresh = useThrottled(() => void log.reload(), LOG_REFRESH_INTERVAL_MS);
-  // A delivery under way, or due within the interval, is followed until it settles.
-  const inFlight = (log.data?.data ?? []).some(
-    (delivery) =>
-      delivery.status === 'delivering' ||
-      (delivery.status === 'pending' &&
-        new Date(delivery.nextAttemptAt ?? 0).getTime() - Date.now() < LOG_REFRESH_INTERVAL_MS),
-  );
+  // Events the stream announced whose delivery the log does not show yet: the webhooks worker records
+  // it after the event, and one commit can bring several events (a lead's whole chain), so a single
+  // refresh on their arrival can come before any of them is recorded.
+  const awaited = useRef(new Map<string, number>());
+  const shownEvents = new Set((log.data?.data ?? []).map((delivery) => delivery.eventId));
+  for (const [eventId, until] of awaited.current) {
+    if (shownEvents.has(eventId) || until < Date.now()) awaited.current.delete(eventId);
+  }
+  // A delivery under way, due within the interval, or still to be recorded is followed until it settles.
+  const inFlight =
+    awaited.current.size > 0 ||
+    (log.data?.data ?? []).some(
+      (delivery) =>
+        delivery.status === 'delivering' ||
+        (delivery.status === 'pending' &&
+          new Date(delivery.nextAttemptAt ?? 0).getTime() - Date.now() < LOG_REFRESH_INTERVAL_MS),
+    );
   useEffect(() => {
     if (!inFlight || log.loading) return;
     const timer = setTimeout(refresh, LOG_REFRESH_INTERVAL_MS);
@@ -565,8 +577,11 @@ function DeliveryLog(props: {
   // The events the subscription takes become deliveries: the first page follows them.
   useStream((message) => {
     if (page !== 1) return;
-    if (message.type === 'reset' || eventTypes.includes(ALL_EVENTS) || eventTypes.includes(message.type))
+    if (message.type === 'reset') return refresh();
+    if (eventTypes.includes(ALL_EVENTS) || eventTypes.includes(message.type)) {
+      awaited.current.set(message.id, Date.now() + AWAIT_DELIVERY_MS);
       refresh();
+    }
   });
   const redeliver = useAction();
   const filter = (changes: Partial<typeof filters>) => {
