@@ -364,5 +364,18 @@ describe('distributed: requests forwarded to the service processes', () => {
     });
     expect(down.statusCode).toBe(503);
     expect(down.json()).toEqual({ error: 'lead service unavailable' });
+
+    // Over a real connection, with a body read to its end before the upstream refused it: the
+    // request is done (destroyed) but its client still waits for the answer.
+    await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = gateway.app.server.address() as AddressInfo;
+    const posted = await fetch(`http://127.0.0.1:${port}/api/leads/whoami`, {
+      method: 'POST',
+      headers: { ...bearer(admin.token), 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'down@example.com', note: 'x'.repeat(20_000) }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(posted.status).toBe(503);
+    expect(await posted.json()).toEqual({ error: 'lead service unavailable' });
   });
 });

@@ -148,8 +148,10 @@ export async function registerUpstreams(
                     void failed.code(413).send({ error: tooLarge(request.body.limit).message });
                     return;
                   }
-                  // The client left: nobody to answer, and the upstream is not to blame.
-                  if (request.raw.destroyed) return;
+                  // The client left: nobody to answer, and the upstream is not to blame. (Not
+                  // `request.raw.destroyed`: a request whose body was read to its end is destroyed
+                  // too, and its client still waits for the 503.)
+                  if (request.raw.socket?.destroyed) return;
                   const cause = (error as Error & { cause?: { code?: string } }).cause;
                   failed.request.log.warn(
                     { service, code: cause?.code ?? error.name },
