@@ -26,6 +26,20 @@ export class DeliveryReporter {
     };
   }
 
+  /** A handler that ran earlier, reported at once with its time (a chained stage, once committed). */
+  completed(
+    group: string,
+    envelope: EventEnvelope,
+    attempt: number,
+    outcome: DeliveryOutcome,
+    handlerMs: number,
+  ): void {
+    if (!this.observer) return;
+    const delivery = describe(group, envelope, attempt);
+    this.call(() => this.observer?.handlerStarted?.(delivery));
+    this.call(() => this.observer?.deliverySettled?.(delivery, outcome, handlerMs));
+  }
+
   /** An unreadable message was dead-lettered without running a handler. */
   unreadable(group: string, attempt: number): void {
     if (!this.observer) return;

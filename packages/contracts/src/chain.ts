@@ -85,6 +85,7 @@ export const READ_MODELS = [
     group: 'intake.lead.link',
     consumes: ['lead.captured'],
     purpose: 'the lead each webhook submission became (or duplicated), for the submissions log',
+    chained: true,
   },
   {
     consumer: 'source',

@@ -79,6 +79,18 @@ export interface Collection<TDoc extends Document = Document> {
   createIndex(keys: IndexKeys, options?: IndexOptions): Promise<string>;
 }
 
+/** How the transactions opened inside a transaction run (embedded store, chained stages). */
+export interface NestingOptions {
+  /**
+   * Inside an ambient transaction only (elsewhere ignored): the transactions `work` opens run in
+   * place, with no savepoint of their own. A savepoint costs SQLite statements and a sub-journal copy
+   * of every page first touched in it, and a chained stage opens several. One that throws calls this
+   * first: its writes are not undone alone, so the caller must undo the whole of `work` (by
+   * throwing out of it, which rolls back the savepoint `work` runs in).
+   */
+  inlineNested?: (error: unknown) => void;
+}
+
 export interface DocStore {
   readonly kind: 'mongodb' | 'embedded';
   collection<TDoc extends Document = Document>(name: string): Collection<TDoc>;
@@ -94,7 +106,7 @@ export interface DocStore {
    * reads elsewhere never see them before the commit. Keep `work` short: no network I/O inside.
    * Embedded: other writes wait while it is open, so `work` must not write through the store itself.
    */
-  transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Transaction) => Promise<T>, options?: NestingOptions): Promise<T>;
   /**
    * Embedded store only: a transaction that the code `work` calls joins without being handed `tx`
    * (chained stages: every stage's code runs in the transaction of the batch). Inside `work`'s own
@@ -102,7 +114,7 @@ export interface DocStore {
    * and `transaction()` opens a savepoint in it: rolled back alone when its work throws. Code that
    * leaves `work` (a timer, a task still running after it) no longer joins it.
    */
-  ambientTransaction?<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
+  ambientTransaction?<T>(work: (tx: Transaction) => Promise<T>, options?: NestingOptions): Promise<T>;
   /**
    * Embedded store only: SQL on tables of the caller's own beside the collections, in the same
    * commits (the in-process bus keeps its queues there). Undefined on MongoDB.

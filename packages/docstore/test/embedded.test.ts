@@ -291,3 +291,45 @@ describe('embedded store: values in SQL', () => {
     await store.close();
   });
 });
+
+describe('embedded store: transactions run in place (NestingOptions.inlineNested)', () => {
+  it('runs the transactions inside in place, reports one that failed, and undoes all with the outer one', async () => {
+    const store = await open();
+    const leads = store.collection<{ _id: string; step: string }>('leads');
+    const failures: unknown[] = [];
+    const opened: string[] = [];
+    const exec = store.writer.exec.bind(store.writer);
+    store.writer.exec = (sql: string) => {
+      opened.push(sql);
+      return exec(sql);
+    };
+    const outer = store.ambientTransaction(async () => {
+      await store.transaction(
+        async () => {
+          await store.transaction(async () => {
+            await leads.insertOne({ _id: 'kept', step: 'first' });
+          });
+          await store
+            .transaction(async () => {
+              await leads.insertOne({ _id: 'half', step: 'second' });
+              throw new Error('half-done');
+            })
+            .catch(() => undefined);
+          // In place: the failed one's write was not undone alone; the caller is told to undo it all.
+          expect(await leads.findOne({ _id: 'half' })).not.toBeNull();
+          expect(failures).toHaveLength(1);
+          throw failures[0];
+        },
+        { inlineNested: (error) => failures.push(error) },
+      );
+    });
+    await expect(outer).rejects.toThrow('half-done');
+    expect(await leads.find({})).toEqual([]);
+    // The failed nested one had no savepoint of its own to roll back (s2): only the two around it.
+    expect(opened.filter((sql) => sql.startsWith('ROLLBACK TO'))).toEqual([
+      'ROLLBACK TO s1; RELEASE s1',
+      'ROLLBACK TO s0; RELEASE s0',
+    ]);
+    await store.close();
+  });
+});

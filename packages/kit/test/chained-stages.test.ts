@@ -59,7 +59,7 @@ describe('chained stages on the in-process bus (issue 25)', () => {
    * enrichment throws while they are in it (up to `maxAttempts`, then dead-lettered).
    */
   async function startChain(
-    failOnce: { capture?: string; enrich?: string } = {},
+    failOnce: { capture?: string; enrich?: string; swallowed?: string } = {},
     { broken = new Set<string>(), maxAttempts = 5 } = {},
   ) {
     const outbox = new Outbox({ store, bus, logger, collection: 'test_outbox' });
@@ -78,6 +78,22 @@ describe('chained stages on the in-process bus (issue 25)', () => {
         const { submissionId } = (event as EventOf<'lead.captured'>).data;
         const call = count(calls.enrich, submissionId);
         if (broken.has(submissionId)) throw new Error('enrichment broken (test)');
+        if (failOnce.swallowed === submissionId && call === 1) {
+          // A transaction of the handler's own fails half-way, and the handler carries on.
+          await outbox
+            .change(async (change) => {
+              await change.emit(
+                submissionId,
+                'lead.enriched',
+                { ...SAMPLE_EVENT_DATA['lead.enriched'] },
+                { id: derivedEventId(event.id, ENRICHED_NS), causationId: event.id },
+              );
+              await change.collection('leads').updateOne({ _id: submissionId }, { $set: { stage: 'half' } });
+              throw new Error('half-done (test)');
+            })
+            .catch(() => undefined);
+          return;
+        }
         const lead = await leads.findOne({ _id: submissionId });
         if (lead?.stage === 'enriched') return;
         await outbox.change(async (change) => {
@@ -178,6 +194,9 @@ describe('chained stages on the in-process bus (issue 25)', () => {
     expect(chains.chains).toBeGreaterThan(0);
     // The failing head was rolled back (its lead and its event with it) and delivered again, alone.
     expect(calls.capture.get(sub(2))).toBe(2);
+    // A failing later stage rolls its head's chain back: the chain runs again (the capture a second
+    // time) with that stage's event queued as its retry.
+    expect(calls.capture.get(sub(4))).toBe(2);
     expect(calls.enrich.get(sub(4))).toBe(2);
     for (const submission of [0, 1, 3, 5].map(sub)) {
       expect(calls.capture.get(submission)).toBe(1);
@@ -187,6 +206,20 @@ describe('chained stages on the in-process bus (issue 25)', () => {
     expect(logged.captured).toHaveLength(6);
     expect(logged.enriched).toHaveLength(6);
     expect(new Set(logged.enriched.map((event) => event.id)).size).toBe(6);
+  });
+
+  it('fails a chained stage whose own transaction failed even if it carried on, and commits none of it', async () => {
+    for (let n = 0; n < 3; n++) await received(n);
+    const { leads, calls, logged } = await startChain({ swallowed: sub(1) });
+    await waitFor('three leads enriched', async () => (await leads.find({ stage: 'enriched' })).length === 3);
+    await settled();
+    // Its transactions ran in place in the head's savepoint: the whole chain was rolled back and ran
+    // again (the capture a second time) with the failed stage's event queued as its retry.
+    expect(calls.enrich.get(sub(1))).toBe(2);
+    expect(calls.capture.get(sub(1))).toBe(2);
+    expect(logged.enriched).toHaveLength(3);
+    expect(new Set(logged.enriched.map((event) => event.id)).size).toBe(3);
+    expect((await leads.findOne({ _id: sub(1) }))?.stage).toBe('enriched');
   });
 
   it('emits nothing again for a redelivered first event', async () => {

@@ -38,6 +38,7 @@ let receiver: WebhookReceiver<Delivered>;
 const streamed: EventEnvelope[] = [];
 let webhookPath: string;
 let sequenceId: string;
+let sourceId: string;
 
 async function api<T>(method: 'GET' | 'POST', url: string, payload?: object) {
   const response = await app.inject({
@@ -86,8 +87,9 @@ beforeAll(async () => {
       streamed.push(event);
     },
   );
-  const source = await api<{ webhookUrl: string }>('POST', '/api/sources', { name: 'Chained' });
+  const source = await api<{ id: string; webhookUrl: string }>('POST', '/api/sources', { name: 'Chained' });
   webhookPath = new URL(source.body.webhookUrl).pathname;
+  sourceId = source.body.id;
   const sequence = await api<{ id: string }>('POST', '/api/sequences', {
     name: 'Welcome',
     active: true,
@@ -115,14 +117,22 @@ describe('the chained capture chain (embedded runtime)', () => {
       await submit(email, `Original ${n}`);
       await submit(email, `Again ${n}`);
     }
-    // Every answer while the chain runs: a lead either is not listed yet, or is listed as it ends up.
+    // Every answer while the chain runs: a lead either is not listed yet, or is listed as it ends up,
+    // its submission in the source's log already naming it (the link commits with the lead).
     const seen = new Set<string>();
     await waitFor(
       'every lead listed',
       async () => {
-        for (const lead of await listed('search=engines.example')) {
+        const leads = await listed('search=engines.example');
+        const log = await api<{ data: { leadId?: string; outcome: string }[] }>(
+          'GET',
+          `/api/sources/${sourceId}/submissions?limit=100`,
+        );
+        const linked = new Set(log.body.data.map((submission) => submission.leadId));
+        for (const lead of leads) {
           expect(lead.enrichment).not.toBeNull();
           expect(lead.qualification).not.toBeNull();
+          expect(linked).toContain(lead.id);
           seen.add(lead.id);
         }
         // No duplicate is ever listed among the leads that are not duplicates.

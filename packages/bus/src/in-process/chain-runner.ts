@@ -77,7 +77,54 @@ class HopFrame {
 
 const currentHop = new AsyncLocalStorage<HopFrame>();
 
-type HopResult = { ok: true } | { ok: false; reason: string };
+/** A chained handler failed: its head's savepoint is rolled back and the chain runs again. */
+class HopFailed extends Error {
+  constructor(
+    readonly group: string,
+    readonly reason: string,
+    readonly handlerMs: number,
+  ) {
+    super(reason);
+  }
+}
+
+/** One run of a head's chain in its savepoint: what follows its commit or its rollback. */
+class ChainRound {
+  readonly afterCommit: (() => void)[] = [];
+  readonly ifRolledBack: (() => void)[] = [];
+  #nestedFailure: { error: unknown } | null = null;
+
+  constructor(
+    /** The groups that failed in an earlier run of this chain: their events are queued as retries. */
+    readonly failed: ReadonlyMap<string, HopFailed>,
+    private readonly reporter: DeliveryReporter,
+  ) {}
+
+  /** A transaction the running handler opened (in place) failed. */
+  nestedFailed(error: unknown): void {
+    this.#nestedFailure ??= { error };
+  }
+
+  throwIfNestedFailed(): void {
+    const failure = this.#nestedFailure;
+    this.#nestedFailure = null;
+    if (failure) throw failure.error;
+  }
+
+  /** A handler's outcome, reported once this run commits (a rolled-back run reports nothing). */
+  report(
+    group: string,
+    envelope: EventEnvelope,
+    attempt: number,
+    result: number | HopFailed,
+    policy: RetryPolicy,
+  ): void {
+    const failed = result instanceof HopFailed;
+    const outcome = !failed ? 'handled' : attempt >= policy.maxAttempts ? 'dead-lettered' : 'retried';
+    const handlerMs = failed ? result.handlerMs : result;
+    this.afterCommit.push(() => this.reporter.completed(group, envelope, attempt, outcome, handlerMs));
+  }
+}
 
 /**
  * Chained stages (issue 25; Flink's operator chaining): where a consumer of an event is hosted by
@@ -194,9 +241,10 @@ export class ChainRunner {
   }
 
   /**
-   * One head's chain in its own savepoint of the batch's commit: SQLite keeps a savepoint's undo
-   * records until the outermost one is released, and walks them on every nested release, so one
-   * savepoint around a whole batch made each hop's cost grow with the batch.
+   * One head's chain in its own savepoint of the batch's commit (its only one: the stages' own
+   * transactions run in place in it). SQLite keeps a savepoint's undo records until the outermost one
+   * is released, and each savepoint level copies every page first touched in it to its sub-journal,
+   * so a savepoint per stage made every write of the chain dearer.
    */
   #runHead(
     group: string,
@@ -212,7 +260,12 @@ export class ChainRunner {
     return { ran, done };
   }
 
-  /** `finished` is called once the chain's work is done, before its commit. */
+  /**
+   * `finished` is called once the chain's work is done, before its commit. A stage that fails rolls
+   * the head's whole savepoint back; the chain then runs again with that stage's events queued as
+   * its retries instead of handed to it (the stages are deterministic and idempotent, and nothing
+   * of the first run was committed). Its own head failing, the head's delivery is settled alone.
+   */
   async #runHeadChain(
     group: string,
     consumer: ChainedConsumer,
@@ -221,24 +274,31 @@ export class ChainRunner {
     finished: () => void,
   ): Promise<void> {
     const host = this.#host;
-    const afterCommit: (() => void)[] = [];
-    const ifRolledBack: (() => void)[] = [];
-    try {
-      await host.store.ambientTransaction(async (tx) => {
-        try {
-          await this.#chainOf(tx, group, consumer, doc, parsed, afterCommit, ifRolledBack);
-        } finally {
-          finished();
+    const failed = new Map<string, HopFailed>();
+    for (;;) {
+      const round = new ChainRound(failed, host.reporter);
+      try {
+        await host.store.ambientTransaction(
+          async (tx) => {
+            await this.#chainOf(tx, group, consumer, doc, parsed, round);
+            finished();
+          },
+          { inlineNested: (error) => round.nestedFailed(error) },
+        );
+      } catch (error) {
+        for (const undo of round.ifRolledBack) undo();
+        if (error instanceof HopFailed && !failed.has(error.group)) {
+          failed.set(error.group, error);
+          continue;
         }
-      });
-    } catch (error) {
-      // Nothing of this chain is committed: its delivery is pending as it was.
-      host.logger.error({ group, err: error }, 'A chained delivery could not commit; it stays queued');
-      for (const undo of ifRolledBack) undo();
-      host.release(group, doc._id, doc.seq);
+        // Nothing of this chain is committed: its delivery is pending as it was.
+        host.logger.error({ group, err: error }, 'A chained delivery could not commit; it stays queued');
+        host.release(group, doc._id, doc.seq);
+        return;
+      }
+      for (const commit of round.afterCommit) commit();
       return;
     }
-    for (const commit of afterCommit) commit();
   }
 
   /** The head's chain inside its transaction, and its delivery's outcome. */
@@ -248,25 +308,33 @@ export class ChainRunner {
     consumer: ChainedConsumer,
     doc: DeliveryDoc,
     parsed: ReturnType<typeof parseMessage>,
-    afterCommit: (() => void)[],
-    ifRolledBack: (() => void)[],
+    round: ChainRound,
   ): Promise<void> {
     const host = this.#host;
     if ('problem' in parsed) {
       host.logger.warn({ group, reason: parsed.problem }, 'Dead-lettering an unreadable message');
       host.reporter.unreadable(group, doc.attempt);
-      await this.#settleFailedHead(tx, group, doc, parsed.problem, 1, afterCommit);
+      await this.#settleFailedHead(tx, group, doc, parsed.problem, 1, round.afterCommit);
       return;
     }
-    const head: Hop = { group, consumer, envelope: parsed.envelope };
-    const result = await this.#runChain(tx, head, doc.attempt, afterCommit, ifRolledBack);
-    if (result.ok) {
-      await host.queue.remove([doc._id], tx);
-      afterCommit.push(() => host.release(group, doc._id, null));
-    } else {
+    const headFailure = round.failed.get(group);
+    if (headFailure) {
+      round.report(group, parsed.envelope, doc.attempt, headFailure, consumer.policy);
       const { maxAttempts } = consumer.policy;
-      await this.#settleFailedHead(tx, group, doc, result.reason, maxAttempts, afterCommit, consumer);
+      await this.#settleFailedHead(
+        tx,
+        group,
+        doc,
+        headFailure.reason,
+        maxAttempts,
+        round.afterCommit,
+        consumer,
+      );
+      return;
     }
+    await this.#runChain(tx, { group, consumer, envelope: parsed.envelope }, doc.attempt, round);
+    await host.queue.remove([doc._id], tx);
+    round.afterCommit.push(() => host.release(group, doc._id, null));
   }
 
   async #warm(envelopes: readonly EventEnvelope[]): Promise<void> {
@@ -282,17 +350,9 @@ export class ChainRunner {
     );
   }
 
-  /** One head's chain, breadth first; fails only when the head's own handler throws. */
-  async #runChain(
-    tx: Transaction,
-    head: Hop,
-    attempt: number,
-    afterCommit: (() => void)[],
-    ifRolledBack: (() => void)[],
-  ): Promise<HopResult> {
-    const first = await this.#runHop(head, attempt, afterCommit, ifRolledBack);
-    if (!first.ok) return first;
-    const waiting = [...first.next];
+  /** One head's chain, breadth first; a stage that fails throws HopFailed (see #runHeadChain). */
+  async #runChain(tx: Transaction, head: Hop, attempt: number, round: ChainRound): Promise<void> {
+    const waiting = await this.#runHop(head, attempt, round);
     // Hops to a consumer that takes them together wait for the end of the chain: one call then.
     const gathered = new Map<string, Hop[]>();
     while (waiting.length > 0 || gathered.size > 0) {
@@ -300,79 +360,72 @@ export class ChainRunner {
       if (!hop) {
         const [group, hops] = gathered.entries().next().value!;
         gathered.delete(group);
-        const result = await this.#runGathered(group, hops, afterCommit, ifRolledBack);
-        if (result.ok) waiting.push(...result.next);
-        else for (const each of hops) await this.#queueRetry(tx, each, result.reason, afterCommit);
+        const failure = round.failed.get(group);
+        if (failure) for (const each of hops) await this.#queueRetry(tx, each, failure, round);
+        else waiting.push(...(await this.#runGathered(hops, round)));
         continue;
       }
       if (hop.consumer.batch) {
         gathered.set(hop.group, [...(gathered.get(hop.group) ?? []), hop]);
         continue;
       }
-      const result = await this.#runHop(hop, 1, afterCommit, ifRolledBack);
-      if (result.ok) waiting.push(...result.next);
-      else await this.#queueRetry(tx, hop, result.reason, afterCommit);
+      const failure = round.failed.get(hop.group);
+      if (failure) await this.#queueRetry(tx, hop, failure, round);
+      else waiting.push(...(await this.#runHop(hop, 1, round)));
     }
-    return { ok: true };
   }
 
-  /** The gathered hops of one group (its `batch` consumer), as one call in one savepoint. */
-  #runGathered(
-    group: string,
-    hops: Hop[],
-    afterCommit: (() => void)[],
-    ifRolledBack: (() => void)[],
-  ): Promise<{ ok: true; next: Hop[] } | { ok: false; reason: string }> {
+  /** The gathered hops of one group (its `batch` consumer), as one call. */
+  #runGathered(hops: Hop[], round: ChainRound): Promise<Hop[]> {
     const [first] = hops as [Hop];
-    if (hops.length === 1) return this.#runHop(first, 1, afterCommit, ifRolledBack);
+    if (hops.length === 1) return this.#runHop(first, 1, round);
     const envelopes = hops.map((hop) => hop.envelope);
-    const call = (context: DeliveryContext) => first.consumer.batch!(envelopes, context);
-    return this.#runHop({ ...first, group }, 1, afterCommit, ifRolledBack, call);
+    return this.#runHop(first, 1, round, (context) => first.consumer.batch!(envelopes, context));
   }
 
-  /** One handler call in a savepoint of its own: rolled back alone when it throws. */
+  /**
+   * One handler call, in the head's savepoint: the hops it publishes to. Its transactions run in
+   * place, so one that failed fails the hop even if the handler carried on: nothing half-done of it
+   * may commit.
+   */
   async #runHop(
     hop: Hop,
     attempt: number,
-    afterCommit: (() => void)[],
-    ifRolledBack: (() => void)[],
+    round: ChainRound,
     call: (context: DeliveryContext) => Promise<void> = (context) =>
       hop.consumer.handler(hop.envelope, context),
-  ): Promise<{ ok: true; next: Hop[] } | { ok: false; reason: string }> {
-    const { store, reporter } = this.#host;
+  ): Promise<Hop[]> {
     const frame = new HopFrame();
-    const settled = reporter.started(hop.group, hop.envelope, attempt);
+    const startedAt = performance.now();
     try {
-      await store.transaction(() =>
-        currentHop.run(frame, () => call({ attempt, group: hop.group, redelivered: false })),
-      );
+      await currentHop.run(frame, () => call({ attempt, group: hop.group, redelivered: false }));
+      round.throwIfNestedFailed();
     } catch (error) {
       frame.open = false;
       for (const routed of frame.staged) routed.settle(false);
-      const last = attempt >= hop.consumer.policy.maxAttempts;
-      settled(last ? 'dead-lettered' : 'retried');
       this.#host.logger.warn(
         { group: hop.group, eventId: hop.envelope.id, type: hop.envelope.type, attempt, err: error },
-        'Chained handler failed; its event is retried alone',
+        'Chained handler failed; its chain runs again with its event retried alone',
       );
-      return { ok: false, reason: errorMessage(error) };
+      throw new HopFailed(hop.group, errorMessage(error), performance.now() - startedAt);
     }
     frame.open = false;
-    settled('handled');
-    afterCommit.push(() => {
+    round.report(hop.group, hop.envelope, attempt, performance.now() - startedAt, hop.consumer.policy);
+    round.afterCommit.push(() => {
       for (const routed of frame.staged) routed.settle(true);
     });
-    ifRolledBack.push(() => {
+    round.ifRolledBack.push(() => {
       for (const routed of frame.staged) routed.settle(false);
     });
-    return { ok: true, next: frame.next };
+    return frame.next;
   }
 
   /** A chained hop failed: its event becomes a delivery of its group, as a retry (or dead letter). */
-  async #queueRetry(tx: Transaction, hop: Hop, reason: string, afterCommit: (() => void)[]): Promise<void> {
+  async #queueRetry(tx: Transaction, hop: Hop, failure: HopFailed, round: ChainRound): Promise<void> {
     const host = this.#host;
     const seq = host.nextSeq();
-    const outcome = failureOutcome(hop.consumer.policy, 1, reason);
+    const outcome = failureOutcome(hop.consumer.policy, 1, failure.reason);
+    round.report(hop.group, hop.envelope, 1, failure, hop.consumer.policy);
     const delivery: DeliveryDoc = {
       _id: deliveryId(seq),
       kind: 'delivery',
@@ -381,7 +434,8 @@ export class ChainRunner {
       ...outcome.change(seq),
     };
     await host.queue.insert([delivery], tx);
-    if (outcome.state === 'delayed') afterCommit.push(() => host.retryAt(hop.group, delivery.availableAt));
+    if (outcome.state === 'delayed')
+      round.afterCommit.push(() => host.retryAt(hop.group, delivery.availableAt));
   }
 
   /** A head failed (or was unreadable): its delivery moves to a retry or the dead letters, in the batch. */

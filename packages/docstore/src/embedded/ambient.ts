@@ -13,6 +13,8 @@ export interface AmbientFrame {
   readonly tx: Transaction;
   /** The savepoint opened last inside this frame settles before the next one opens. */
   turn: Promise<void>;
+  /** Set: transactions opened inside run in place, and report a failure here (AmbientOptions). */
+  readonly inlineNested?: (error: unknown) => void;
 }
 
 const frames = new AsyncLocalStorage<AmbientFrame>();

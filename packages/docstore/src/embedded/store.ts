@@ -6,6 +6,7 @@ import type {
   Collection,
   DocStore,
   Document,
+  NestingOptions,
   SqlAccess,
   SqlStatements,
   SqlValue,
@@ -223,20 +224,24 @@ export class EmbeddedDocStore implements DocStore, TableHost {
    * while it is open; reads elsewhere do not see its writes before the commit. A write through the
    * store itself (not `tx`) inside `work` would wait for the transaction: do not.
    */
-  async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+  async transaction<T>(work: (tx: Transaction) => Promise<T>, options?: NestingOptions): Promise<T> {
     const frame = ambientFrame(this);
-    if (frame) return this.#savepoint(frame, work);
+    if (frame) return this.#savepoint(frame, work, options?.inlineNested);
     return this.#transaction(work, false);
   }
 
   /** See DocStore.ambientTransaction; inside one already, a savepoint of it. */
-  ambientTransaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+  ambientTransaction<T>(work: (tx: Transaction) => Promise<T>, options?: NestingOptions): Promise<T> {
     const frame = ambientFrame(this);
-    if (frame) return this.#savepoint(frame, work);
-    return this.#transaction(work, true);
+    if (frame) return this.#savepoint(frame, work, options?.inlineNested);
+    return this.#transaction(work, true, options?.inlineNested);
   }
 
-  async #transaction<T>(work: (tx: Transaction) => Promise<T>, ambient: boolean): Promise<T> {
+  async #transaction<T>(
+    work: (tx: Transaction) => Promise<T>,
+    ambient: boolean,
+    inlineNested?: (error: unknown) => void,
+  ): Promise<T> {
     this.assertUsable();
     if (!this.#tryLock()) await this.#lockWhenFree();
     let batch: Batch;
@@ -260,7 +265,9 @@ export class EmbeddedDocStore implements DocStore, TableHost {
       };
       this.#transactions.set(tx, state);
       try {
-        result = ambient ? await runInFrame(this.#frame(state, tx), () => work(tx)) : await work(tx);
+        result = ambient
+          ? await runInFrame(this.#frame(state, tx, inlineNested), () => work(tx))
+          : await work(tx);
       } catch (error) {
         finished = true;
         this.#end(mark, false);
@@ -279,15 +286,19 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     return result;
   }
 
-  #frame(scope: TransactionScope, tx: Transaction): AmbientFrame {
-    return { host: this, scope, tx, turn: Promise.resolve() };
+  #frame(scope: TransactionScope, tx: Transaction, inlineNested?: (error: unknown) => void): AmbientFrame {
+    return { host: this, scope, tx, turn: Promise.resolve(), inlineNested };
   }
 
   /**
    * A transaction inside an ambient one: a savepoint, undone alone when `work` throws. The savepoints
    * opened in one frame run one after another (SQLite's savepoints are a stack).
    */
-  async #savepoint<T>(parent: AmbientFrame, work: (tx: Transaction) => Promise<T>): Promise<T> {
+  async #savepoint<T>(
+    parent: AmbientFrame,
+    work: (tx: Transaction) => Promise<T>,
+    inlineNested?: (error: unknown) => void,
+  ): Promise<T> {
     const previous = parent.turn;
     let done!: () => void;
     parent.turn = new Promise<void>((resolve) => {
@@ -297,6 +308,7 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     try {
       this.assertUsable();
       if (!parent.scope.open) throw new Error('The transaction is over: write through the store instead');
+      if (parent.inlineNested) return await this.#inPlace(parent.tx, parent.inlineNested, work);
       const mark = this.#begin();
       let finished = false;
       const scope = {
@@ -313,7 +325,7 @@ export class EmbeddedDocStore implements DocStore, TableHost {
       this.#transactions.set(tx, scope);
       let result: T;
       try {
-        result = await runInFrame(this.#frame(scope, tx), () => work(tx));
+        result = await runInFrame(this.#frame(scope, tx, inlineNested), () => work(tx));
       } catch (error) {
         finished = true;
         this.#end(mark, false);
@@ -324,6 +336,20 @@ export class EmbeddedDocStore implements DocStore, TableHost {
       return result;
     } finally {
       done();
+    }
+  }
+
+  /** A transaction inside a frame that runs them in place (NestingOptions.inlineNested). */
+  async #inPlace<T>(
+    tx: Transaction,
+    failed: (error: unknown) => void,
+    work: (tx: Transaction) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await work(tx);
+    } catch (error) {
+      failed(error);
+      throw error;
     }
   }
 
