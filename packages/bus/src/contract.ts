@@ -25,7 +25,15 @@ export const silentLogger: BusLogger = { debug() {}, info() {}, warn() {}, error
 
 export { waitFor };
 
+/** For fault timings only (pacing a stream so a connection cut lands mid-way); never to wait for an outcome. */
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A promise the test resolves itself: a handler parked on `wait` runs on only once `open()` is called. */
+function gate(): { wait: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const wait = new Promise<void>((resolve) => (open = resolve));
+  return { wait, open };
+}
 
 interface Delivery {
   event: EventEnvelope;
@@ -180,9 +188,11 @@ export function describeBusContract(
       expect(await bus.listDeadLetters('flaky')).toEqual([]);
       expect(await bus.replayDeadLetters('flaky')).toBe(0);
 
-      await sleep(300);
-      expect(Object.fromEntries(settled)).toEqual({ [first.id]: 1, [second.id]: 1 });
-      expect(deliveries).toHaveLength(8);
+      // A copy of a replayed event handled twice would come through the group before this marker.
+      const marker = await bus.publish('x.flaky', { n: 0 });
+      await waitFor('the marker handled', () => settled.get(marker.id) === 1);
+      expect(Object.fromEntries(settled)).toEqual({ [first.id]: 1, [second.id]: 1, [marker.id]: 1 });
+      expect(deliveries).toHaveLength(9);
     });
 
     it('rejects an invalid payload on publish', async () => {
@@ -213,23 +223,31 @@ export function describeBusContract(
       const [letter] = await bus.listDeadLetters('strict');
       expect(letter).toMatchObject({ id: bad.id, attempts: 1, event: { id: bad.id, data: { n: -1 } } });
       expect(letter!.reason).toContain('n must be >= 0');
-      await sleep(200);
-      expect(handled.map((event) => event.id)).toEqual([good.id]);
+      // Had the invalid event reached the handler after all, it would have come before this marker.
+      const marker = await bus.publish('x.strict', { n: 2 });
+      await waitFor('the marker', () => handled.some((event) => event.id === marker.id));
+      expect(handled.map((event) => event.id)).toEqual([good.id, marker.id]);
     });
 
     it('shares a group between two consumers: each event handled once, both get some', async () => {
       const bus = await open();
       const byConsumer: [string[], string[]] = [[], []];
+      // Each handler holds its event until both consumers have one: a busy consumer must not keep
+      // the group's events from the other.
+      const bothBusy = gate();
       for (const index of [0, 1] as const) {
         await bus.subscribe({ group: 'workers', types: ['x.work'], prefetch: 2 }, async (event) => {
           byConsumer[index].push(event.id);
-          await sleep(5);
+          if (byConsumer[0].length > 0 && byConsumer[1].length > 0) bothBusy.open();
+          await bothBusy.wait;
         });
       }
       const sent = await Promise.all(Array.from({ length: 40 }, (_, n) => bus.publish('x.work', { n })));
       await waitFor('40 events handled', () => byConsumer[0].length + byConsumer[1].length === 40);
-      await sleep(100);
-      const all = [...byConsumer[0], ...byConsumer[1]];
+      // A second delivery of any of the 40 would come before this marker.
+      const marker = await bus.publish('x.work', { n: 40 });
+      await waitFor('the marker', () => [...byConsumer[0], ...byConsumer[1]].includes(marker.id));
+      const all = [...byConsumer[0], ...byConsumer[1]].filter((id) => id !== marker.id);
       expect(new Set(all).size).toBe(40);
       expect(all.sort()).toEqual(sent.map((event) => event.id).sort());
       expect(byConsumer[0].length).toBeGreaterThan(0);
@@ -271,26 +289,45 @@ export function describeBusContract(
       }
       await expect(bus.publish('other.thing', {})).rejects.toThrow(UnroutableError);
       await waitFor('the deliveries', () => got.star!.length + got.hash!.length + got.exact!.length === 6);
-      await sleep(100);
-      expect(got.star).toEqual(['lead.x.created']);
-      expect(got.hash!.sort()).toEqual(['lead.created', 'lead.x.created', 'lead.x.y.created']);
-      expect(got.exact!.sort()).toEqual(['lead.created', 'note.added']);
+      // Markers for every group: a wrongly routed event would reach its group before them.
+      await bus.publish('lead.end.created', {});
+      await bus.publish('note.added', {});
+      await waitFor(
+        'the markers',
+        () =>
+          got.star!.includes('lead.end.created') &&
+          got.hash!.includes('lead.end.created') &&
+          got.exact!.filter((type) => type === 'note.added').length === 2,
+      );
+      expect(got.star).toEqual(['lead.x.created', 'lead.end.created']);
+      expect(got.hash!.sort()).toEqual([
+        'lead.created',
+        'lead.end.created',
+        'lead.x.created',
+        'lead.x.y.created',
+      ]);
+      expect(got.exact!.sort()).toEqual(['lead.created', 'note.added', 'note.added']);
     });
 
     it('close() lets running handlers finish, then rejects further use', async () => {
       const bus = await open();
       let started = false;
       let finished = false;
+      const release = gate();
       await bus.subscribe({ group: 'slow', types: ['x.slow'] }, async () => {
         started = true;
-        await sleep(200);
+        await release.wait;
         finished = true;
       });
       await bus.publish('x.slow', {});
       await waitFor('the handler to start', () => started);
       await bus.ping();
-      await bus.close();
-      expect(finished).toBe(true);
+      const closing = bus.close();
+      const finishedWhenClosed = closing.then(() => finished);
+      // While the handler runs, the closing bus keeps its connection: it still answers.
+      await bus.ping();
+      release.open();
+      expect(await finishedWhenClosed).toBe(true);
       await expect(bus.ping()).rejects.toThrow();
       await expect(bus.publish('x.slow', {})).rejects.toThrow();
     });

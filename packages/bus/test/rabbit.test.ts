@@ -98,10 +98,15 @@ describe.runIf(rabbit)('RabbitMQ bus', () => {
     const topology = newTopology();
     const [one, two] = [await openBus(topology), await openBus(topology)];
     const handled: [string[], string[]] = [[], []];
+    // Each handler holds its event until both processes have one: the broker must hand the group's
+    // events to the idle process rather than queue them behind the busy one.
+    let bothBusy!: () => void;
+    const bothHaveOne = new Promise<void>((resolve) => (bothBusy = resolve));
     for (const [index, bus] of [one, two].entries()) {
       await bus.subscribe({ group: 'shared', types: ['x.work'], prefetch: 1 }, async (event) => {
         handled[index as 0 | 1].push(event.id);
-        await sleep(5);
+        if (handled[0].length > 0 && handled[1].length > 0) bothBusy();
+        await bothHaveOne;
       });
     }
     const sent = await Promise.all(Array.from({ length: 30 }, (_, n) => one.publish('x.work', { n })));

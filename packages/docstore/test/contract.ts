@@ -902,8 +902,9 @@ export function runDocStoreContract(name: string, open: () => Promise<StoreUnder
         await store.transaction(async (tx) => {
           await tx.collection<Lead>('leads').updateOne({ _id: 'l1' }, { $inc: { score: 1 } });
           writeDuring = leads.updateOne({ _id: 'l1' }, { $inc: { score: 10 } });
-          // Something quick awaited inside work does not deadlock.
-          await new Promise((resolve) => setTimeout(resolve, 5));
+          // Something awaited inside work that answers on a later turn of the event loop (I/O) does
+          // not deadlock.
+          await new Promise((resolve) => setImmediate(resolve));
           await tx.collection<Lead>('leads').updateOne({ _id: 'l1' }, { $inc: { score: 100 } });
         });
         await writeDuring;

@@ -1,8 +1,8 @@
 import { once } from 'node:events';
-import { type AddressInfo, connect } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { LEAD_STATUSES } from '@lead-capture/contracts';
+import { waitFor } from '@lead-capture/testing';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conflict, internal, notFound, unavailable } from './errors.js';
@@ -438,15 +438,19 @@ describe('an answer sent before the request body has arrived', () => {
 
   it('still reaches a client that sends the body after the 413 went out', async () => {
     const body = Buffer.alloc(2 * 1024 * 1024, 'a');
+    const accepted = once(listening.server, 'connection') as Promise<[Socket]>;
     const socket = connect(port, '127.0.0.1');
     socket.pause(); // a busy client: it reads the answer only after it has written its body
     let received = '';
     socket.on('data', (chunk) => (received += String(chunk)));
     const closed = once(socket, 'close');
     const refused = nextAnswer();
+    const [serverSide] = await accepted;
     socket.write(head(body.length));
     await refused;
-    await sleep(50); // a socket closed outright would be gone by now
+    // The server is done with its side (ended after the answer, or destroyed outright) before the
+    // body goes out: a socket closed outright would be gone by then.
+    await waitFor('the server to close its side', () => serverSide.writableFinished || serverSide.destroyed);
     await new Promise<void>((resolve, reject) =>
       socket.write(body, (error) => (error ? reject(error) : resolve())),
     );
@@ -473,8 +477,7 @@ describe('an answer sent before the request body has arrived', () => {
       );
     expect(await connections()).toBe(1);
     const started = Date.now();
-    while ((await connections()) > 0 && Date.now() - started < lingeringCloseMs * 10) await sleep(20);
-    expect(await connections()).toBe(0);
+    await waitFor('the connection closed', async () => (await connections()) === 0, lingeringCloseMs * 10);
     expect(Date.now() - started).toBeGreaterThan(lingeringCloseMs / 2);
     socket.destroy();
   });

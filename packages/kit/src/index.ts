@@ -138,13 +138,15 @@ export {
   SERVICE_PROCESS_CONFIG,
   type ServiceAppOptions,
 } from './run-service.js';
-export type {
-  InternalClient,
-  InternalRequest,
-  InternalResponse,
-  ServiceDeps,
-  ServiceFactory,
-  ServiceModule,
+export {
+  type Clock,
+  type InternalClient,
+  type InternalRequest,
+  type InternalResponse,
+  type ServiceDeps,
+  type ServiceFactory,
+  type ServiceModule,
+  systemClock,
 } from './service.js';
 export {
   createShutdown,

@@ -1,33 +1,40 @@
-import { waitFor } from '@lead-capture/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { startPeriodicTask } from './periodic.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A pass's work taking `ms` of the (fake) clock. */
+const takes = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('startPeriodicTask', () => {
   it('runs passes one after another, never two at once, and goes on after a failure', async () => {
-    let running = 0;
-    let maxRunning = 0;
-    let passes = 0;
-    const errors: unknown[] = [];
-    const task = startPeriodicTask({
-      name: 'test relay',
-      intervalMs: 5,
-      logger: { error: (details: unknown) => errors.push(details) },
-      pass: async () => {
-        running++;
-        maxRunning = Math.max(maxRunning, running);
-        passes++;
-        await sleep(20);
-        running--;
-        if (passes === 1) throw new Error('first pass fails');
-      },
-    });
-    await waitFor('three passes', () => passes >= 3);
-    await task.stop();
-    expect(maxRunning).toBe(1);
-    expect(passes).toBeGreaterThanOrEqual(3);
-    expect(errors).toHaveLength(1);
+    // Fake timers: a pass takes 20 ms, four times the interval, and the test moves the clock.
+    vi.useFakeTimers();
+    try {
+      let running = 0;
+      let maxRunning = 0;
+      let passes = 0;
+      const errors: unknown[] = [];
+      const task = startPeriodicTask({
+        name: 'test relay',
+        intervalMs: 5,
+        logger: { error: (details: unknown) => errors.push(details) },
+        pass: async () => {
+          running++;
+          maxRunning = Math.max(maxRunning, running);
+          passes++;
+          await takes(20);
+          running--;
+          if (passes === 1) throw new Error('first pass fails');
+        },
+      });
+      // Each pass: 5 ms waiting for its turn, 20 ms running. Three passes end at 75 ms.
+      await vi.advanceTimersByTimeAsync(75);
+      expect(passes).toBe(3);
+      await task.stop();
+      expect(maxRunning).toBe(1);
+      expect(errors).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('stop() waits for the pass under way and no pass starts after it', async () => {
@@ -42,7 +49,7 @@ describe('startPeriodicTask', () => {
         logger: { error: () => {} },
         pass: async () => {
           started++;
-          await sleep(30);
+          await takes(30);
           finished++;
         },
       });

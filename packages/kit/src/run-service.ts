@@ -20,7 +20,7 @@ import {
   serveMetrics,
 } from './metrics.js';
 import { registerOpenApi, SERVICE_OPENAPI_PATH, serveOpenApiDocument } from './openapi.js';
-import type { ServiceDeps, ServiceFactory, ServiceModule } from './service.js';
+import { type ServiceDeps, type ServiceFactory, type ServiceModule, systemClock } from './service.js';
 import { createShutdown } from './shutdown.js';
 import { type TrustProxySetting, toFastifyTrustProxy, trustProxy } from './trust-proxy.js';
 
@@ -155,6 +155,7 @@ export async function runServiceProcess(factory: ServiceFactory, options: RunSer
         callerName: name,
         signer: keys.signer,
       }),
+      now: systemClock,
     });
     if (module.name !== name) throw new Error(`The factory made service "${module.name}", not "${name}"`);
 

@@ -3,6 +3,12 @@ import type { DocStore } from '@lead-capture/docstore';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 
+/** The current time. Services read it from their deps, never from `Date` itself, so a test can move it. */
+export type Clock = () => Date;
+
+/** The real clock, which every host process hands its services. */
+export const systemClock: Clock = () => new Date();
+
 /**
  * What a service needs from the process that hosts it. The embedded runtime hands every service the
  * same store and in-process bus; a distributed process hands its one service its own.
@@ -15,6 +21,8 @@ export interface ServiceDeps {
   publicBaseUrl?: string;
   /** Calls another service's `/internal/...` routes (in-process when embedded, HTTP when distributed). */
   internal: InternalClient;
+  /** The clock: `systemClock` in a process, one the test moves in a test. */
+  now: Clock;
 }
 
 export interface InternalRequest {

@@ -9,21 +9,27 @@ function setup(timeoutMs = 1000) {
   const exit = vi.fn<(code: number) => void>();
   const calls: string[] = [];
   const shutdown = createShutdown({ logger, timeoutMs, exit });
+  /** A hook that records its name once done, `turns` turns of the event loop after it started. */
   const hook =
-    (name: string, delayMs = 0) =>
+    (name: string, turns = 0) =>
     async () => {
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      await laterBy(turns);
       calls.push(name);
     };
   return { shutdown, exit, calls, hook };
+}
+
+/** Resolves after `turns` turns of the event loop: work that takes a while, without a clock. */
+async function laterBy(turns: number): Promise<void> {
+  for (let turn = 0; turn < turns; turn++) await new Promise((resolve) => setImmediate(resolve));
 }
 
 describe('createShutdown', () => {
   it('runs the phases in order, whatever the registration order', async () => {
     const { shutdown, calls, hook } = setup();
     shutdown.register('store', 'close-clients', hook('store'));
-    shutdown.register('consumers', 'drain', hook('drain consumers', 20));
-    shutdown.register('http', 'stop-accepting', hook('http', 20));
+    shutdown.register('consumers', 'drain', hook('drain consumers', 5));
+    shutdown.register('http', 'stop-accepting', hook('http', 5));
     shutdown.register('bus', 'close-clients', hook('bus'));
     shutdown.register('scheduler', 'stop-accepting', hook('scheduler'));
     await shutdown.run('test');
@@ -48,7 +54,7 @@ describe('createShutdown', () => {
 
   it('is idempotent: a second run returns the first and runs nothing twice', async () => {
     const { shutdown, calls, hook } = setup();
-    shutdown.register('store', 'close-clients', hook('store', 10));
+    shutdown.register('store', 'close-clients', hook('store', 2));
     const first = shutdown.run('SIGTERM');
     const second = shutdown.run('SIGINT');
     expect(second).toBe(first);
@@ -74,11 +80,18 @@ describe('createShutdown', () => {
   });
 
   it('exits with status 1 when the whole shutdown exceeds the timeout', async () => {
-    const { shutdown, exit } = setup(50);
-    shutdown.register('stuck', 'drain', () => new Promise(() => {}));
-    void shutdown.run('test');
-    await new Promise((resolve) => setTimeout(resolve, 120));
-    expect(exit).toHaveBeenCalledWith(1);
+    vi.useFakeTimers();
+    try {
+      const { shutdown, exit } = setup(50);
+      shutdown.register('stuck', 'drain', () => new Promise(() => {}));
+      void shutdown.run('test');
+      await vi.advanceTimersByTimeAsync(49);
+      expect(exit).not.toHaveBeenCalled();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(exit).toHaveBeenCalledWith(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('does not exit on its own when it finishes in time', async () => {
@@ -119,7 +132,7 @@ describe('installSignalHandlers', () => {
   it('exits at once on a second signal', async () => {
     const { shutdown, exit } = setup();
     const signals = new EventEmitter();
-    shutdown.register('slow', 'drain', () => new Promise((resolve) => setTimeout(resolve, 200)));
+    shutdown.register('slow', 'drain', () => new Promise(() => {}));
     shutdown.installSignalHandlers(signals);
     signals.emit('SIGINT');
     signals.emit('SIGINT');

@@ -273,8 +273,9 @@ describe('chained stages on the in-process bus (issue 25)', () => {
     const order: string[] = [];
     bus.prepareChained!((head) => {
       order.push(`warm ${head.id}`);
-      // A lookup that answers later, as DNS does: no transaction may be open while it waits.
-      return new Promise((resolve) => setTimeout(resolve, 5));
+      // A lookup that answers on a later turn of the event loop, as DNS does: no transaction may be
+      // open while it waits.
+      return new Promise((resolve) => setImmediate(resolve));
     });
     const ambient = store.ambientTransaction!.bind(store);
     store.ambientTransaction = (work) => {

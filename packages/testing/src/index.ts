@@ -66,6 +66,21 @@ export async function waitFor<T>(
   }
 }
 
+/**
+ * A clock for a service's deps that runs with real time and that the test moves forward:
+ * `advance(ms)` puts it `ms` further ahead. For distinct timestamps, or a TTL or delay that must
+ * pass, without sleeping.
+ */
+export function movableClock(): { now: () => Date; advance(ms: number): void } {
+  let ahead = 0;
+  return {
+    now: () => new Date(Date.now() + ahead),
+    advance(ms) {
+      ahead += ms;
+    },
+  };
+}
+
 /** The part of a message bus `trackHandlers` wraps (structural, so this package needs no bus import). */
 interface Subscribing {
   subscribe(

@@ -8,6 +8,7 @@ import {
   type Logger,
   type ServiceFactory,
   type ServiceModule,
+  systemClock,
 } from '@lead-capture/kit';
 import { createLeadService } from '@lead-capture/lead';
 import { createNotificationService } from '@lead-capture/notification';
@@ -69,6 +70,7 @@ export function createEmbeddedModules(deps: {
         callerName: name,
         signer: deps.internalKeys.signer(name),
       }),
+      now: systemClock,
     });
     if (module.name !== name)
       throw new Error(`The factory listed as "${name}" made service "${module.name}"`);

@@ -52,12 +52,16 @@ async function startEmbedded(dataDir: string): Promise<RunningProcess> {
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  while ((await fetch(`${url}/healthz`).catch(() => undefined))?.status !== 200) {
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`Embedded runtime did not start:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitFor(
+    'the embedded runtime to answer /healthz',
+    async () => {
+      if (child.exitCode !== null) throw new Error(`Embedded runtime exited:\n${output}`);
+      return (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200;
+    },
+    // tsx compiles the whole runtime first: half a minute on a busy machine.
+    45_000,
+    () => output,
+  );
   return { child, url, output: () => output };
 }
 

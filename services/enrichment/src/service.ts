@@ -30,6 +30,7 @@ export function createEnrichmentService(
         timeoutMs,
         cacheTtlMs: config.ENRICHMENT_DNS_CACHE_TTL_SECONDS * 1000,
         cacheSize: config.ENRICHMENT_DNS_CACHE_SIZE,
+        now: deps.now,
       })
     : null;
   const relayIntervalMs = options.relayIntervalMs ?? 5000;

@@ -24,9 +24,9 @@ export function createIntakeService(
   deps: ServiceDeps,
   config: IntakeConfig = loadConfig(INTAKE_CONFIG),
 ): ServiceModule {
-  const { store, bus, logger } = deps;
+  const { store, bus, logger, now } = deps;
   const submissions = store.collection<SubmissionDoc>(COLLECTIONS.submissions);
-  const sources = new SourceDirectory(store.collection<SourceDoc>(COLLECTIONS.sources));
+  const sources = new SourceDirectory(store.collection<SourceDoc>(COLLECTIONS.sources), now);
   const claims = new DedupeClaims(
     store.collection<DedupeDoc>(COLLECTIONS.dedupe),
     config.IDEMPOTENCY_WINDOW_HOURS * HOUR_MS,
@@ -49,6 +49,7 @@ export function createIntakeService(
     retentionMs,
     maxRejectedPerSource: config.REJECTED_SUBMISSIONS_PER_SOURCE,
     leadgenGiveUpMs: config.LEADGEN_GIVE_UP_HOURS * HOUR_MS,
+    now,
   });
   const leadgen = new LeadgenFetcher({
     submissions,
@@ -60,6 +61,7 @@ export function createIntakeService(
     timeoutMs: config.LEADGEN_FETCH_TIMEOUT_MS,
     retryBaseMs: config.LEADGEN_RETRY_BASE_MS,
     retryMaxMs: config.LEADGEN_RETRY_MAX_MS,
+    now,
   });
   const subscriptions: Subscription[] = [];
 
@@ -70,7 +72,7 @@ export function createIntakeService(
 
     async registerRoutes(app) {
       const bodyLimit = config.WEBHOOK_BODY_LIMIT_BYTES ?? config.BODY_LIMIT_BYTES;
-      await app.register(webhookRoutes, { sources, intake, bodyLimit });
+      await app.register(webhookRoutes, { sources, intake, bodyLimit, now });
       await app.register(submissionRoutes, { intake });
       await app.register(internalSourceRoutes, { sources });
     },

@@ -76,6 +76,8 @@ export interface HarnessOptions {
   subscribeReceived?: boolean;
   /** Default: silent (a test reading log lines passes its own). */
   logger?: Logger;
+  /** The intake's clock; the real one by default. */
+  now?: () => Date;
 }
 
 export async function freshStore(): Promise<{ store: DocStore; dataDir: string }> {
@@ -88,6 +90,7 @@ export async function startIntake(options: HarnessOptions = {}): Promise<Harness
   const config = loadConfig(INTAKE_CONFIG, { OUTBOX_RELAY_INTERVAL_MS: '50', ...options.env });
   const h = await startServiceHarness((deps) => createIntakeService(deps, config), {
     label: 'intake',
+    now: options.now,
     logger: options.logger ?? silentLogger,
     app: 'service',
     bus: options.bus,
@@ -173,10 +176,6 @@ export function randomToken(): string {
   return Buffer.from(randomUUID() + randomUUID())
     .toString('base64url')
     .slice(0, 43);
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 export { waitFor };

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
+import { movableClock } from '@lead-capture/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, sleep, startIntake, type TestSource, waitFor } from './harness.js';
+import { type Harness, startIntake, type TestSource, waitFor } from './harness.js';
 
 let intake: Harness;
+const clock = movableClock();
 beforeAll(async () => {
-  intake = await startIntake();
+  intake = await startIntake({ now: clock.now });
 });
 afterAll(async () => {
   await intake.close();
@@ -74,18 +76,18 @@ describe('GET /api/sources/<sourceId>/submissions', () => {
       { email: 'first@example.com' },
       { 'user-agent': 'Zapier', authorization: 'Bearer secret' },
     );
-    // Real time passes between deliveries (the intake takes no clock): distinct receivedAt, so the
-    // newest-first order below is well defined. Nothing here waits for an absence.
-    await sleep(5);
+    // The clock moves between deliveries: distinct receivedAt, so the newest-first order below is
+    // well defined.
+    clock.advance(1000);
     await intake.post(source.token, { email: { nested: true } }, { 'user-agent': 'Broken sender' });
-    await sleep(5);
+    clock.advance(1000);
     await intake.app.inject({
       method: 'POST',
       url: `/api/webhooks/${source.token}`,
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'Browser' },
       payload: 'email=form%40example.com&tags=a&tags=b',
     });
-    await sleep(5);
+    clock.advance(1000);
     await intake.post(source.token, '{"email": oops');
 
     const { data, pagination } = await list(source);
@@ -410,14 +412,14 @@ describe('rejected deliveries cannot fill the log (security review, finding 3)',
   });
 
   it('keeps at most REJECTED_SUBMISSIONS_PER_SOURCE rejections per source, dropping the oldest, never an accepted one', async () => {
-    const capped = await startIntake({ env: { REJECTED_SUBMISSIONS_PER_SOURCE: '3' } });
+    const capped = await startIntake({ env: { REJECTED_SUBMISSIONS_PER_SOURCE: '3' }, now: clock.now });
     try {
       const source = await capped.addSource();
       const other = await capped.addSource();
       expect((await capped.post(source.token, { email: 'kept@example.com' })).statusCode).toBe(200);
       await capped.post(other.token, { rejected: 'other source' });
       for (let i = 0; i < 8; i++) {
-        await sleep(2); // distinct receivedAt, so "oldest" is well defined
+        clock.advance(1000); // distinct receivedAt, so "oldest" is well defined
         expect((await capped.post(source.token, { email: { attempt: i } })).statusCode).toBe(400);
       }
       const response = await capped.asUser('GET', `/api/sources/${source.sourceId}/submissions`);

@@ -12,6 +12,7 @@ import {
   generateInternalKeys,
   INTERNAL_IDENTITY_HEADER,
   signIdentity,
+  systemClock,
 } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { loadLeadConfig } from '../src/config.js';
@@ -115,6 +116,7 @@ export async function startWithLeads(count: number): Promise<BenchService> {
           throw new Error('unused');
         },
       },
+      now: systemClock,
     },
     loadLeadConfig({}),
   );

@@ -36,7 +36,7 @@ export const CAPTURE_PREFETCH = 64;
  * undone, and emits lead.captured only if it was never committed; a replay re-maps the existing lead.
  */
 export function createCaptureHandler(context: LeadContext, imports: ImportTracker, outbox: Outbox) {
-  const { collections, config } = context;
+  const { collections, config, now: clock } = context;
   const { leads, timeline } = collections;
 
   async function createLead(
@@ -44,7 +44,7 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
     fields: NormalizedFields,
     eventId: string,
   ): Promise<LeadDoc> {
-    const now = new Date().toISOString();
+    const now = clock().toISOString();
     const placement = await defaultPlacement(collections);
     const lead: LeadDoc = {
       _id: newId(),
@@ -95,7 +95,7 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
   ): Promise<LeadDoc | null> {
     if (lead.capture.receivedEventId === eventId) return lead;
     const changed = STANDARD_FIELDS.filter((field) => lead[field] !== fields[field]);
-    await recordTimeline(timeline, {
+    await recordTimeline(timeline, clock, {
       leadId: lead._id,
       type: 'remapped',
       causeId: eventId,
@@ -111,7 +111,7 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
           ...derived,
           custom: received.custom,
           capture: captureState(received, eventId, 'remapped'),
-          updatedAt: new Date().toISOString(),
+          updatedAt: clock().toISOString(),
         },
       },
     );
@@ -140,7 +140,7 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
     const verdict = await claimIdentity(collections, lead);
     if (verdict.duplicateOf && !lead.isDuplicate) {
       // A re-mapped original that now matches an older one: its own duplicates follow it.
-      await handOverOriginal(collections, lead._id, {
+      await handOverOriginal(collections, clock, lead._id, {
         _id: verdict.duplicateOf,
         createdAt: verdict.rootCreatedAt,
       });
@@ -208,7 +208,7 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
   ): Promise<void> {
     const { capture } = current;
     if (capture.kind === 'created') {
-      await recordTimeline(tx.timeline, {
+      await recordTimeline(tx.timeline, clock, {
         leadId: current._id,
         type: 'created',
         causeId: capture.receivedEventId,
@@ -221,7 +221,7 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
         },
       });
       if (capture.importId && capture.importRow !== null) {
-        await recordTimeline(tx.timeline, {
+        await recordTimeline(tx.timeline, clock, {
           leadId: current._id,
           type: 'imported',
           causeId: capture.receivedEventId,
@@ -232,7 +232,7 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
       }
     }
     if (current.duplicateOf && (capture.kind === 'created' || current.duplicateOf !== duplicateBefore)) {
-      await recordTimeline(tx.timeline, {
+      await recordTimeline(tx.timeline, clock, {
         leadId: current._id,
         type: 'duplicate_detected',
         causeId: capture.receivedEventId,

@@ -1,4 +1,5 @@
 import type { MessageBus } from '@lead-capture/bus';
+import type { Clock } from '@lead-capture/kit';
 import type { LeadConfig } from './config.js';
 import type { LeadCollections } from './store.js';
 
@@ -7,4 +8,5 @@ export interface LeadContext {
   collections: LeadCollections;
   bus: MessageBus;
   config: LeadConfig;
+  now: Clock;
 }

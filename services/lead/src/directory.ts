@@ -29,7 +29,7 @@ function isStale(
  * stages, users), and what their changes mean for leads: a removed stage or pipeline moves its
  * leads, a deleted user's leads become unassigned.
  */
-export function createDirectoryHandler({ collections }: LeadContext) {
+export function createDirectoryHandler({ collections, now: clock }: LeadContext) {
   const { sources, pipelines, users, leads, timeline } = collections;
 
   /** Moves leads to another stage, one timeline entry each (written first, so a retry completes the move). */
@@ -42,7 +42,7 @@ export function createDirectoryHandler({ collections }: LeadContext) {
     const moving = await leads.find(filter, { projection: { _id: 1, pipelineId: 1, stageId: 1 } });
     for (const lead of moving) {
       if (lead.pipelineId === to.pipelineId && lead.stageId === to.stageId) continue;
-      await recordTimeline(timeline, {
+      await recordTimeline(timeline, clock, {
         leadId: lead._id,
         type: 'stage_changed',
         causeId,
@@ -51,7 +51,7 @@ export function createDirectoryHandler({ collections }: LeadContext) {
       });
       await leads.updateOne(
         { _id: lead._id, pipelineId: lead.pipelineId, stageId: lead.stageId },
-        { $set: { ...to, updatedAt: new Date().toISOString() } },
+        { $set: { ...to, updatedAt: clock().toISOString() } },
       );
     }
   }
@@ -138,7 +138,7 @@ export function createDirectoryHandler({ collections }: LeadContext) {
       { projection: { _id: 1 } },
     );
     for (const lead of assigned) {
-      await recordTimeline(timeline, {
+      await recordTimeline(timeline, clock, {
         leadId: lead._id,
         type: 'assigned',
         causeId: event.id,
@@ -147,7 +147,7 @@ export function createDirectoryHandler({ collections }: LeadContext) {
       });
       await leads.updateOne(
         { _id: lead._id, assignedTo: userId },
-        { $set: { assignedTo: null, updatedAt: new Date().toISOString() } },
+        { $set: { assignedTo: null, updatedAt: clock().toISOString() } },
       );
     }
   }

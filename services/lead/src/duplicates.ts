@@ -1,4 +1,5 @@
 import { isDuplicateKeyError } from '@lead-capture/docstore';
+import type { Clock } from '@lead-capture/kit';
 import type { IdentityClaimDoc, LeadCollections, LeadDoc } from './store.js';
 
 export interface DuplicateVerdict {
@@ -94,6 +95,7 @@ export async function releaseKeys(
  */
 export async function handOverOriginal(
   { leads, claims }: Pick<LeadCollections, 'leads' | 'claims'>,
+  clock: Clock,
   formerRootId: string,
   successor?: Pick<LeadDoc, '_id' | 'createdAt'>,
 ): Promise<string | null> {
@@ -110,7 +112,7 @@ export async function handOverOriginal(
   if (!successor) {
     await leads.updateOne(
       { _id: heir._id },
-      { $set: { isDuplicate: false, duplicateOf: null, updatedAt: new Date().toISOString() } },
+      { $set: { isDuplicate: false, duplicateOf: null, updatedAt: clock().toISOString() } },
     );
   }
   await leads.updateMany(

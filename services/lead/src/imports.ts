@@ -50,7 +50,7 @@ export type ImportTracker = ReturnType<typeof createImportTracker>;
  * import is done when every accepted row has its outcome. `settle` recounts from those rows, so a
  * crash between a row's outcome and the import's running tally costs nothing but a late finish.
  */
-export function createImportTracker({ collections, bus }: LeadContext, outbox: Outbox) {
+export function createImportTracker({ collections, bus, now: clock }: LeadContext, outbox: Outbox) {
   const { imports, importRows } = collections;
   const lastProgressAt = new Map<string, number>();
 
@@ -107,7 +107,7 @@ export function createImportTracker({ collections, bus }: LeadContext, outbox: O
       .slice(0, MAX_LISTED_ERRORS);
     const done = await imports.findOneAndUpdate(
       { _id: importId, status: 'in_progress' },
-      { $set: { status: 'done', tally, errors, finishedAt: new Date().toISOString() } },
+      { $set: { status: 'done', tally, errors, finishedAt: clock().toISOString() } },
     );
     lastProgressAt.delete(importId);
     return done ?? imports.findOne({ _id: importId });
@@ -120,7 +120,7 @@ export function createImportTracker({ collections, bus }: LeadContext, outbox: O
         _id: importId,
         actor,
         enrol,
-        createdAt: new Date().toISOString(),
+        createdAt: clock().toISOString(),
         rows,
         accepted: 0,
         rejected: 0,
@@ -190,7 +190,7 @@ export function createImportTracker({ collections, bus }: LeadContext, outbox: O
           outcome,
           leadId: details.leadId ?? null,
           error: details.error ?? null,
-          at: new Date(),
+          at: clock(),
         });
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
@@ -211,7 +211,7 @@ export function createImportTracker({ collections, bus }: LeadContext, outbox: O
         await settle(importId);
         return;
       }
-      const now = Date.now();
+      const now = clock().getTime();
       if (now - (lastProgressAt.get(importId) ?? 0) < PROGRESS_INTERVAL_MS) return;
       lastProgressAt.set(importId, now);
       await announce(doc, doc.tally, 'in_progress');

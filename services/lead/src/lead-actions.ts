@@ -47,14 +47,13 @@ function eventActor({ identity }: Requester): Actor {
   return actor;
 }
 
-const now = () => new Date().toISOString();
-
 /**
  * The changes made through the API. Each one runs in one outbox change: the lead, its timeline entry
  * and its event commit together (or none does), then the event is published. A failed publish does
  * not fail the change: the outbox relay publishes the event later, under the same id.
  */
-export function createLeadActions({ collections }: LeadContext, outbox: Outbox) {
+export function createLeadActions({ collections, now: clock }: LeadContext, outbox: Outbox) {
+  const now = () => clock().toISOString();
   const { leads, tags, users, pipelines } = collections;
 
   async function findLead(id: string): Promise<LeadDoc | null> {
@@ -105,7 +104,7 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
       const { before, after } = await update(tx, lead._id, { status });
       if (before.status === status) return after;
       await emitUpdated(outboxChange, lead._id, { status }, by);
-      await recordTimeline(tx.timeline, {
+      await recordTimeline(tx.timeline, clock, {
         leadId: lead._id,
         type: 'status_changed',
         actor: timelineActor(by),
@@ -122,7 +121,7 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
     return change(async (tx, outboxChange) => {
       const { after } = await update(tx, lead._id, { notes });
       await emitUpdated(outboxChange, lead._id, { notes }, by);
-      await recordTimeline(tx.timeline, {
+      await recordTimeline(tx.timeline, clock, {
         leadId: lead._id,
         type: 'note_changed',
         actor: timelineActor(by),
@@ -151,7 +150,7 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
       await update(tx, lead._id, {});
       await tx.notes.insertOne(note);
       await emitUpdated(outboxChange, lead._id, { noteAdded: { id: note._id, text } }, by);
-      await recordTimeline(tx.timeline, {
+      await recordTimeline(tx.timeline, clock, {
         leadId: lead._id,
         type: 'note_added',
         actor: note.author,
@@ -177,7 +176,7 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
       if (deleted.deletedCount === 0) throw notFound('Note not found');
       await update(tx, lead._id, {});
       await emitUpdated(outboxChange, lead._id, { noteDeleted: { id: note._id } }, by);
-      await recordTimeline(tx.timeline, {
+      await recordTimeline(tx.timeline, clock, {
         leadId: lead._id,
         type: 'note_deleted',
         actor: timelineActor(by),
@@ -254,7 +253,7 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
       );
       if (!updated) return false;
       await emitUpdated(outboxChange, lead._id, { tags: await tagNamesOf(tx, updated.tagIds) }, by);
-      await recordTimeline(tx.timeline, {
+      await recordTimeline(tx.timeline, clock, {
         leadId: lead._id,
         type: 'tag_added',
         actor: timelineActor(by),
@@ -278,7 +277,7 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
       if (!updated) throw notFound('Tag not found on this lead');
       await emitUpdated(outboxChange, lead._id, { tags: await tagNamesOf(tx, updated.tagIds) }, by);
       const tag = await tx.tags.findOne({ _id: normalizedTagId });
-      await recordTimeline(tx.timeline, {
+      await recordTimeline(tx.timeline, clock, {
         leadId: lead._id,
         type: 'tag_removed',
         actor: timelineActor(by),
@@ -294,7 +293,7 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
     return change(async (tx, outboxChange) => {
       const { before, after } = await update(tx, lead._id, { assignedTo: assignee });
       await emitUpdated(outboxChange, lead._id, { assignedTo: assignee }, by);
-      await recordTimeline(tx.timeline, {
+      await recordTimeline(tx.timeline, clock, {
         leadId: lead._id,
         type: 'assigned',
         actor: timelineActor(by),
@@ -315,7 +314,7 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
         stageId: normalizedStageId,
       });
       await emitUpdated(outboxChange, lead._id, { pipelineId: pipeline._id, stageId: normalizedStageId }, by);
-      await recordTimeline(tx.timeline, {
+      await recordTimeline(tx.timeline, clock, {
         leadId: lead._id,
         type: 'stage_changed',
         actor: timelineActor(by),
@@ -354,12 +353,12 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
       const rootId = relation.duplicateOf ?? primary._id;
       const root = rootId === primary._id ? primary : await tx.leads.findOne({ _id: rootId });
       const rootCreatedAt = root?.createdAt ?? primary.createdAt;
-      await handOverOriginal(tx, duplicate._id, { _id: rootId, createdAt: rootCreatedAt });
+      await handOverOriginal(tx, clock, duplicate._id, { _id: rootId, createdAt: rootCreatedAt });
       await moveTimeline(tx.timeline, duplicate._id, primary._id);
       await tx.notes.updateMany({ leadId: duplicate._id }, { $set: { leadId: primary._id } });
       await tx.tombstones.replaceOne(
         { _id: duplicate._id },
-        { _id: duplicate._id, deletedAt: new Date(), mergedInto: primary._id },
+        { _id: duplicate._id, deletedAt: clock(), mergedInto: primary._id },
         { upsert: true },
       );
       await tx.leads.deleteOne({ _id: duplicate._id });
@@ -379,7 +378,7 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
           { upsert: true },
         );
       }
-      await recordTimeline(tx.timeline, {
+      await recordTimeline(tx.timeline, clock, {
         leadId: primary._id,
         type: 'merged',
         actor: timelineActor(by),
@@ -407,7 +406,7 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
       // The tombstone with the deletion: a worker event arriving later is then acknowledged, not retried.
       await tx.tombstones.replaceOne(
         { _id: lead._id },
-        { _id: lead._id, deletedAt: new Date(), mergedInto: null },
+        { _id: lead._id, deletedAt: clock(), mergedInto: null },
         { upsert: true },
       );
       await tx.leads.deleteOne({ _id: lead._id });
@@ -419,7 +418,7 @@ export function createLeadActions({ collections }: LeadContext, outbox: Outbox) 
       );
       await tx.timeline.deleteMany({ leadId: lead._id });
       await tx.notes.deleteMany({ leadId: lead._id });
-      if (!lead.isDuplicate) await handOverOriginal(tx, lead._id);
+      if (!lead.isDuplicate) await handOverOriginal(tx, clock, lead._id);
       await releaseKeys(tx, lead._id, lead.identityKeys);
     });
   }

@@ -38,11 +38,11 @@ function workerOf(type: string): string | undefined {
  * values are set (not added), lists take each item once, and an event older than the one already
  * applied (a late retry) does not overwrite it.
  */
-export function createProgressHandler({ collections }: LeadContext) {
+export function createProgressHandler({ collections, now: clock }: LeadContext) {
   const { leads, timeline, tombstones } = collections;
 
   function changeOf(event: ProgressEvent): ProgressChange {
-    const updatedAt = new Date().toISOString();
+    const updatedAt = clock().toISOString();
     switch (event.type) {
       case 'lead.enriched':
         return {
@@ -130,7 +130,7 @@ export function createProgressHandler({ collections }: LeadContext) {
 
   async function recordChange(event: ProgressEvent, change: ProgressChange): Promise<void> {
     const worker = workerOf(event.type);
-    await recordTimeline(timeline, {
+    await recordTimeline(timeline, clock, {
       leadId: event.data.leadId,
       type: change.type,
       causeId: event.id,

@@ -42,6 +42,7 @@ export function createLeadService(
     collections: leadCollections(deps.store),
     bus: deps.bus,
     config,
+    now: deps.now,
   };
   const outbox = new Outbox({
     store: deps.store,

@@ -1,5 +1,6 @@
 import { type JsonObject, newId } from '@lead-capture/contracts';
 import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
+import type { Clock } from '@lead-capture/kit';
 import type { TimelineActor, TimelineDoc, TimelineType } from './store.js';
 
 export interface TimelineEntry {
@@ -27,8 +28,12 @@ export function nextPosition(now: number): number {
 }
 
 /** Writes the entry once: a redelivered event finds its entry written and writes nothing. */
-export async function recordTimeline(timeline: Collection<TimelineDoc>, entry: TimelineEntry): Promise<void> {
-  const now = Date.now();
+export async function recordTimeline(
+  timeline: Collection<TimelineDoc>,
+  clock: Clock,
+  entry: TimelineEntry,
+): Promise<void> {
+  const now = clock().getTime();
   const id = newId();
   try {
     await timeline.insertOne({

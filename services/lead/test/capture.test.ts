@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createEnvelope, type EventDataMap, type EventOf } from '@lead-capture/contracts';
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
+import { systemClock } from '@lead-capture/kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadLeadConfig } from '../src/config.js';
 import { createProgressHandler } from '../src/progress.js';
@@ -356,6 +357,7 @@ describe('progress from the workers', () => {
       collections: leadCollections(harness.store),
       bus: harness.bus,
       config: loadLeadConfig({}),
+      now: systemClock,
     });
     const forDeleted = createEnvelope('lead.scored', {
       ...SAMPLE_EVENT_DATA['lead.scored'],

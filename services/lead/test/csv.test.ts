@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { CSV_IMPORT_SOURCE, createEnvelope, type EventEnvelope } from '@lead-capture/contracts';
-import { Outbox } from '@lead-capture/kit';
+import { Outbox, systemClock } from '@lead-capture/kit';
 import { testLogger } from '@lead-capture/kit/testing';
 import { parseString } from 'fast-csv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -509,7 +509,7 @@ describe('import status', () => {
 describe('import counting in the capture', () => {
   /** The service's capture handler and import tracker over the harness's store, called directly. */
   function direct(target: Harness, collections = leadCollections(target.store)) {
-    const context = { collections, bus: target.bus, config: loadLeadConfig({}) };
+    const context = { collections, bus: target.bus, config: loadLeadConfig({}), now: systemClock };
     const outbox = new Outbox({
       store: target.store,
       bus: target.bus,

@@ -1,5 +1,6 @@
 import { createEnvelope, type EventEnvelope, type EventOf } from '@lead-capture/contracts';
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
+import { systemClock } from '@lead-capture/kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadLeadConfig } from '../src/config.js';
 import { createProgressHandler, type ProgressEvent } from '../src/progress.js';
@@ -28,6 +29,7 @@ function countingHandler() {
     collections: { ...collections, leads },
     bus: harness.bus,
     config: loadLeadConfig({}),
+    now: systemClock,
   });
   return { handle, writes };
 }

@@ -11,8 +11,6 @@ import { SETTINGS_COLLECTION, type SettingsDocument, SettingsStore } from './set
 export const NOTIFY_GROUP = 'notification.lead.notify';
 
 export interface NotificationServiceOptions {
-  /** The clock of mail claims and records (tests move it past a lease). */
-  now?: () => Date;
   /** How often the outbox relay looks for events the bus did not take, and how old they must be. Default 5 s. */
   relayIntervalMs?: number;
 }
@@ -29,9 +27,8 @@ export function createNotificationService(
   config: NotificationConfig = loadNotificationConfig(),
   options: NotificationServiceOptions = {},
 ): ServiceModule {
-  const { store, bus, logger } = deps;
-  const now = options.now ?? (() => new Date());
-  const settings = new SettingsStore(store.collection<SettingsDocument>(SETTINGS_COLLECTION));
+  const { store, bus, logger, now } = deps;
+  const settings = new SettingsStore(store.collection<SettingsDocument>(SETTINGS_COLLECTION), now);
   const mails = new NotificationMails(
     store.collection<MailDocument>(MAILS_COLLECTION),
     config.NOTIFICATION_SEND_LEASE_MS,

@@ -1,6 +1,6 @@
 import { QUALIFICATIONS, type Qualification } from '@lead-capture/contracts';
 import type { Collection } from '@lead-capture/docstore';
-import { badRequest, uniqueBy } from '@lead-capture/kit';
+import { badRequest, type Clock, uniqueBy } from '@lead-capture/kit';
 import type { NotificationSettings } from './schemas.js';
 
 export const SETTINGS_COLLECTION = 'notification_settings';
@@ -48,7 +48,10 @@ export function normaliseSettings(input: NotificationSettings): NotificationSett
 
 /** `notification_settings`: the one settings document; the defaults until someone saves. */
 export class SettingsStore {
-  constructor(private readonly collection: Collection<SettingsDocument>) {}
+  constructor(
+    private readonly collection: Collection<SettingsDocument>,
+    private readonly now: Clock,
+  ) {}
 
   async get(): Promise<NotificationSettings> {
     const stored = await this.collection.findOne({ _id: SETTINGS_ID });
@@ -60,7 +63,7 @@ export class SettingsStore {
     const document: SettingsDocument = {
       _id: SETTINGS_ID,
       ...settings,
-      updatedAt: new Date().toISOString(),
+      updatedAt: this.now().toISOString(),
       updatedBy,
     };
     await this.collection.replaceOne({ _id: SETTINGS_ID }, document, { upsert: true });

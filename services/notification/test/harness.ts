@@ -55,18 +55,16 @@ export async function startNotificationHarness(options: HarnessOptions = {}): Pr
     NOTIFICATION_SEND_LEASE_MS: String(options.leaseMs ?? 60_000),
   });
   const tracked = trackedTestBus(logger);
-  const h = await startServiceHarness(
-    (deps) => createNotificationService(deps, config, { now: () => clock.now }),
-    {
-      label: 'notification',
-      logger,
-      bus: tracked.make,
-      internal: noInternalCalls,
-      publicBaseUrl: options.publicBaseUrl,
-      observe: { group: 'test.notification.observe', types: ['lead.notified'] },
-      identity: { role: 'admin' },
-    },
-  );
+  const h = await startServiceHarness((deps) => createNotificationService(deps, config), {
+    label: 'notification',
+    now: () => clock.now,
+    logger,
+    bus: tracked.make,
+    internal: noInternalCalls,
+    publicBaseUrl: options.publicBaseUrl,
+    observe: { group: 'test.notification.observe', types: ['lead.notified'] },
+    identity: { role: 'admin' },
+  });
   return {
     app: h.app,
     module: h.module,

@@ -3,6 +3,7 @@ import type { PipelineDeleted, PipelineSnapshot } from '@lead-capture/contracts'
 import { type Collection, type DocStore, isDuplicateKeyError } from '@lead-capture/docstore';
 import {
   badRequest,
+  type Clock,
   conflict,
   notFound,
   Outbox,
@@ -100,14 +101,16 @@ function pipelineCollections(source: Pick<DocStore, 'collection'>): PipelineColl
 export class Pipelines {
   private readonly pipelines: Collection<PipelineDocument>;
   private readonly registry: Collection<Registry>;
+  private readonly now: Clock;
   readonly outbox: Outbox;
 
   constructor(
-    deps: Pick<ServiceDeps, 'store' | 'bus' | 'logger'>,
+    deps: Pick<ServiceDeps, 'store' | 'bus' | 'logger' | 'now'>,
     /** How often the outbox relay runs, and how long it leaves a new event to its request. */
     relayIntervalMs = 5000,
   ) {
     ({ pipelines: this.pipelines, registry: this.registry } = pipelineCollections(deps.store));
+    this.now = deps.now;
     this.outbox = new Outbox({
       store: deps.store,
       bus: deps.bus,
@@ -131,7 +134,7 @@ export class Pipelines {
   async ensureDefault(): Promise<void> {
     if (await this.readRegistry()) return;
     if ((await this.pipelines.countDocuments({})) === 0) {
-      const now = new Date().toISOString();
+      const now = this.now().toISOString();
       const seeded = await insertedUnlessDuplicate(
         this.change({ correlationId: randomUUID() }, async (tx, emitState) => {
           await tx.pipelines.insertOne({
@@ -189,7 +192,7 @@ export class Pipelines {
     input: { name: string; isDefault: boolean; stages: Stage[] },
     context: ChangeContext,
   ): Promise<Pipeline> {
-    const now = new Date().toISOString();
+    const now = this.now().toISOString();
     const id: string = randomUUID();
     await this.change(context, async (tx, emitState) => {
       await tx.pipelines.insertOne({
@@ -201,7 +204,7 @@ export class Pipelines {
         changedAt: now,
       });
       await register(tx, id);
-      const changed = input.isDefault ? await makeDefault(tx, id) : [];
+      const changed = input.isDefault ? await makeDefault(tx, id, now) : [];
       await emitState('pipeline.created', id);
       for (const other of changed) if (other !== id) await emitState('pipeline.updated', other);
     });
@@ -214,8 +217,9 @@ export class Pipelines {
       if (!registry?.pipelineIds.includes(id)) throw notFound(PIPELINE_NOT_FOUND);
       if (changes.isDefault === false && registry.defaultId === id)
         throw badRequest(DEFAULT_CANNOT_BE_UNMARKED);
-      const updated = await applyChanges(tx, id, changes);
-      const changed = new Set(changes.isDefault ? await makeDefault(tx, id) : []);
+      const changedAt = this.now().toISOString();
+      const updated = await applyChanges(tx, id, changes, changedAt);
+      const changed = new Set(changes.isDefault ? await makeDefault(tx, id, changedAt) : []);
       if (updated) changed.add(id);
       for (const pipelineId of changed) await emitState('pipeline.updated', pipelineId);
     });
@@ -312,7 +316,7 @@ async function unregister(tx: PipelineCollections, id: string): Promise<void> {
  * previous default's flag changes with it, so both pipelines get a new revision and a
  * pipeline.updated. Returns the pipelines changed.
  */
-async function makeDefault(tx: PipelineCollections, id: string): Promise<string[]> {
+async function makeDefault(tx: PipelineCollections, id: string, changedAt: string): Promise<string[]> {
   const before = await tx.registry.findOneAndUpdate(
     { _id: REGISTRY_ID, pipelineIds: id },
     { $set: { defaultId: id } },
@@ -321,15 +325,17 @@ async function makeDefault(tx: PipelineCollections, id: string): Promise<string[
   if (!before) throw notFound(PIPELINE_NOT_FOUND);
   if (before.defaultId === id) return [];
   const changed = [id, before.defaultId];
-  await tx.pipelines.updateMany(
-    { _id: { $in: changed } },
-    { $set: { changedAt: new Date().toISOString() }, $inc: { revision: 1 } },
-  );
+  await tx.pipelines.updateMany({ _id: { $in: changed } }, { $set: { changedAt }, $inc: { revision: 1 } });
   return changed;
 }
 
 /** Name and stages; the stage list is rebuilt from the revision it was validated against. False: nothing to change. */
-async function applyChanges(tx: PipelineCollections, id: string, changes: PipelineChanges): Promise<boolean> {
+async function applyChanges(
+  tx: PipelineCollections,
+  id: string,
+  changes: PipelineChanges,
+  changedAt: string,
+): Promise<boolean> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const current = await tx.pipelines.findOne({ _id: id });
     if (!current) throw notFound(PIPELINE_NOT_FOUND);
@@ -339,7 +345,7 @@ async function applyChanges(tx: PipelineCollections, id: string, changes: Pipeli
     if (Object.keys(fields).length === 0) return false;
     const updated = await tx.pipelines.findOneAndUpdate(
       { _id: id, revision: current.revision },
-      { $set: { ...fields, changedAt: new Date().toISOString() }, $inc: { revision: 1 } },
+      { $set: { ...fields, changedAt }, $inc: { revision: 1 } },
     );
     if (updated) return true;
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createInProcessBus } from '@lead-capture/bus';
 import { validateEvent } from '@lead-capture/contracts';
+import { systemClock } from '@lead-capture/kit';
 import { inProcessTestBus } from '@lead-capture/kit/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPipelineService, SEED_PIPELINE_ID } from '../src/index.js';
@@ -555,7 +556,7 @@ describe('the outbox', () => {
     const { store, remove } = await freshStore();
     const bus = createInProcessBus({ logger, store, validate: validateEvent });
     const service = createPipelineService(
-      { logger, store, bus, internal: noInternalCalls },
+      { logger, store, bus, internal: noInternalCalls, now: systemClock },
       { relayIntervalMs: 50 },
     );
     try {

@@ -16,7 +16,7 @@ export interface ScoringServiceOptions {
  * `/api/settings/scoring`. Owns `scoring_settings` and `scoring_results`.
  */
 export function createScoringService(deps: ServiceDeps, options: ScoringServiceOptions = {}): ServiceModule {
-  const settings = new ScoringSettings(deps.store);
+  const settings = new ScoringSettings(deps.store, deps.now);
   const relayIntervalMs = options.relayIntervalMs ?? 5000;
   const outbox = new Outbox({
     store: deps.store,

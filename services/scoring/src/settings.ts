@@ -1,4 +1,5 @@
 import type { Collection, DocStore } from '@lead-capture/docstore';
+import type { Clock } from '@lead-capture/kit';
 import { DEFAULT_MODEL, MAX_POINTS, MIN_POINTS, type ScoringModel, WEIGHT_KEYS } from './model.js';
 
 export const SETTINGS_COLLECTION = 'scoring_settings';
@@ -14,7 +15,10 @@ type SettingsDoc = ScoringModel & {
 export class ScoringSettings {
   private readonly settings: Collection<SettingsDoc>;
 
-  constructor(store: DocStore) {
+  constructor(
+    store: DocStore,
+    private readonly now: Clock,
+  ) {
     this.settings = store.collection<SettingsDoc>(SETTINGS_COLLECTION);
   }
 
@@ -44,7 +48,7 @@ export class ScoringSettings {
   }
 
   async replace(model: ScoringModel, updatedBy: string): Promise<ScoringModel> {
-    const doc: SettingsDoc = { _id: 'model', ...model, updatedAt: new Date().toISOString(), updatedBy };
+    const doc: SettingsDoc = { _id: 'model', ...model, updatedAt: this.now().toISOString(), updatedBy };
     await this.settings.replaceOne({ _id: 'model' }, doc, { upsert: true });
     return this.current();
   }

@@ -7,7 +7,7 @@ import type { EventEnvelope, LeadCaptured } from '@lead-capture/contracts';
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import { type DocStore, openStore } from '@lead-capture/docstore';
 import { createEnrichmentService, enrichedEventId, loadEnrichmentConfig } from '@lead-capture/enrichment';
-import type { ServiceModule } from '@lead-capture/kit';
+import { type ServiceModule, systemClock } from '@lead-capture/kit';
 import { inProcessTestBus } from '@lead-capture/kit/testing';
 import { type HandledLog, trackHandlers } from '@lead-capture/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -37,7 +37,7 @@ describe('captured -> enriched -> scored on the in-process bus', () => {
         published.push(event);
       },
     );
-    const deps = { logger, store, bus, internal: noInternalCalls };
+    const deps = { logger, store, bus, internal: noInternalCalls, now: systemClock };
     modules = [
       // No DNS on a test machine: MX lookups off, deliverability unknown.
       createEnrichmentService(deps, loadEnrichmentConfig({ ENRICHMENT_MX_LOOKUP: 'off' })),

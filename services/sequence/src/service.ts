@@ -22,8 +22,6 @@ export const ENROL_GROUP = 'sequence.lead.enrol';
 export const LEAD_CHANGES_GROUP = 'sequence.lead.changes';
 
 export interface SequenceServiceOptions {
-  /** The clock of enrolments and the scheduler (tests move it forward instead of waiting). */
-  now?: () => Date;
   /**
    * Called after each scheduler pass has ended. For tests: two passes completed after the clock moved
    * prove a due step would have been sent, so "nothing was sent" needs no sleep.
@@ -43,8 +41,7 @@ export function createSequenceService(
   config: SequenceConfig = loadSequenceConfig(),
   options: SequenceServiceOptions = {},
 ): ServiceModule {
-  const { store, bus, logger } = deps;
-  const now = options.now ?? (() => new Date());
+  const { store, bus, logger, now } = deps;
   const sequences = new Sequences(store.collection<SequenceDocument>(SEQUENCES_COLLECTION));
   const enrollments = new Enrollments(
     store.collection<EnrollmentDocument>(ENROLLMENTS_COLLECTION),

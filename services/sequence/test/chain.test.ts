@@ -55,12 +55,11 @@ async function startChain(sink: SmtpSink, given?: MessageBus): Promise<Chain> {
   const clock = { now: new Date('2024-03-01T10:00:00.000Z') };
   const now = () => clock.now;
   let passes = 0;
-  const deps = { logger, store, bus, internal: noInternalCalls, publicBaseUrl: BASE_URL };
+  const deps = { logger, store, bus, internal: noInternalCalls, publicBaseUrl: BASE_URL, now };
   const mail = { SMTP_URL: sink.url, MAIL_FROM: 'Lead Capture <alerts@crm.example.com>' };
   const modules: ServiceModule[] = [
-    createNotificationService(deps, loadNotificationConfig(mail), { now }),
+    createNotificationService(deps, loadNotificationConfig(mail)),
     createSequenceService(deps, loadSequenceConfig({ ...mail, SEQUENCE_TICK_MS: '50' }), {
-      now,
       onSchedulerPass: () => {
         passes++;
       },

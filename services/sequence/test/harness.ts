@@ -83,7 +83,6 @@ export async function startSequenceHarness(options: HarnessOptions = {}): Promis
   const serviceOptions = () => {
     const instance = passes.push(0) - 1;
     return {
-      now: () => clock.now,
       onSchedulerPass: () => {
         passes[instance]!++;
       },
@@ -97,6 +96,7 @@ export async function startSequenceHarness(options: HarnessOptions = {}): Promis
   });
   const h = await startServiceHarness((deps) => createSequenceService(deps, config, serviceOptions()), {
     label: 'sequence',
+    now: () => clock.now,
     logger,
     bus: tracked.make,
     closeBus: typeof options.bus !== 'object',

@@ -11,7 +11,7 @@ import {
   type SourceUpdated,
 } from '@lead-capture/contracts';
 import type { Collection } from '@lead-capture/docstore';
-import { notFound, Outbox, type ServiceDeps, unavailable } from '@lead-capture/kit';
+import { type Clock, notFound, Outbox, type ServiceDeps, unavailable } from '@lead-capture/kit';
 import type { FastifyBaseLogger } from 'fastify';
 import { type StoredFieldMapping, toFieldMappings } from './field-mappings.js';
 import { type IntakeSourceState, IntakeSync } from './intake-sync.js';
@@ -101,16 +101,18 @@ function intakeState(source: SourceDocument): IntakeSourceState {
 export class Sources {
   private readonly sources: Collection<SourceDocument>;
   private readonly intake: IntakeSync;
+  private readonly now: Clock;
   readonly outbox: Outbox;
 
   constructor(
-    deps: Pick<ServiceDeps, 'store' | 'bus' | 'internal' | 'logger'>,
+    deps: Pick<ServiceDeps, 'store' | 'bus' | 'internal' | 'logger' | 'now'>,
     private readonly users: UserDirectory,
     /** How often the outbox relay runs, and how long it leaves a new event to its request. */
     relayIntervalMs = 5000,
   ) {
     this.sources = deps.store.collection<SourceDocument>(SOURCES_COLLECTION);
     this.intake = new IntakeSync(deps.internal);
+    this.now = deps.now;
     this.outbox = new Outbox({
       store: deps.store,
       bus: deps.bus,
@@ -150,7 +152,7 @@ export class Sources {
     },
     context: ChangeContext,
   ): Promise<SourceDocument> {
-    const now = new Date().toISOString();
+    const now = this.now().toISOString();
     const source: SourceDocument = {
       _id: randomUUID(),
       name: input.name,
@@ -241,7 +243,7 @@ export class Sources {
       const source = await change.collection<SourceDocument>(SOURCES_COLLECTION).findOneAndUpdate(
         { _id: id },
         {
-          $set: { ...fields, changedAt: new Date().toISOString() },
+          $set: { ...fields, changedAt: this.now().toISOString() },
           $inc: { revision: 1 },
           ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}),
         },

@@ -57,6 +57,8 @@ export interface HarnessOptions {
   observe?: boolean;
   /** Default: the silent test logger (a test reading log lines passes its own). */
   logger?: Logger;
+  /** The service's clock; the real one by default. */
+  now?: () => Date;
 }
 
 /**
@@ -69,6 +71,7 @@ export async function startSourceHarness(options: HarnessOptions = {}): Promise<
     (deps) => createSourceService(deps, { relayIntervalMs: options.relayIntervalMs }),
     {
       label: 'source',
+      now: options.now,
       logger: options.logger ?? logger,
       bus: options.bus,
       closeBus: true,

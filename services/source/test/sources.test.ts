@@ -3,6 +3,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInProcessBus, type MessageBus } from '@lead-capture/bus';
 import { validateEvent } from '@lead-capture/contracts';
 import { createLogger } from '@lead-capture/kit';
+import { movableClock } from '@lead-capture/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UserDirectory } from '../src/users.js';
 import { ISO_UTC_MS, logger, type SourceHarness, startSourceHarness, UUID_V4, waitFor } from './harness.js';
@@ -194,14 +195,15 @@ describe('webhook URLs', () => {
 });
 
 describe('reading sources', () => {
+  const clock = movableClock();
   beforeEach(async () => {
-    h = await startSourceHarness();
+    h = await startSourceHarness({ now: clock.now });
   });
 
   it('lists sources newest first, each with its creator, to a read-only key too', async () => {
     const first = await createSource({ name: 'First' });
-    // Real time passes (the source service takes no clock): distinct createdAt, a defined order.
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // The clock moves: distinct createdAt, a defined order.
+    clock.advance(1000);
     const second = await createSource({ name: 'Second', fieldMappings: { mail: 'email' } });
     const reply = await h.call('GET', '/api/sources', undefined, { method: 'api-key', scope: 'read' });
     expect(reply.status).toBe(200);

@@ -21,8 +21,6 @@ export const DELIVER_GROUP = 'webhooks.lead.deliver';
 export const DELIVER_MAX_ATTEMPTS = 12;
 
 export interface WebhooksServiceOptions {
-  /** The clock of deliveries, retries and disabling (tests move it forward instead of waiting). */
-  now?: () => Date;
   /** The jitter of the backoff, in [0, 1). */
   random?: () => number;
   /** The resolver of target host names (tests point a name at 127.0.0.1). */
@@ -49,8 +47,7 @@ export function createWebhooksService(
   config: WebhooksConfig = loadWebhooksConfig(),
   options: WebhooksServiceOptions = {},
 ): ServiceModule {
-  const { store, bus, logger } = deps;
-  const now = options.now ?? (() => new Date());
+  const { store, bus, logger, now } = deps;
   const collections = webhookCollections(store);
   const policy = {
     allowHttp: config.OUTBOUND_WEBHOOK_ALLOW_HTTP,

@@ -253,7 +253,6 @@ export async function startWebhooksHarness(
   const h = await startServiceHarness(
     (deps) =>
       createWebhooksService(deps, config, {
-        now: () => clock.now,
         random: () => 0.5,
         onDispatchPass: () => {
           passes++;
@@ -264,6 +263,7 @@ export async function startWebhooksHarness(
       }),
     {
       label: 'webhooks',
+      now: () => clock.now,
       logger,
       bus: tracked.make,
       closeBus: true,

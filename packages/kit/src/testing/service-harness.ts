@@ -24,7 +24,13 @@ import {
 } from '../internal-keys.js';
 import { createLogger } from '../logger.js';
 import { buildServiceApp } from '../run-service.js';
-import type { InternalClient, ServiceDeps, ServiceModule } from '../service.js';
+import {
+  type Clock,
+  type InternalClient,
+  type ServiceDeps,
+  type ServiceModule,
+  systemClock,
+} from '../service.js';
 import { type TrustProxySetting, toFastifyTrustProxy } from '../trust-proxy.js';
 
 /** A silent logger named `<label>-test`. */
@@ -142,6 +148,8 @@ export interface ServiceHarnessOptions {
   /** Default: a client that fails on any call. */
   internal?: InternalClient;
   publicBaseUrl?: string;
+  /** The service's clock; the real one unless a test moves its own. */
+  now?: Clock;
   /** The keys the app trusts and `headers()` signs with; default TEST_INTERNAL_KEYS. */
   keys?: InternalKeys;
   /**
@@ -220,6 +228,7 @@ export async function startServiceHarness(
     bus,
     internal: options.internal ?? noInternalCalls(options.label),
     publicBaseUrl: options.publicBaseUrl,
+    now: options.now ?? systemClock,
   };
   const module = factory(deps);
   let app: FastifyInstance;

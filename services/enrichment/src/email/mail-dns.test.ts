@@ -1,4 +1,5 @@
 import { createSocket, type Socket } from 'node:dgram';
+import { movableClock } from '@lead-capture/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDnsResolver, createMailHostLookup, type MailDnsResolver } from './mail-dns.js';
 
@@ -8,12 +9,18 @@ function dnsError(code: string): Error {
 
 type Answer = readonly string[] | ReadonlyArray<{ exchange: string; priority: number }> | Error;
 
-/** A resolver answering from a table per query type; records every query. */
-function fakeResolver(answers: { mx?: Answer; a?: Answer; aaaa?: Answer; soa?: Error }, delayMs = 0) {
+/**
+ * A resolver answering from a table per query type; records every query. Given `answersWhen`, it
+ * answers only once that settles (never, for a promise that never does).
+ */
+function fakeResolver(
+  answers: { mx?: Answer; a?: Answer; aaaa?: Answer; soa?: Error },
+  answersWhen?: Promise<void>,
+) {
   const queries: string[] = [];
   const answer = async <T>(type: string, domain: string, value: Answer | undefined): Promise<T> => {
     queries.push(`${type} ${domain}`);
-    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    await answersWhen;
     const result = value ?? dnsError('ENODATA');
     if (result instanceof Error) throw result;
     return result as unknown as T;
@@ -59,21 +66,25 @@ describe('mail host lookup', () => {
   });
 
   it('gives up at the deadline with unknown', async () => {
-    const { resolver } = fakeResolver({ mx: [{ exchange: 'mx.acme.com', priority: 1 }] }, 5000);
-    const started = Date.now();
+    // The resolver never answers: only the deadline can end the lookup.
+    const { resolver } = fakeResolver(
+      { mx: [{ exchange: 'mx.acme.com', priority: 1 }] },
+      new Promise(() => {}),
+    );
     expect(await createMailHostLookup({ resolver, ...uncached, timeoutMs: 100 })('acme.com')).toBe('unknown');
-    // The resolver answers after 5 s: returning well before that proves the deadline cut it short.
-    expect(Date.now() - started).toBeLessThan(2500);
   });
 
   it('caches answers, found and none alike, and asks once for concurrent lookups of a domain', async () => {
-    const { resolver, queries } = fakeResolver({ mx: [{ exchange: 'mx.acme.com', priority: 1 }] }, 10);
+    // The resolver holds its answer until all three lookups have asked.
+    let answer!: () => void;
+    const { resolver, queries } = fakeResolver(
+      { mx: [{ exchange: 'mx.acme.com', priority: 1 }] },
+      new Promise<void>((resolve) => (answer = resolve)),
+    );
     const lookup = createMailHostLookup({ resolver, timeoutMs: 1000, cacheTtlMs: 60_000, cacheSize: 10 });
-    expect(await Promise.all([lookup('acme.com'), lookup('acme.com'), lookup('acme.com')])).toEqual([
-      'found',
-      'found',
-      'found',
-    ]);
+    const concurrent = [lookup('acme.com'), lookup('acme.com'), lookup('acme.com')];
+    answer();
+    expect(await Promise.all(concurrent)).toEqual(['found', 'found', 'found']);
     expect(await lookup('acme.com')).toBe('found');
     expect(queries).toEqual(['MX acme.com']);
 
@@ -86,10 +97,19 @@ describe('mail host lookup', () => {
 
   it('asks again once an answer is older than its TTL', async () => {
     const { resolver, queries } = fakeResolver({ mx: [{ exchange: 'mx.acme.com', priority: 1 }] });
-    const lookup = createMailHostLookup({ resolver, timeoutMs: 1000, cacheTtlMs: 40, cacheSize: 10 });
+    const clock = movableClock();
+    const lookup = createMailHostLookup({
+      resolver,
+      timeoutMs: 1000,
+      cacheTtlMs: 40_000,
+      cacheSize: 10,
+      now: clock.now,
+    });
     await lookup('acme.com');
-    // Real time must pass: the cache (lru-cache TTL) takes no injected clock.
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    clock.advance(39_000);
+    await lookup('acme.com');
+    expect(queries).toEqual(['MX acme.com']);
+    clock.advance(2000);
     await lookup('acme.com');
     expect(queries).toEqual(['MX acme.com', 'MX acme.com']);
   });

@@ -1,6 +1,7 @@
 import type { MapOptions } from '@lead-capture/capture';
 import type { FieldMappings, NameSplitRule, SourceFormat, SourceReceiving } from '@lead-capture/contracts';
 import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
+import type { Clock } from '@lead-capture/kit';
 import type { SourceDoc } from '../collections.js';
 
 /** A source whose webhook token works. */
@@ -51,7 +52,10 @@ const MAX_ROUNDS = 20;
  *   event can bring back.
  */
 export class SourceDirectory {
-  constructor(private readonly collection: Collection<SourceDoc>) {}
+  constructor(
+    private readonly collection: Collection<SourceDoc>,
+    private readonly now: Clock,
+  ) {}
 
   async createIndexes(): Promise<void> {
     // One indexed read per webhook; sparse because tombstones have no token.
@@ -82,7 +86,7 @@ export class SourceDirectory {
       revision: change.revision,
       deleted: change.deleted === true,
       version: 1,
-      updatedAt: new Date(),
+      updatedAt: this.now(),
       ...(change.deleted ? {} : carriedFields(change)),
     };
     try {
@@ -114,7 +118,7 @@ export class SourceDirectory {
     const result = await this.collection.updateOne(
       { _id: held._id, version: held.version },
       {
-        $set: { ...set, updatedAt: new Date() },
+        $set: { ...set, updatedAt: this.now() },
         $inc: { version: 1 },
         ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}),
       },

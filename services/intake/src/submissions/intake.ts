@@ -10,6 +10,7 @@ import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
 import {
   AppError,
   badRequest,
+  type Clock,
   conflict,
   type Logger,
   notFound,
@@ -70,7 +71,7 @@ export interface SubmissionIntakeOptions {
   maxRejectedPerSource: number;
   /** LEADGEN_GIVE_UP_HOURS: how long a leadgen lead's Graph API fetch is retried. */
   leadgenGiveUpMs: number;
-  now?: () => Date;
+  now: Clock;
 }
 
 /** Leads one leadgen notification may name (Meta batches a few; a body naming more is not Meta's). */
@@ -146,7 +147,7 @@ export class SubmissionIntake {
     if (!mapped.ok) throw mappingRejection(mapped);
     const { outbox, claims, logger } = this.options;
     const submissionId = newId();
-    const receivedAt = new Date();
+    const receivedAt = this.now();
     const event = leadReceivedData(source, submissionId, receivedAt, 'webhook', mapped.submission, meta);
     const dedupeKeys = dedupeKeysOf(
       source.sourceId,
@@ -312,7 +313,7 @@ export class SubmissionIntake {
   }
 
   private now(): Date {
-    return this.options.now?.() ?? new Date();
+    return this.options.now();
   }
 
   /** When a submission received at `receivedAt` leaves the log. */
@@ -334,7 +335,7 @@ export class SubmissionIntake {
     error: string,
   ): Promise<void> {
     const submissionId = newId();
-    const receivedAt = new Date();
+    const receivedAt = this.now();
     try {
       await this.options.submissions.insertOne({
         ...this.logEntry(submissionId, source, receivedAt, meta),
@@ -461,7 +462,7 @@ export class SubmissionIntake {
         await change.collection<SubmissionDoc>(COLLECTIONS.submissions).updateOne(
           { _id: submissionId },
           {
-            $set: { outcome: 'accepted', eventId: envelope.id, expiresAt: this.expiryOf(new Date()) },
+            $set: { outcome: 'accepted', eventId: envelope.id, expiresAt: this.expiryOf(this.now()) },
             $unset: { error: '' },
           },
         );

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection } from '@lead-capture/docstore';
-import { type Logger, type PeriodicTask, redactUrl, startPeriodicTask } from '@lead-capture/kit';
+import { type Clock, type Logger, type PeriodicTask, redactUrl, startPeriodicTask } from '@lead-capture/kit';
 import type { SubmissionDoc } from '../collections.js';
 import type { SourceDirectory } from '../sources/directory.js';
 import type { SubmissionIntake } from './intake.js';
@@ -16,7 +16,7 @@ export interface LeadgenFetcherOptions {
   timeoutMs: number;
   retryBaseMs: number;
   retryMaxMs: number;
-  now?: () => Date;
+  now: Clock;
   /** Default: the global fetch. */
   fetch?: typeof fetch;
 }
@@ -75,7 +75,7 @@ export class LeadgenFetcher {
   }
 
   private now(): Date {
-    return this.options.now?.() ?? new Date();
+    return this.options.now();
   }
 
   private claimDue(): Promise<SubmissionDoc | null> {

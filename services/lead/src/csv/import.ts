@@ -278,7 +278,7 @@ export async function importCsvFile(
   const flush = async () => {
     const batch = pending;
     const claimed = await finder.claimed(batch);
-    const receivedAt = new Date().toISOString();
+    const receivedAt = context.now().toISOString();
     const received = batch.map(
       (pendingRow): LeadReceived => ({
         submissionId: newId(),

@@ -4,6 +4,7 @@ import { describeValidationError, type SchemaType } from '@lead-capture/contract
 import {
   AppError,
   badRequest,
+  type Clock,
   clientOf,
   errorResponses,
   forbidden,
@@ -27,7 +28,7 @@ export interface WebhookRoutesOptions {
   /** WEBHOOK_BODY_LIMIT_BYTES. */
   bodyLimit: number;
   /** The clock signed timestamps are checked against. */
-  now?: () => Date;
+  now: Clock;
 }
 
 export const UNKNOWN_TOKEN = 'Unknown webhook token';
@@ -151,7 +152,7 @@ const verificationSchema = {
  */
 export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutesOptions): Promise<void> {
   const { sources, intake, bodyLimit } = options;
-  const now = options.now ?? (() => new Date());
+  const { now } = options;
   const sourceOf = new WeakMap<FastifyRequest, ActiveSource>();
   /** The body as received, for signatures (JSON and form posts; multipart is not signed by any tool). */
   const rawBodyOf = new WeakMap<FastifyRequest, Buffer>();

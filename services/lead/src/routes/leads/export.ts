@@ -49,7 +49,7 @@ export function registerExportRoute(app: FastifyInstance, { context }: LeadRoute
       pipeline(Readable.from(rows()), csv, output).catch((error: unknown) => {
         request.log.warn({ err: error }, 'Lead export stopped before the end (client gone or store error)');
       });
-      const date = new Date().toISOString().slice(0, 10);
+      const date = context.now().toISOString().slice(0, 10);
       return reply
         .header('content-type', 'text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="leads-${date}.csv"`)

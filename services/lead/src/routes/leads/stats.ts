@@ -170,7 +170,7 @@ export function registerStatsRoute(app: FastifyInstance, { context }: LeadRouteD
       },
     },
     async (request) => {
-      const { days, createdAt, range } = statsWindow(request.query, Date.now());
+      const { days, createdAt, range } = statsWindow(request.query, context.now().getTime());
       const scope: Scope = createdAt ? { createdAt } : {};
       const [byStatus, byQualification, sources, perDay] = await Promise.all([
         Promise.all(LEAD_STATUSES.map((status) => leads.countDocuments({ status, ...scope }))),
