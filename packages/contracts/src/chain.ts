@@ -190,9 +190,9 @@ export const SYNC_CALLS: readonly SyncCall[] = [
  * they only read and write the store, so where the process that publishes their event also hosts
  * them on the same store (the embedded runtime), the event is handed to them as a function call
  * inside the publisher's transaction instead of a queued delivery. From `lead.received` to
- * `lead.enrolled` with the lead's progress, one lead's chain then commits as one unit. The other
- * groups wait on the network (outbound webhooks), or belong to other services' read models, and
- * are queued in the same commit. A subscriber may still decline (`chain: false`): the notification
+ * `lead.enrolled` with the lead's progress and the intake's submission link, one lead's chain then
+ * commits as one unit. The other groups wait on the network (outbound webhooks), or are read models
+ * that need not commit with the lead, and are queued in the same commit. A subscriber may still decline (`chain: false`): the notification
  * worker does while it sends mail over SMTP.
  */
 export const CHAINED_GROUPS: ReadonlySet<string> = new Set([
