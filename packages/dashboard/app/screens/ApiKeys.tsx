@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client.js';
+import { CardTable } from '../components/lists.js';
 import { ConfirmButton, CopyButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
 export function ApiKeys() {
@@ -78,68 +79,61 @@ export function ApiKeys() {
           </p>
         </div>
       ) : (
-        <div class="table-wrap">
-          <table class="card-table">
-            <thead>
-              <tr>
-                <th scope="col">Label</th>
-                <th scope="col">Key</th>
-                <th scope="col">Scope</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Active</th>
-                <th scope="col">
-                  <span class="visually-hidden">Delete</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {(keys.data ?? []).map((key) => (
-                <tr key={key.id}>
-                  <td data-label="Label">{key.label}</td>
-                  <td data-label="Key" class="mono">
-                    {key.prefix}…
-                  </td>
-                  <td data-label="Scope">{key.scope}</td>
-                  <td data-label="Expires">{formatDate(key.expiresAt)}</td>
-                  <td data-label="Last used">{formatDate(key.lastUsedAt)}</td>
-                  <td data-label="Active">
-                    <input
-                      type="checkbox"
-                      checked={key.active}
-                      aria-label={`${key.label} active`}
-                      onChange={(event) => {
-                        const active = event.currentTarget.checked;
-                        void action.run(async () => {
-                          unwrap(
-                            await api.PATCH('/api/api-keys/{id}', {
-                              params: { path: { id: key.id } },
-                              body: { active },
-                            }),
-                          );
-                          await keys.reload();
-                        });
-                      }}
-                    />
-                  </td>
-                  <td>
-                    <ConfirmButton
-                      danger
-                      question={`Delete the key ${key.label} permanently?`}
-                      action={action}
-                      onConfirm={async () => {
-                        unwrap(await api.DELETE('/api/api-keys/{id}', { params: { path: { id: key.id } } }));
-                        await keys.reload();
-                      }}
-                    >
-                      Delete
-                    </ConfirmButton>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <CardTable
+          columns={[
+            'Label',
+            'Key',
+            'Scope',
+            'Expires',
+            'Last used',
+            'Active',
+            { label: 'Delete', hidden: true },
+          ]}
+        >
+          {(keys.data ?? []).map((key) => (
+            <tr key={key.id}>
+              <td data-label="Label">{key.label}</td>
+              <td data-label="Key" class="mono">
+                {key.prefix}…
+              </td>
+              <td data-label="Scope">{key.scope}</td>
+              <td data-label="Expires">{formatDate(key.expiresAt)}</td>
+              <td data-label="Last used">{formatDate(key.lastUsedAt)}</td>
+              <td data-label="Active">
+                <input
+                  type="checkbox"
+                  checked={key.active}
+                  aria-label={`${key.label} active`}
+                  onChange={(event) => {
+                    const active = event.currentTarget.checked;
+                    void action.run(async () => {
+                      unwrap(
+                        await api.PATCH('/api/api-keys/{id}', {
+                          params: { path: { id: key.id } },
+                          body: { active },
+                        }),
+                      );
+                      await keys.reload();
+                    });
+                  }}
+                />
+              </td>
+              <td>
+                <ConfirmButton
+                  danger
+                  question={`Delete the key ${key.label} permanently?`}
+                  action={action}
+                  onConfirm={async () => {
+                    unwrap(await api.DELETE('/api/api-keys/{id}', { params: { path: { id: key.id } } }));
+                    await keys.reload();
+                  }}
+                >
+                  Delete
+                </ConfirmButton>
+              </td>
+            </tr>
+          ))}
+        </CardTable>
       )}
     </section>
   );

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, type Pipeline, unwrap } from '../api/client.js';
+import { EditorForm } from '../components/forms.js';
 import { ConfirmButton, ErrorMessage, useAction, useLoad } from '../components/ui.js';
 
 interface StageDraft {
@@ -81,21 +82,35 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
   };
 
   return (
-    <form
-      class="editor"
-      aria-label={pipeline ? `Edit ${pipeline.name}` : 'New pipeline'}
-      onSubmit={(event) => {
-        event.preventDefault();
+    <EditorForm
+      title={pipeline ? `Edit ${pipeline.name}` : 'New pipeline'}
+      action={action}
+      onSubmit={async () => {
         const body = { ...draft, stages: draft.stages.map((stage, order) => ({ ...stage, order })) };
-        void action.run(async () => {
-          if (pipeline)
-            unwrap(await api.PUT('/api/pipelines/{id}', { params: { path: { id: pipeline.id } }, body }));
-          else unwrap(await api.POST('/api/pipelines', { body }));
-          onDone();
-        });
+        if (pipeline)
+          unwrap(await api.PUT('/api/pipelines/{id}', { params: { path: { id: pipeline.id } }, body }));
+        else unwrap(await api.POST('/api/pipelines', { body }));
+        onDone();
       }}
+      submitLabel="Save pipeline"
+      onCancel={onDone}
+      actions={
+        pipeline &&
+        !pipeline.isDefault && (
+          <ConfirmButton
+            danger
+            question={`Delete the pipeline ${pipeline.name} and its stages?`}
+            action={action}
+            onConfirm={async () => {
+              unwrap(await api.DELETE('/api/pipelines/{id}', { params: { path: { id: pipeline.id } } }));
+              onDone();
+            }}
+          >
+            Delete pipeline
+          </ConfirmButton>
+        )
+      }
     >
-      <h2>{pipeline ? `Edit ${pipeline.name}` : 'New pipeline'}</h2>
       <label>
         Name
         <input
@@ -187,28 +202,6 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
           Add stage
         </button>
       </fieldset>
-      <ErrorMessage error={action.error} />
-      <div class="actions">
-        <button type="submit" class="primary" disabled={action.pending}>
-          Save pipeline
-        </button>
-        <button type="button" class="ghost" onClick={onDone}>
-          Cancel
-        </button>
-        {pipeline && !pipeline.isDefault && (
-          <ConfirmButton
-            danger
-            question={`Delete the pipeline ${pipeline.name} and its stages?`}
-            action={action}
-            onConfirm={async () => {
-              unwrap(await api.DELETE('/api/pipelines/{id}', { params: { path: { id: pipeline.id } } }));
-              onDone();
-            }}
-          >
-            Delete pipeline
-          </ConfirmButton>
-        )}
-      </div>
-    </form>
+    </EditorForm>
   );
 }

@@ -1,5 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, QUALIFICATIONS, type Sequence, type SequenceEnrollment, unwrap } from '../api/client.js';
+import { EditorForm } from '../components/forms.js';
+import { CardTable } from '../components/lists.js';
 import { ConfirmButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
 type Qualification = (typeof QUALIFICATIONS)[number];
@@ -124,21 +126,34 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
       steps: draft.steps.map((step, i) => (i === index ? { ...step, ...changes } : step)),
     });
   return (
-    <form
-      class="editor"
-      aria-label={sequence ? `Edit ${sequence.name}` : 'New sequence'}
-      onSubmit={(event) => {
-        event.preventDefault();
+    <EditorForm
+      title={sequence ? `Edit ${sequence.name}` : 'New sequence'}
+      action={action}
+      onSubmit={async () => {
         const body = toBody(draft);
-        void action.run(async () => {
-          if (sequence)
-            unwrap(await api.PUT('/api/sequences/{id}', { params: { path: { id: sequence.id } }, body }));
-          else unwrap(await api.POST('/api/sequences', { body }));
-          onDone();
-        });
+        if (sequence)
+          unwrap(await api.PUT('/api/sequences/{id}', { params: { path: { id: sequence.id } }, body }));
+        else unwrap(await api.POST('/api/sequences', { body }));
+        onDone();
       }}
+      submitLabel="Save sequence"
+      onCancel={onDone}
+      actions={
+        sequence && (
+          <ConfirmButton
+            danger
+            question={`Delete the sequence ${sequence.name}?`}
+            action={action}
+            onConfirm={async () => {
+              unwrap(await api.DELETE('/api/sequences/{id}', { params: { path: { id: sequence.id } } }));
+              onDone();
+            }}
+          >
+            Delete sequence
+          </ConfirmButton>
+        )
+      }
     >
-      <h2>{sequence ? `Edit ${sequence.name}` : 'New sequence'}</h2>
       <label>
         Name
         <input
@@ -267,29 +282,7 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
           Add step
         </button>
       </fieldset>
-      <ErrorMessage error={action.error} />
-      <div class="actions">
-        <button type="submit" class="primary" disabled={action.pending}>
-          Save sequence
-        </button>
-        <button type="button" class="ghost" onClick={onDone}>
-          Cancel
-        </button>
-        {sequence && (
-          <ConfirmButton
-            danger
-            question={`Delete the sequence ${sequence.name}?`}
-            action={action}
-            onConfirm={async () => {
-              unwrap(await api.DELETE('/api/sequences/{id}', { params: { path: { id: sequence.id } } }));
-              onDone();
-            }}
-          >
-            Delete sequence
-          </ConfirmButton>
-        )}
-      </div>
-    </form>
+    </EditorForm>
   );
 }
 
@@ -313,37 +306,24 @@ function Enrollments({ sequenceId }: { sequenceId: string }) {
           scoring and the team notification); leads captured before it was created are not.
         </p>
       ) : (
-        <div class="table-wrap">
-          <table class="card-table">
-            <thead>
-              <tr>
-                <th scope="col">Lead</th>
-                <th scope="col">Status</th>
-                <th scope="col">Step</th>
-                <th scope="col">Next step</th>
-                <th scope="col">Enrolled</th>
-              </tr>
-            </thead>
-            <tbody>
-              {(enrollments.data?.data ?? []).map((entry) => (
-                <tr key={entry.id}>
-                  <td data-label="Lead">
-                    <a href={`/?lead=${entry.leadId}`}>{enrolledLeadName(entry.lead)}</a>
-                  </td>
-                  <td data-label="Status">
-                    {entry.status}
-                    {entry.stoppedReason ? ` (${entry.stoppedReason})` : ''}
-                  </td>
-                  <td data-label="Step" class="number">
-                    {entry.currentStep}
-                  </td>
-                  <td data-label="Next step">{formatDate(entry.nextStepAt)}</td>
-                  <td data-label="Enrolled">{formatDate(entry.enrolledAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <CardTable columns={['Lead', 'Status', 'Step', 'Next step', 'Enrolled']}>
+          {(enrollments.data?.data ?? []).map((entry) => (
+            <tr key={entry.id}>
+              <td data-label="Lead">
+                <a href={`/?lead=${entry.leadId}`}>{enrolledLeadName(entry.lead)}</a>
+              </td>
+              <td data-label="Status">
+                {entry.status}
+                {entry.stoppedReason ? ` (${entry.stoppedReason})` : ''}
+              </td>
+              <td data-label="Step" class="number">
+                {entry.currentStep}
+              </td>
+              <td data-label="Next step">{formatDate(entry.nextStepAt)}</td>
+              <td data-label="Enrolled">{formatDate(entry.enrolledAt)}</td>
+            </tr>
+          ))}
+        </CardTable>
       )}
     </section>
   );

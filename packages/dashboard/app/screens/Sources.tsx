@@ -10,6 +10,8 @@ import {
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Source, unwrap } from '../api/client.js';
 import { useStream } from '../api/stream.js';
+import { TextField, ValueOptions } from '../components/fields.js';
+import { CardTable } from '../components/lists.js';
 import {
   ConfirmButton,
   CopyButton,
@@ -57,17 +59,14 @@ export function Sources() {
           });
         }}
       >
-        <label>
-          New source name
-          <input
-            type="text"
-            name="sourceName"
-            required
-            maxLength={255}
-            value={name}
-            onInput={(event) => setName(event.currentTarget.value)}
-          />
-        </label>
+        <TextField
+          label="New source name"
+          name="sourceName"
+          required
+          maxLength={255}
+          value={name}
+          onValue={setName}
+        />
         <button type="submit" class="primary" disabled={create.pending || !name.trim()}>
           Create source
         </button>
@@ -271,11 +270,7 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
         <label>
           Format{' '}
           <select value={format} onChange={(event) => setFormat(event.currentTarget.value as SourceFormat)}>
-            {SOURCE_FORMATS.map((value) => (
-              <option key={value} value={value}>
-                {value}
-              </option>
-            ))}
+            <ValueOptions values={SOURCE_FORMATS} />
           </select>
         </label>
         <p class="muted">
@@ -288,11 +283,7 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
             value={nameSplit}
             onChange={(event) => setNameSplit(event.currentTarget.value as NameSplitRule)}
           >
-            {NAME_SPLIT_RULES.map((value) => (
-              <option key={value} value={value}>
-                {value}
-              </option>
-            ))}
+            <ValueOptions values={NAME_SPLIT_RULES} />
           </select>
         </label>
         <p class="muted">
@@ -420,53 +411,39 @@ function Submissions({ source }: { source: Source }) {
         </p>
       )}
       {submissions.data?.pagination.total !== 0 && (
-        <div class="table-wrap">
-          <table class="card-table">
-            <thead>
-              <tr>
-                <th scope="col">Received</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Payload</th>
-                <th scope="col">
-                  <span class="visually-hidden">Replay</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {(submissions.data?.data ?? []).map((submission) => (
-                <tr key={submission.id}>
-                  <td data-label="Received">{formatDate(submission.receivedAt)}</td>
-                  <td data-label="Outcome">
-                    {submission.outcome}
-                    {submission.error ? ` — ${submission.error}` : ''}
-                  </td>
-                  <td data-label="Payload" class="mono excerpt">
-                    {submission.payloadExcerpt ?? JSON.stringify(submission.payload)?.slice(0, 200)}
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      disabled={replay.pending}
-                      onClick={() =>
-                        void replay.run(async () => {
-                          const result = unwrap(
-                            await api.POST('/api/sources/{sourceId}/submissions/{submissionId}/replay', {
-                              params: { path: { sourceId: source.id, submissionId: submission.id } },
-                            }),
-                          );
-                          setReplayed(`Replayed: ${result.outcome}`);
-                          await submissions.reload();
-                        })
-                      }
-                    >
-                      Replay
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <CardTable columns={['Received', 'Outcome', 'Payload', { label: 'Replay', hidden: true }]}>
+          {(submissions.data?.data ?? []).map((submission) => (
+            <tr key={submission.id}>
+              <td data-label="Received">{formatDate(submission.receivedAt)}</td>
+              <td data-label="Outcome">
+                {submission.outcome}
+                {submission.error ? ` — ${submission.error}` : ''}
+              </td>
+              <td data-label="Payload" class="mono excerpt">
+                {submission.payloadExcerpt ?? JSON.stringify(submission.payload)?.slice(0, 200)}
+              </td>
+              <td>
+                <button
+                  type="button"
+                  disabled={replay.pending}
+                  onClick={() =>
+                    void replay.run(async () => {
+                      const result = unwrap(
+                        await api.POST('/api/sources/{sourceId}/submissions/{submissionId}/replay', {
+                          params: { path: { sourceId: source.id, submissionId: submission.id } },
+                        }),
+                      );
+                      setReplayed(`Replayed: ${result.outcome}`);
+                      await submissions.reload();
+                    })
+                  }
+                >
+                  Replay
+                </button>
+              </td>
+            </tr>
+          ))}
+        </CardTable>
       )}
       {submissions.data && submissions.data.pagination.pages > 1 && (
         <nav class="pagination" aria-label="Submission pages">

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client.js';
+import { CardTable } from '../components/lists.js';
 import { ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
 export function Users() {
@@ -73,60 +74,45 @@ export function Users() {
         </button>
       </form>
       <ErrorMessage error={action.error ?? users.error} />
-      <div class="table-wrap">
-        <table class="card-table">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">E-mail</th>
-              <th scope="col">Role</th>
-              <th scope="col">Active</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(users.data ?? []).map((user) => (
-              <tr key={user.id}>
-                <td data-label="Name">{user.name}</td>
-                <td data-label="E-mail">{user.email}</td>
-                <td data-label="Role">
-                  <select
-                    aria-label={`Role of ${user.name}`}
-                    value={user.role}
-                    onChange={(e) =>
-                      void patch(user.id, { role: e.currentTarget.value as 'admin' | 'member' })
-                    }
-                  >
-                    <option value="member">member</option>
-                    <option value="admin">admin</option>
-                  </select>
-                </td>
-                <td data-label="Active">
-                  <input
-                    type="checkbox"
-                    aria-label={`${user.name} active`}
-                    checked={user.active}
-                    onChange={(e) => {
-                      const active = e.currentTarget.checked;
-                      if (
-                        !active &&
-                        !confirm(
-                          `Deactivate ${user.name}? They are signed out everywhere and cannot sign in until reactivated. Their leads stay assigned to them.`,
-                        )
-                      ) {
-                        e.currentTarget.checked = true;
-                        return;
-                      }
-                      void patch(user.id, { active });
-                    }}
-                  />
-                </td>
-                <td data-label="Created">{formatDate(user.createdAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <CardTable columns={['Name', 'E-mail', 'Role', 'Active', 'Created']}>
+        {(users.data ?? []).map((user) => (
+          <tr key={user.id}>
+            <td data-label="Name">{user.name}</td>
+            <td data-label="E-mail">{user.email}</td>
+            <td data-label="Role">
+              <select
+                aria-label={`Role of ${user.name}`}
+                value={user.role}
+                onChange={(e) => void patch(user.id, { role: e.currentTarget.value as 'admin' | 'member' })}
+              >
+                <option value="member">member</option>
+                <option value="admin">admin</option>
+              </select>
+            </td>
+            <td data-label="Active">
+              <input
+                type="checkbox"
+                aria-label={`${user.name} active`}
+                checked={user.active}
+                onChange={(e) => {
+                  const active = e.currentTarget.checked;
+                  if (
+                    !active &&
+                    !confirm(
+                      `Deactivate ${user.name}? They are signed out everywhere and cannot sign in until reactivated. Their leads stay assigned to them.`,
+                    )
+                  ) {
+                    e.currentTarget.checked = true;
+                    return;
+                  }
+                  void patch(user.id, { active });
+                }}
+              />
+            </td>
+            <td data-label="Created">{formatDate(user.createdAt)}</td>
+          </tr>
+        ))}
+      </CardTable>
     </section>
   );
 }
