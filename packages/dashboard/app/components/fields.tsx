@@ -33,6 +33,8 @@ interface InputProps {
   required?: boolean;
   minLength?: number;
   maxLength?: number;
+  min?: number;
+  max?: number;
   placeholder?: string;
   autoComplete?: string;
   disabled?: boolean;
@@ -42,7 +44,11 @@ interface InputProps {
 
 /** A labelled input whose value the caller holds (text unless `type` says otherwise). */
 export function TextField(
-  props: InputProps & { label: ComponentChildren; value: string; onValue: (value: string) => void },
+  props: InputProps & {
+    label: ComponentChildren;
+    value: string;
+    onValue: (value: string) => void;
+  },
 ) {
   const { label, value, onValue, type = 'text', ...input } = props;
   return (

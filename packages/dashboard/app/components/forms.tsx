@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { CopyButton, ErrorMessage, type useAction } from './ui.js';
+import { ConfirmButton, CopyButton, ErrorMessage, type useAction } from './ui.js';
 
 type Action = ReturnType<typeof useAction>;
 
@@ -45,10 +45,13 @@ export function EditorForm(props: {
   submitLabel: ComponentChildren;
   submitDisabled?: boolean;
   onCancel?: () => void;
-  /** Buttons after Save and Cancel. */
-  actions?: ComponentChildren;
+  /** After a save or a delete went through (the editor closes). */
+  onDone?: () => void;
+  /** A delete of what the form edits, asked first, after Save and Cancel. */
+  remove?: { label: string; question: string; run: () => Promise<unknown> } | false;
   children: ComponentChildren;
 }) {
+  const { remove } = props;
   return (
     <form
       class="editor"
@@ -56,7 +59,10 @@ export function EditorForm(props: {
       aria-labelledby={props.titleId}
       onSubmit={(event) => {
         event.preventDefault();
-        void props.action.run(props.onSubmit);
+        void props.action.run(async () => {
+          await props.onSubmit();
+          props.onDone?.();
+        });
       }}
     >
       <h2 id={props.titleId}>{props.title}</h2>
@@ -67,7 +73,19 @@ export function EditorForm(props: {
         submitDisabled={props.submitDisabled}
         onCancel={props.onCancel}
       >
-        {props.actions}
+        {remove && (
+          <ConfirmButton
+            danger
+            question={remove.question}
+            action={props.action}
+            onConfirm={async () => {
+              await remove.run();
+              props.onDone?.();
+            }}
+          >
+            {remove.label}
+          </ConfirmButton>
+        )}
       </FormActions>
     </form>
   );

@@ -67,3 +67,41 @@ export function Pager(props: {
     </nav>
   );
 }
+
+/**
+ * A list of links that pick one item (a source, a dead-letter group): the picked one is marked
+ * `aria-current`; `detail` follows each name, `empty` stands for an empty list.
+ */
+export function PickList<T>(props: {
+  items: readonly T[] | undefined;
+  idOf: (item: T) => string;
+  nameOf: (item: T) => ComponentChildren;
+  detailOf?: (item: T) => ComponentChildren;
+  picked: string | undefined;
+  onPick: (id: string) => void;
+  empty: string;
+  class?: string;
+  label?: string;
+}) {
+  return (
+    <ul class={props.class} aria-label={props.label}>
+      {(props.items ?? []).map((item) => {
+        const id = props.idOf(item);
+        return (
+          <li key={id}>
+            <button
+              type="button"
+              class="link"
+              aria-current={id === props.picked ? 'true' : undefined}
+              onClick={() => props.onPick(id)}
+            >
+              {props.nameOf(item)}
+            </button>
+            {props.detailOf?.(item)}
+          </li>
+        );
+      })}
+      {props.items?.length === 0 && <li class="muted">{props.empty}</li>}
+    </ul>
+  );
+}

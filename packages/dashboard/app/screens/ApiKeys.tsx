@@ -1,12 +1,17 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client.js';
+import { SelectField, TextField, ValueOptions } from '../components/fields.js';
+import { InlineForm, ShownOnce } from '../components/forms.js';
 import { CardTable } from '../components/lists.js';
-import { ConfirmButton, CopyButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
+import { ConfirmButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
+
+const SCOPES = ['read', 'full'] as const;
+type Scope = (typeof SCOPES)[number];
 
 export function ApiKeys() {
   const keys = useLoad(async () => unwrap(await api.GET('/api/api-keys')), []);
   const [label, setLabel] = useState('');
-  const [scope, setScope] = useState<'read' | 'full'>('read');
+  const [scope, setScope] = useState<Scope>('read');
   const [expiresOn, setExpiresOn] = useState('');
   const [created, setCreated] = useState<string | undefined>(undefined);
   const action = useAction();
@@ -14,17 +19,21 @@ export function ApiKeys() {
   return (
     <section aria-labelledby="keys-title">
       <h1 id="keys-title">API keys</h1>
-      <form
-        class="inline"
-        onSubmit={(event) => {
-          event.preventDefault();
+      <InlineForm
+        submitLabel="Generate key"
+        pending={action.pending}
+        onSubmit={() => {
           void action.run(async () => {
             const key = unwrap(
               await api.POST('/api/api-keys', {
                 body: {
                   label: label.trim(),
                   scope,
-                  ...(expiresOn ? { expiresAt: new Date(`${expiresOn}T23:59:59`).toISOString() } : {}),
+                  ...(expiresOn
+                    ? {
+                        expiresAt: new Date(`${expiresOn}T23:59:59`).toISOString(),
+                      }
+                    : {}),
                 },
               }),
             );
@@ -34,40 +43,20 @@ export function ApiKeys() {
           });
         }}
       >
-        <label>
-          Label
-          <input
-            type="text"
-            required
-            maxLength={100}
-            value={label}
-            onInput={(e) => setLabel(e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Scope
-          <select value={scope} onChange={(e) => setScope(e.currentTarget.value as 'read' | 'full')}>
-            <option value="read">read</option>
-            <option value="full">full</option>
-          </select>
-        </label>
-        <label>
-          Expires (optional)
-          <input type="date" value={expiresOn} onInput={(e) => setExpiresOn(e.currentTarget.value)} />
-        </label>
-        <button type="submit" class="primary" disabled={action.pending}>
-          Generate key
-        </button>
-      </form>
+        <TextField label="Label" required maxLength={100} value={label} onValue={setLabel} />
+        <SelectField label="Scope" value={scope} onValue={(value) => setScope(value as Scope)}>
+          <ValueOptions values={SCOPES} />
+        </SelectField>
+        <TextField label="Expires (optional)" type="date" value={expiresOn} onValue={setExpiresOn} />
+      </InlineForm>
       {created && (
-        <div class="notice" role="alert">
-          <p>The new key, shown this once only: copy it now.</p>
-          <input type="text" readOnly class="mono" value={created} aria-label="New API key" />
-          <CopyButton text={created} label="Copy key" />
-          <button type="button" class="ghost" onClick={() => setCreated(undefined)}>
-            Done
-          </button>
-        </div>
+        <ShownOnce
+          note="The new key, shown this once only: copy it now."
+          value={created}
+          valueLabel="New API key"
+          copyLabel="Copy key"
+          onDone={() => setCreated(undefined)}
+        />
       )}
       <ErrorMessage error={action.error ?? keys.error} />
       {keys.data?.length === 0 ? (
@@ -124,7 +113,11 @@ export function ApiKeys() {
                   question={`Delete the key ${key.label} permanently?`}
                   action={action}
                   onConfirm={async () => {
-                    unwrap(await api.DELETE('/api/api-keys/{id}', { params: { path: { id: key.id } } }));
+                    unwrap(
+                      await api.DELETE('/api/api-keys/{id}', {
+                        params: { path: { id: key.id } },
+                      }),
+                    );
                     await keys.reload();
                   }}
                 >

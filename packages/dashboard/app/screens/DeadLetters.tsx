@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client.js';
-import { CardTable } from '../components/lists.js';
+import { CardTable, PickList } from '../components/lists.js';
 import { ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
 
 export function DeadLetters() {
@@ -38,22 +38,15 @@ export function DeadLetters() {
       </p>
       <ErrorMessage error={groups.error ?? action.error} />
       <p role="status">{result}</p>
-      <ul>
-        {(groups.data ?? []).map((entry) => (
-          <li key={entry.group}>
-            <button
-              type="button"
-              class="link"
-              aria-current={entry.group === group ? 'true' : undefined}
-              onClick={() => setGroup(entry.group)}
-            >
-              {entry.group}
-            </button>{' '}
-            ({entry.count})
-          </li>
-        ))}
-        {groups.data?.length === 0 && <li class="muted">No dead letters.</li>}
-      </ul>
+      <PickList
+        items={groups.data}
+        idOf={(entry) => entry.group}
+        nameOf={(entry) => entry.group}
+        detailOf={(entry) => ` (${entry.count})`}
+        picked={group}
+        onPick={setGroup}
+        empty="No dead letters."
+      />
       {group && (
         <section aria-labelledby="letters-title">
           <div class="toolbar">

@@ -11,7 +11,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type Source, unwrap } from '../api/client.js';
 import { useStream } from '../api/stream.js';
 import { TextField, ValueOptions } from '../components/fields.js';
-import { CardTable } from '../components/lists.js';
+import { InlineForm } from '../components/forms.js';
+import { CardTable, PickList } from '../components/lists.js';
 import {
   ConfirmButton,
   CopyButton,
@@ -47,10 +48,11 @@ export function Sources() {
   return (
     <section aria-labelledby="sources-title">
       <h1 id="sources-title">Sources</h1>
-      <form
-        class="inline"
-        onSubmit={(event) => {
-          event.preventDefault();
+      <InlineForm
+        submitLabel="Create source"
+        pending={create.pending}
+        submitDisabled={!name.trim()}
+        onSubmit={() => {
           void create.run(async () => {
             const created = unwrap(await api.POST('/api/sources', { body: { name: name.trim() } }));
             setName('');
@@ -67,30 +69,20 @@ export function Sources() {
           value={name}
           onValue={setName}
         />
-        <button type="submit" class="primary" disabled={create.pending || !name.trim()}>
-          Create source
-        </button>
-      </form>
+      </InlineForm>
       <ErrorMessage error={create.error ?? sources.error} />
       <div class="split">
-        <ul class="source-list" aria-label="Sources">
-          {(sources.data ?? []).map((source) => (
-            <li key={source.id}>
-              <button
-                type="button"
-                class="link"
-                aria-current={source.id === selectedId ? 'true' : undefined}
-                onClick={() => select(source.id)}
-              >
-                {source.name}
-              </button>
-              <span class="muted"> · {formatDate(source.createdAt)}</span>
-            </li>
-          ))}
-          {sources.data?.length === 0 && (
-            <li class="muted">No source yet: create one to get a webhook URL.</li>
-          )}
-        </ul>
+        <PickList
+          class="source-list"
+          label="Sources"
+          items={sources.data}
+          idOf={(source) => source.id}
+          nameOf={(source) => source.name}
+          detailOf={(source) => <span class="muted"> · {formatDate(source.createdAt)}</span>}
+          picked={selectedId}
+          onPick={select}
+          empty="No source yet: create one to get a webhook URL."
+        />
         {selected && (
           <SourceDetail
             key={selected.id}
@@ -128,7 +120,9 @@ function SourceDetail(props: { source: Source; onChanged: () => void; onDeleted:
             action={action}
             onConfirm={async () => {
               unwrap(
-                await api.POST('/api/sources/{id}/regenerate-token', { params: { path: { id: source.id } } }),
+                await api.POST('/api/sources/{id}/regenerate-token', {
+                  params: { path: { id: source.id } },
+                }),
               );
               onChanged();
             }}
@@ -140,7 +134,11 @@ function SourceDetail(props: { source: Source; onChanged: () => void; onDeleted:
             question={`Delete the source ${source.name}? Its leads are kept.`}
             action={action}
             onConfirm={async () => {
-              unwrap(await api.DELETE('/api/sources/{id}', { params: { path: { id: source.id } } }));
+              unwrap(
+                await api.DELETE('/api/sources/{id}', {
+                  params: { path: { id: source.id } },
+                }),
+              );
               props.onDeleted();
             }}
           >
@@ -233,15 +231,25 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
       try {
         payload = JSON.parse(sample);
       } catch (error) {
-        setPreview({ error: `The sample is not valid JSON: ${(error as Error).message}` });
+        setPreview({
+          error: `The sample is not valid JSON: ${(error as Error).message}`,
+        });
         return;
       }
       const result = await api.POST('/api/sources/{id}/preview', {
         params: { path: { id: source.id } },
-        body: { payload, format, nameSplit, fieldMappings: JSON.parse(mappingsKey) },
+        body: {
+          payload,
+          format,
+          nameSplit,
+          fieldMappings: JSON.parse(mappingsKey),
+        },
       });
       if (result.data) setPreview({ result: result.data });
-      else setPreview({ error: (result.error as { error?: string } | undefined)?.error ?? 'Preview failed' });
+      else
+        setPreview({
+          error: (result.error as { error?: string } | undefined)?.error ?? 'Preview failed',
+        });
     }, PREVIEW_DELAY_MS);
     return () => clearTimeout(timer);
   }, [sample, source.id, mappingsKey, format, nameSplit]);
@@ -430,7 +438,12 @@ function Submissions({ source }: { source: Source }) {
                     void replay.run(async () => {
                       const result = unwrap(
                         await api.POST('/api/sources/{sourceId}/submissions/{submissionId}/replay', {
-                          params: { path: { sourceId: source.id, submissionId: submission.id } },
+                          params: {
+                            path: {
+                              sourceId: source.id,
+                              submissionId: submission.id,
+                            },
+                          },
                         }),
                       );
                       setReplayed(`Replayed: ${result.outcome}`);

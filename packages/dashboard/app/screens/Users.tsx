@@ -1,7 +1,12 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client.js';
+import { SelectField, TextField, ValueOptions } from '../components/fields.js';
+import { InlineForm } from '../components/forms.js';
 import { CardTable } from '../components/lists.js';
 import { ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
+
+const ROLES = ['member', 'admin'] as const;
+type Role = (typeof ROLES)[number];
 
 export function Users() {
   const users = useLoad(async () => unwrap(await api.GET('/api/users')), []);
@@ -9,10 +14,10 @@ export function Users() {
     name: '',
     email: '',
     password: '',
-    role: 'member' as 'member' | 'admin',
+    role: 'member' as Role,
   });
   const action = useAction();
-  const patch = (id: string, body: { active?: boolean; role?: 'admin' | 'member' }) =>
+  const patch = (id: string, body: { active?: boolean; role?: Role }) =>
     action.run(async () => {
       unwrap(await api.PATCH('/api/users/{id}', { params: { path: { id } }, body }));
       await users.reload();
@@ -21,10 +26,10 @@ export function Users() {
   return (
     <section aria-labelledby="users-title">
       <h1 id="users-title">Users</h1>
-      <form
-        class="inline"
-        onSubmit={(event) => {
-          event.preventDefault();
+      <InlineForm
+        submitLabel="Add user"
+        pending={action.pending}
+        onSubmit={() => {
           void action.run(async () => {
             unwrap(await api.POST('/api/users', { body: form }));
             setForm({ name: '', email: '', password: '', role: 'member' });
@@ -32,47 +37,35 @@ export function Users() {
           });
         }}
       >
-        <label>
-          Name
-          <input
-            required
-            value={form.name}
-            onInput={(e) => setForm({ ...form, name: e.currentTarget.value })}
-          />
-        </label>
-        <label>
-          E-mail
-          <input
-            type="email"
-            required
-            value={form.email}
-            onInput={(e) => setForm({ ...form, email: e.currentTarget.value })}
-          />
-        </label>
-        <label>
-          Password
-          <input
-            type="password"
-            required
-            autoComplete="new-password"
-            value={form.password}
-            onInput={(e) => setForm({ ...form, password: e.currentTarget.value })}
-          />
-        </label>
-        <label>
-          Role
-          <select
-            value={form.role}
-            onChange={(e) => setForm({ ...form, role: e.currentTarget.value as 'member' | 'admin' })}
-          >
-            <option value="member">member</option>
-            <option value="admin">admin</option>
-          </select>
-        </label>
-        <button type="submit" class="primary" disabled={action.pending}>
-          Add user
-        </button>
-      </form>
+        <TextField
+          label="Name"
+          required
+          value={form.name}
+          onValue={(value) => setForm({ ...form, name: value })}
+        />
+        <TextField
+          label="E-mail"
+          type="email"
+          required
+          value={form.email}
+          onValue={(value) => setForm({ ...form, email: value })}
+        />
+        <TextField
+          label="Password"
+          type="password"
+          required
+          autoComplete="new-password"
+          value={form.password}
+          onValue={(value) => setForm({ ...form, password: value })}
+        />
+        <SelectField
+          label="Role"
+          value={form.role}
+          onValue={(value) => setForm({ ...form, role: value as Role })}
+        >
+          <ValueOptions values={ROLES} />
+        </SelectField>
+      </InlineForm>
       <ErrorMessage error={action.error ?? users.error} />
       <CardTable columns={['Name', 'E-mail', 'Role', 'Active', 'Created']}>
         {(users.data ?? []).map((user) => (
@@ -83,7 +76,7 @@ export function Users() {
               <select
                 aria-label={`Role of ${user.name}`}
                 value={user.role}
-                onChange={(e) => void patch(user.id, { role: e.currentTarget.value as 'admin' | 'member' })}
+                onChange={(e) => void patch(user.id, { role: e.currentTarget.value as Role })}
               >
                 <option value="member">member</option>
                 <option value="admin">admin</option>
