@@ -145,3 +145,24 @@ export function CheckList<T extends string>(props: {
     </>
   );
 }
+
+/** A From and a To date, each applied as soon as it is picked (a list's date filter). */
+export function DateRangeFields(props: {
+  from: string;
+  to: string;
+  onFrom: (from: string) => void;
+  onTo: (to: string) => void;
+}) {
+  return (
+    <>
+      <label>
+        From
+        <input type="date" value={props.from} onChange={(event) => props.onFrom(event.currentTarget.value)} />
+      </label>
+      <label>
+        To
+        <input type="date" value={props.to} onChange={(event) => props.onTo(event.currentTarget.value)} />
+      </label>
+    </>
+  );
+}

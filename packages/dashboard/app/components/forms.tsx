@@ -91,11 +91,14 @@ export function EditorForm(props: {
   );
 }
 
-/** A one-line form (create a key, a source, a user, a tag): submitting calls `onSubmit`. */
+/**
+ * A one-line form (create a key, a source, a user, a tag): submitting runs `onSubmit` through
+ * `action` (its button disabled meanwhile); the action's error is the caller's to show.
+ */
 export function InlineForm(props: {
-  onSubmit: () => void;
+  action: Action;
+  onSubmit: () => Promise<unknown>;
   submitLabel: ComponentChildren;
-  pending?: boolean;
   submitDisabled?: boolean;
   /** A primary button unless the form is a minor one. */
   minor?: boolean;
@@ -106,14 +109,14 @@ export function InlineForm(props: {
       class="inline"
       onSubmit={(event) => {
         event.preventDefault();
-        props.onSubmit();
+        void props.action.run(props.onSubmit);
       }}
     >
       {props.children}
       <button
         type="submit"
         class={props.minor ? undefined : 'primary'}
-        disabled={props.pending || props.submitDisabled}
+        disabled={props.action.pending || props.submitDisabled}
       >
         {props.submitLabel}
       </button>

@@ -21,26 +21,24 @@ export function ApiKeys() {
       <h1 id="keys-title">API keys</h1>
       <InlineForm
         submitLabel="Generate key"
-        pending={action.pending}
-        onSubmit={() => {
-          void action.run(async () => {
-            const key = unwrap(
-              await api.POST('/api/api-keys', {
-                body: {
-                  label: label.trim(),
-                  scope,
-                  ...(expiresOn
-                    ? {
-                        expiresAt: new Date(`${expiresOn}T23:59:59`).toISOString(),
-                      }
-                    : {}),
-                },
-              }),
-            );
-            setCreated(key.key);
-            setLabel('');
-            await keys.reload();
-          });
+        action={action}
+        onSubmit={async () => {
+          const key = unwrap(
+            await api.POST('/api/api-keys', {
+              body: {
+                label: label.trim(),
+                scope,
+                ...(expiresOn
+                  ? {
+                      expiresAt: new Date(`${expiresOn}T23:59:59`).toISOString(),
+                    }
+                  : {}),
+              },
+            }),
+          );
+          setCreated(key.key);
+          setLabel('');
+          await keys.reload();
         }}
       >
         <TextField label="Label" required maxLength={100} value={label} onValue={setLabel} />

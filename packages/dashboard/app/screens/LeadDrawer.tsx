@@ -169,19 +169,17 @@ function Tags({ lead, onChanged }: { lead: LeadDetail; onChanged: () => void }) 
       <InlineForm
         minor
         submitLabel="Add tag"
-        pending={action.pending}
-        onSubmit={() => {
+        action={action}
+        onSubmit={async () => {
           if (!name.trim()) return;
-          void action.run(async () => {
-            unwrap(
-              await api.POST('/api/leads/{id}/tags', {
-                params: { path: { id: lead.id } },
-                body: { name: name.trim() },
-              }),
-            );
-            setName('');
-            onChanged();
-          });
+          unwrap(
+            await api.POST('/api/leads/{id}/tags', {
+              params: { path: { id: lead.id } },
+              body: { name: name.trim() },
+            }),
+          );
+          setName('');
+          onChanged();
         }}
       >
         <TextField label="New tag" value={name} maxLength={100} onValue={setName} />

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { QUALIFICATIONS, type Source, STATUSES, type User } from '../api/client.js';
 import { FILTER_KEYS } from '../api/filters.js';
-import { NamedOptions, SelectField, ValueOptions } from '../components/fields.js';
+import { DateRangeFields, NamedOptions, SelectField, ValueOptions } from '../components/fields.js';
 
 /** The leads list's filters, read from and written to the URL's query (`onChange`). */
 export function LeadFilters(props: {
@@ -89,22 +89,12 @@ export function LeadFilters(props: {
         <option value="exclude">Hidden</option>
         <option value="only">Only duplicates</option>
       </SelectField>
-      <label>
-        From
-        <input
-          type="date"
-          value={query.get('startDate') ?? ''}
-          onChange={(e) => onChange({ startDate: e.currentTarget.value })}
-        />
-      </label>
-      <label>
-        To
-        <input
-          type="date"
-          value={query.get('endDate') ?? ''}
-          onChange={(e) => onChange({ endDate: e.currentTarget.value })}
-        />
-      </label>
+      <DateRangeFields
+        from={query.get('startDate') ?? ''}
+        to={query.get('endDate') ?? ''}
+        onFrom={(startDate) => onChange({ startDate })}
+        onTo={(endDate) => onChange({ endDate })}
+      />
       <div class="filter-actions">
         <button type="submit">Apply</button>
         {active && (

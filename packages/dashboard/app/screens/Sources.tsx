@@ -50,15 +50,13 @@ export function Sources() {
       <h1 id="sources-title">Sources</h1>
       <InlineForm
         submitLabel="Create source"
-        pending={create.pending}
+        action={create}
         submitDisabled={!name.trim()}
-        onSubmit={() => {
-          void create.run(async () => {
-            const created = unwrap(await api.POST('/api/sources', { body: { name: name.trim() } }));
-            setName('');
-            await sources.reload();
-            select(created.id);
-          });
+        onSubmit={async () => {
+          const created = unwrap(await api.POST('/api/sources', { body: { name: name.trim() } }));
+          setName('');
+          await sources.reload();
+          select(created.id);
         }}
       >
         <TextField

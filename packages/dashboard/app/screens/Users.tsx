@@ -28,13 +28,11 @@ export function Users() {
       <h1 id="users-title">Users</h1>
       <InlineForm
         submitLabel="Add user"
-        pending={action.pending}
-        onSubmit={() => {
-          void action.run(async () => {
-            unwrap(await api.POST('/api/users', { body: form }));
-            setForm({ name: '', email: '', password: '', role: 'member' });
-            await users.reload();
-          });
+        action={action}
+        onSubmit={async () => {
+          unwrap(await api.POST('/api/users', { body: form }));
+          setForm({ name: '', email: '', password: '', role: 'member' });
+          await users.reload();
         }}
       >
         <TextField

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type DeliveryQuery, unwrap } from '../api/client.js';
 import { useStream } from '../api/stream.js';
-import { SelectField, ValueOptions } from '../components/fields.js';
+import { DateRangeFields, SelectField, ValueOptions } from '../components/fields.js';
 import { CardTable, Pager } from '../components/lists.js';
 import { ErrorMessage, formatDate, useAction, useLoad, useThrottled } from '../components/ui.js';
 import { ALL_EVENTS, EVENT_TYPES } from './WebhookSubscriptionForm.js';
@@ -107,22 +107,12 @@ export function DeliveryLog(props: {
           <option value="">Any</option>
           <ValueOptions values={[...EVENT_TYPES, 'webhook.test']} />
         </SelectField>
-        <label>
-          From
-          <input
-            type="date"
-            value={filters.from ?? ''}
-            onChange={(e) => filter({ from: e.currentTarget.value })}
-          />
-        </label>
-        <label>
-          To
-          <input
-            type="date"
-            value={filters.to ?? ''}
-            onChange={(e) => filter({ to: e.currentTarget.value })}
-          />
-        </label>
+        <DateRangeFields
+          from={filters.from ?? ''}
+          to={filters.to ?? ''}
+          onFrom={(from) => filter({ from })}
+          onTo={(to) => filter({ to })}
+        />
       </form>
       <ErrorMessage error={log.error ?? redeliver.error} />
       <CardTable
