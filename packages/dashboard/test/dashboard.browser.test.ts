@@ -194,9 +194,9 @@ describe.runIf(chromiumPresent)('the dashboard in a browser', () => {
 
   it('creates a source and previews a field mapping', async () => {
     await session.page.getByRole('link', { name: 'Sources' }).click();
-    await session.page.getByLabel('New source name').fill('Landing session.page form');
+    await session.page.getByLabel('New source name').fill('Landing page form');
     await session.page.getByRole('button', { name: 'Create source' }).click();
-    await session.page.getByRole('heading', { name: 'Landing session.page form' }).waitFor();
+    await session.page.getByRole('heading', { name: 'Landing page form' }).waitFor();
     const webhookUrl = await session.page.getByLabel('Webhook URL').inputValue();
     expect(webhookUrl).toMatch(/\/api\/webhooks\/inbound\/\S+$/);
 

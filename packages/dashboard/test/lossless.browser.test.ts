@@ -148,7 +148,7 @@ describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
     expect(await more.count()).toBe(0);
   });
 
-  it('keeps the chosen pipeline in the URL, and a session.page load opens one stream ticket', async () => {
+  it('keeps the chosen pipeline in the URL, and a page load opens one stream ticket', async () => {
     const created = await session.api.call<Pipeline>('POST', '/api/pipelines', {
       name: 'Partners',
       stages: [

@@ -70,7 +70,7 @@ describe.runIf(chromiumPresent)('every screen on a phone and a desktop', () => {
     prepare: async () => {
       // Long values, as real workspaces have: the cards must wrap them, not the page.
       source = await session.api.call<Source>('POST', '/api/sources', {
-        name: 'Spring conference landing session.page form',
+        name: 'Spring conference landing page form',
       });
       const subscription = await session.api.call<{ id: string }>('POST', '/api/webhook-subscriptions', {
         url: `${receiver.url}/with/a/long/path/for/the/crm/integration`,
@@ -120,7 +120,7 @@ describe.runIf(chromiumPresent)('every screen on a phone and a desktop', () => {
       open: async () => {
         await session.page.goto(`${session.app.url}/sources`);
         await session.page
-          .getByRole('button', { name: 'Spring conference landing session.page form' })
+          .getByRole('button', { name: 'Spring conference landing page form' })
           .waitFor();
       },
     },
@@ -231,7 +231,7 @@ describe.runIf(chromiumPresent)('every screen on a phone and a desktop', () => {
         await saveScreenshot(session.page, `phone-${size.label}-${screen.name}`);
         const scrollWidth = await session.page.evaluate<number>('document.documentElement.scrollWidth');
         if (scrollWidth > size.width)
-          problems.push(`${screen.name}: the session.page is ${scrollWidth}px wide`);
+          problems.push(`${screen.name}: the page is ${scrollWidth}px wide`);
         for (const offender of await offenders(session.page))
           problems.push(`${screen.name}: ${offender.element} at ${offender.left}..${offender.right}px`);
       }

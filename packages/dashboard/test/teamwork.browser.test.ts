@@ -78,7 +78,7 @@ describe.runIf(chromiumPresent)('the dashboard for team work', () => {
       .click();
   }
 
-  it('selects rows one by one, by a shift-click range and the whole session.page, and applies bulk actions', async () => {
+  it('selects rows one by one, by a shift-click range and the whole page, and applies bulk actions', async () => {
     await checkboxOf(leads[0]!.id).click();
     await checkboxOf(leads[4]!.id).click({ modifiers: ['Shift'] });
     await bulkBar().getByText('5 selected').waitFor();
