@@ -119,9 +119,7 @@ describe.runIf(chromiumPresent)('every screen on a phone and a desktop', () => {
       name: 'sources',
       open: async () => {
         await session.page.goto(`${session.app.url}/sources`);
-        await session.page
-          .getByRole('button', { name: 'Spring conference landing page form' })
-          .waitFor();
+        await session.page.getByRole('button', { name: 'Spring conference landing page form' }).waitFor();
       },
     },
     {
@@ -230,8 +228,7 @@ describe.runIf(chromiumPresent)('every screen on a phone and a desktop', () => {
         await screen.open();
         await saveScreenshot(session.page, `phone-${size.label}-${screen.name}`);
         const scrollWidth = await session.page.evaluate<number>('document.documentElement.scrollWidth');
-        if (scrollWidth > size.width)
-          problems.push(`${screen.name}: the page is ${scrollWidth}px wide`);
+        if (scrollWidth > size.width) problems.push(`${screen.name}: the page is ${scrollWidth}px wide`);
         for (const offender of await offenders(session.page))
           problems.push(`${screen.name}: ${offender.element} at ${offender.left}..${offender.right}px`);
       }
