@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isCI } from '@lead-capture/testing';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -101,7 +101,8 @@ export async function startEmbeddedApp(env: Record<string, string> = {}): Promis
   child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr?.on('data', (chunk) => (output += chunk));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  // Generous: on a busy machine (CI, several suites at once) tsx alone can take half a minute.
+  const deadline = Date.now() + 90_000;
   while ((await fetch(`${url}/readyz`).catch(() => undefined))?.status !== 200) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
@@ -237,4 +238,56 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     received,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+export type ApiClient = ReturnType<typeof apiClient>;
+
+/** What a browser test file drives: the app, its API as the first admin, and one browser page. */
+export interface DashboardSession {
+  app: RunningApp;
+  api: ApiClient;
+  browser: Browser;
+  page: Page;
+}
+
+export interface DashboardOptions {
+  /** The app's environment besides the harness's own. */
+  env?: Record<string, string>;
+  /** What the file sets up through the API (the session's `app` and `api` are ready) before the browser opens. */
+  prepare?: () => Promise<void>;
+  /** The page's size; the browser's 1280x900 otherwise. */
+  viewport?: { width: number; height: number };
+  /** How long a page action waits (Playwright's default timeout). */
+  actionTimeoutMs?: number;
+  /** Signs in as the first admin before the first test (a file that tests the sign-in says false). */
+  signIn?: boolean;
+  /** A screenshot after each test (a file that takes its own says false). */
+  screenshots?: boolean;
+  /** How long starting the app, `prepare`, the browser and the sign-in may take together. */
+  setupTimeoutMs?: number;
+}
+
+/**
+ * The set-up every browser test file shares: before its tests, the app (`startEmbeddedApp`), an
+ * API client, `prepare`, Debian's chromium and the sign-in; after each test a screenshot; after
+ * them all, browser and app stopped. The returned session is filled in before the first test.
+ */
+export function useDashboard(options: DashboardOptions = {}): DashboardSession {
+  const session = {} as DashboardSession;
+  beforeAll(async () => {
+    session.app = await startEmbeddedApp(options.env);
+    session.api = apiClient(session.app.url);
+    await options.prepare?.();
+    session.browser = await openBrowser();
+    session.page = session.browser.page;
+    session.page.setDefaultTimeout(options.actionTimeoutMs ?? 15_000);
+    if (options.viewport) await session.page.setViewportSize(options.viewport);
+    if (options.signIn ?? true) await signInAsAdmin(session.page, session.app.url);
+  }, options.setupTimeoutMs ?? 180_000);
+  if (options.screenshots ?? true) screenshotAfterEach(() => session.page);
+  afterAll(async () => {
+    await session.browser?.close();
+    await session.app?.stop();
+  });
+  return session;
 }

@@ -1,17 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { waitFor } from '@lead-capture/testing';
-import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  apiClient,
-  type Browser,
-  openBrowser,
-  type RunningApp,
-  requireChromium,
-  screenshotAfterEach,
-  signInAsAdmin,
-  startEmbeddedApp,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { requireChromium, useDashboard } from './harness.js';
 
 /**
  * The import wizard's last mile (issue 30): the choice to enrol the imported leads in sequences,
@@ -25,10 +15,6 @@ interface LeadList {
 }
 
 describe.runIf(chromiumPresent)('the import wizard', () => {
-  let app: RunningApp;
-  let browser: Browser;
-  let page: Page;
-  let api: ReturnType<typeof apiClient>;
   let sequenceId: string;
 
   /** The leads of these e-mails once each has passed the sequence stage (its timeline says so). */
@@ -36,11 +22,14 @@ describe.runIf(chromiumPresent)('the import wizard', () => {
     return Promise.all(
       emails.map(async (email) => {
         const lead = await waitFor(`the lead ${email}`, async () => {
-          const list = await api.call<LeadList>('GET', `/api/leads?search=${encodeURIComponent(email)}`);
+          const list = await session.api.call<LeadList>(
+            'GET',
+            `/api/leads?search=${encodeURIComponent(email)}`,
+          );
           return list.data.find((item) => item.email === email);
         });
         await waitFor(`${email} through the sequence stage`, async () => {
-          const events = await api.call<{ data: Array<{ type: string }> }>(
+          const events = await session.api.call<{ data: Array<{ type: string }> }>(
             'GET',
             `/api/leads/${lead.id}/events`,
           );
@@ -52,7 +41,7 @@ describe.runIf(chromiumPresent)('the import wizard', () => {
   }
 
   async function enrolledLeadIds(): Promise<string[]> {
-    const list = await api.call<{ data: Array<{ leadId: string }> }>(
+    const list = await session.api.call<{ data: Array<{ leadId: string }> }>(
       'GET',
       `/api/sequences/${sequenceId}/enrollments?limit=100`,
     );
@@ -60,37 +49,26 @@ describe.runIf(chromiumPresent)('the import wizard', () => {
   }
 
   async function chooseFile(name: string, rows: string[]): Promise<void> {
-    await page.getByLabel('CSV file').setInputFiles({
+    await session.page.getByLabel('CSV file').setInputFiles({
       name,
       mimeType: 'text/csv',
       buffer: Buffer.from(`email,firstName,company\n${rows.join('\n')}\n`),
     });
   }
 
-  beforeAll(async () => {
-    app = await startEmbeddedApp();
-    api = apiClient(app.url);
-    // Every new lead matches it: only the import's choice keeps a lead out.
-    sequenceId = (
-      await api.call<{ id: string }>('POST', '/api/sequences', {
-        name: 'Everyone',
-        active: true,
-        match: {},
-        steps: [{ delayMinutes: 1440, subject: 'Hello', body: 'Welcome.' }],
-      })
-    ).id;
-    browser = await openBrowser();
-    page = browser.page;
-    page.setDefaultTimeout(15_000);
-    await page.setViewportSize({ width: 1440, height: 900 });
-    await signInAsAdmin(page, app.url);
-  }, 120_000);
-
-  screenshotAfterEach(() => page);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
+  const session = useDashboard({
+    prepare: async () => {
+      // Every new lead matches it: only the import's choice keeps a lead out.
+      sequenceId = (
+        await session.api.call<{ id: string }>('POST', '/api/sequences', {
+          name: 'Everyone',
+          active: true,
+          match: {},
+          steps: [{ delayMinutes: 1440, subject: 'Hello', body: 'Welcome.' }],
+        })
+      ).id;
+    },
+    viewport: { width: 1440, height: 900 },
   });
 
   const batch = randomUUID().slice(0, 6);
@@ -98,7 +76,7 @@ describe.runIf(chromiumPresent)('the import wizard', () => {
   const welcomed = [0, 1].map((i) => `welcomed${i}-${batch}@example.com`);
 
   it('imports without enrolling unless asked, and shows each failed row with its cells and why', async () => {
-    await page.goto(`${app.url}/import`);
+    await session.page.goto(`${session.app.url}/import`);
     await chooseFile('old-list.csv', [
       `${quiet[0]},Quiet,Old Co`,
       'not-an-email,Broken,Bad Co',
@@ -108,17 +86,19 @@ describe.runIf(chromiumPresent)('the import wizard', () => {
       'x@y.example,Too,many,cells',
     ]);
     // The dry run already lists what would fail, with the cells.
-    const wouldFail = page.locator('table.failed-rows', { hasText: 'Rows that would fail' });
+    const wouldFail = session.page.locator('table.failed-rows', { hasText: 'Rows that would fail' });
     await wouldFail.locator('td', { hasText: 'not-an-email, Broken, Bad Co' }).waitFor();
-    const enrol = page.getByLabel('Enrol the imported leads in the sequences they match');
+    const enrol = session.page.getByLabel('Enrol the imported leads in the sequences they match');
     expect(await enrol.isChecked()).toBe(false);
-    const start = page.getByRole('button', { name: 'Import 3 rows' });
+    const start = session.page.getByRole('button', { name: 'Import 3 rows' });
     await expect.poll(() => start.isEnabled()).toBe(true);
     await start.click();
-    await page.getByRole('heading', { name: 'Import finished' }).waitFor({ timeout: 60_000 });
-    expect(await page.getByTestId('import-enrolment').textContent()).toContain('enrolled in no sequence');
+    await session.page.getByRole('heading', { name: 'Import finished' }).waitFor({ timeout: 60_000 });
+    expect(await session.page.getByTestId('import-enrolment').textContent()).toContain(
+      'enrolled in no sequence',
+    );
 
-    const failed = page.locator('table.failed-rows', { hasText: 'Rows that were not imported' });
+    const failed = session.page.locator('table.failed-rows', { hasText: 'Rows that were not imported' });
     await failed.waitFor();
     const rows = await failed
       .locator('tbody tr')
@@ -144,11 +124,11 @@ describe.runIf(chromiumPresent)('the import wizard', () => {
       'event-signups.csv',
       welcomed.map((email) => `${email},Welcome,New Co`),
     );
-    await page.getByLabel('Enrol the imported leads in the sequences they match').check();
-    const start = page.getByRole('button', { name: 'Import 2 rows' });
+    await session.page.getByLabel('Enrol the imported leads in the sequences they match').check();
+    const start = session.page.getByRole('button', { name: 'Import 2 rows' });
     await expect.poll(() => start.isEnabled()).toBe(true);
     await start.click();
-    await page
+    await session.page
       .getByTestId('import-enrolment')
       .filter({ hasText: 'enrolled in the sequences they match' })
       .waitFor();
@@ -158,22 +138,24 @@ describe.runIf(chromiumPresent)('the import wizard', () => {
   });
 
   it("opens a past import's failed rows from the list of recent imports, on a phone too", async () => {
-    await page.goto(`${app.url}/import`);
+    await session.page.goto(`${session.app.url}/import`);
     // Over a reload the list still says which import enrolled nobody (the status's enrol).
-    const history = page.locator('section[aria-labelledby="import-history-title"] li');
+    const history = session.page.locator('section[aria-labelledby="import-history-title"] li');
     await history.first().waitFor();
     expect(await history.allTextContents()).toEqual([
       expect.not.stringContaining('enrolled in no sequence'),
       expect.stringContaining('2 failed; enrolled in no sequence'),
     ]);
-    await page.getByRole('button', { name: 'Show the failed rows' }).click();
-    const past = page.locator('table.failed-rows', { hasText: 'that were not imported' });
+    await session.page.getByRole('button', { name: 'Show the failed rows' }).click();
+    const past = session.page.locator('table.failed-rows', { hasText: 'that were not imported' });
     await past.locator('td', { hasText: 'Invalid email: not-an-email' }).waitFor();
-    await page.setViewportSize({ width: 390, height: 844 });
-    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await session.page.setViewportSize({ width: 390, height: 844 });
+    expect(await session.page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
+      390,
+    );
     const cell = past.locator('td', { hasText: 'not-an-email, Broken, Bad Co' });
     const box = await cell.boundingBox();
     expect(box!.x + box!.width).toBeLessThanOrEqual(390);
-    await page.setViewportSize({ width: 1440, height: 900 });
+    await session.page.setViewportSize({ width: 1440, height: 900 });
   });
 });

@@ -1,19 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { MAPPING_TARGETS, SOURCE_FORMATS } from '@lead-capture/contracts/source-vocabulary';
 import { waitFor } from '@lead-capture/testing';
-import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ADMIN,
-  apiClient,
-  type Browser,
-  openBrowser,
-  type RunningApp,
-  requireChromium,
-  screenshotAfterEach,
-  signInAsAdmin,
-  startEmbeddedApp,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { ADMIN, requireChromium, useDashboard } from './harness.js';
 
 /**
  * What the dashboard must not lose or misstate (issue 30): the board's true counts past one page,
@@ -50,15 +39,11 @@ interface Source {
 }
 
 describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
-  let app: RunningApp;
-  let browser: Browser;
-  let page: Page;
-  let api: ReturnType<typeof apiClient>;
   let token: string;
 
   /** POST /api/leads/import as a raw text/csv body; resolves once every row is captured. */
   async function importCsv(csv: string): Promise<void> {
-    const response = await fetch(`${app.url}/api/leads/import`, {
+    const response = await fetch(`${session.app.url}/api/leads/import`, {
       method: 'POST',
       headers: { 'content-type': 'text/csv', authorization: `Bearer ${token}` },
       body: csv,
@@ -68,7 +53,8 @@ describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
     await waitFor(
       'the import to finish',
       async () =>
-        (await api.call<{ status: string }>('GET', `/api/leads/imports/${importId}`)).status === 'done',
+        (await session.api.call<{ status: string }>('GET', `/api/leads/imports/${importId}`)).status ===
+        'done',
       60_000,
     );
   }
@@ -77,7 +63,7 @@ describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
   async function countsByStage(pipelineId: string): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
     for (let pageNumber = 1; ; pageNumber++) {
-      const list = await api.call<LeadList>(
+      const list = await session.api.call<LeadList>(
         'GET',
         `/api/leads?pipelineId=${pipelineId}&duplicates=exclude&limit=100&page=${pageNumber}`,
       );
@@ -96,25 +82,14 @@ describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
       const url = new URL(request.url());
       if (url.pathname.startsWith('/api/')) requests.push(`${request.method()} ${url.pathname}${url.search}`);
     };
-    page.on('request', onRequest);
-    return { requests, stop: () => page.off('request', onRequest) };
+    session.page.on('request', onRequest);
+    return { requests, stop: () => session.page.off('request', onRequest) };
   }
 
-  beforeAll(async () => {
-    app = await startEmbeddedApp();
-    api = apiClient(app.url);
-    token = (await api.call<{ token: string }>('POST', '/api/auth/login', ADMIN)).token;
-    browser = await openBrowser();
-    page = browser.page;
-    page.setDefaultTimeout(15_000);
-    await signInAsAdmin(page, app.url);
-  }, 120_000);
-
-  screenshotAfterEach(() => page);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
+  const session = useDashboard({
+    prepare: async () => {
+      token = (await session.api.call<{ token: string }>('POST', '/api/auth/login', ADMIN)).token;
+    },
   });
 
   it("shows each stage's true count on the board and loads every card, past one list page", async () => {
@@ -122,28 +97,28 @@ describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
     for (let i = 0; i < 130; i++)
       rows.push(`board-${i}-${randomUUID().slice(0, 6)}@example.com,Board,Lead ${i}`);
     await importCsv(`${rows.join('\n')}\n`);
-    const pipeline = (await api.call<Pipeline[]>('GET', '/api/pipelines')).find((p) => p.isDefault)!;
+    const pipeline = (await session.api.call<Pipeline[]>('GET', '/api/pipelines')).find((p) => p.isDefault)!;
     const stages = [...pipeline.stages].sort((a, b) => a.order - b.order);
     await waitFor('the leads placed in the default pipeline', async () => {
-      const list = await api.call<LeadList>('GET', `/api/leads?pipelineId=${pipeline.id}&limit=1`);
+      const list = await session.api.call<LeadList>('GET', `/api/leads?pipelineId=${pipeline.id}&limit=1`);
       return list.pagination.total >= 130;
     });
     // The oldest leads, out of the 100 newest, go to later stages.
-    const oldest = await api.call<LeadList>('GET', '/api/leads?sort=createdAt&limit=9');
+    const oldest = await session.api.call<LeadList>('GET', '/api/leads?sort=createdAt&limit=9');
     for (const [index, lead] of oldest.data.entries()) {
       const stage = index < 7 ? stages[1]! : stages[3]!;
-      await api.call('PUT', `/api/leads/${lead.id}/stage`, { stageId: stage.id });
+      await session.api.call('PUT', `/api/leads/${lead.id}/stage`, { stageId: stage.id });
     }
     const expected = await countsByStage(pipeline.id);
     expect(expected.get(stages[1]!.id)).toBe(7);
     expect(expected.get(stages[0]!.id)).toBeGreaterThan(100);
 
     const opening = recordApiRequests();
-    await page.getByRole('link', { name: 'Board' }).click();
-    await page.locator('.board[aria-busy="false"]').waitFor();
+    await session.page.getByRole('link', { name: 'Board' }).click();
+    await session.page.locator('.board[aria-busy="false"]').waitFor();
     opening.stop();
     for (const stage of stages) {
-      const column = page.locator(`.board > .column[data-stage-id="${stage.id}"]`);
+      const column = session.page.locator(`.board > .column[data-stage-id="${stage.id}"]`);
       expect(await column.locator('h2 .count').textContent()).toBe(String(expected.get(stage.id) ?? 0));
     }
     // One list call per column (its count is the call's total), no request per lead.
@@ -156,11 +131,11 @@ describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
     for (const query of listQueries) {
       expect(query).toMatchObject({ pipelineId: pipeline.id, duplicates: 'exclude', page: '1' });
     }
-    const contacted = page.locator(`.board > .column[data-stage-id="${stages[1]!.id}"]`);
+    const contacted = session.page.locator(`.board > .column[data-stage-id="${stages[1]!.id}"]`);
     expect(await contacted.locator('.card').count()).toBe(7);
 
     // "Load more" until the first column holds every one of its leads.
-    const first = page.locator(`.board > .column[data-stage-id="${stages[0]!.id}"]`);
+    const first = session.page.locator(`.board > .column[data-stage-id="${stages[0]!.id}"]`);
     const total = expected.get(stages[0]!.id)!;
     const more = first.getByRole('button', { name: /^Load more leads/ });
     while ((await first.locator('.card').count()) < total) {
@@ -174,33 +149,33 @@ describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
   });
 
   it('keeps the chosen pipeline in the URL, and a page load opens one stream ticket', async () => {
-    const created = await api.call<Pipeline>('POST', '/api/pipelines', {
+    const created = await session.api.call<Pipeline>('POST', '/api/pipelines', {
       name: 'Partners',
       stages: [
         { name: 'Intro', color: '#3366ff', order: 0 },
         { name: 'Signed', color: '#22c55e', order: 1, isWin: true },
       ],
     });
-    await page.goto(`${app.url}/board`);
-    await page.locator('.board[aria-busy="false"]').waitFor();
-    await page.getByLabel('Pipeline').selectOption(created.id);
-    await page.getByRole('heading', { name: 'Intro' }).waitFor();
-    expect(new URL(page.url()).searchParams.get('pipeline')).toBe(created.id);
+    await session.page.goto(`${session.app.url}/board`);
+    await session.page.locator('.board[aria-busy="false"]').waitFor();
+    await session.page.getByLabel('Pipeline').selectOption(created.id);
+    await session.page.getByRole('heading', { name: 'Intro' }).waitFor();
+    expect(new URL(session.page.url()).searchParams.get('pipeline')).toBe(created.id);
 
     const loading = recordApiRequests();
-    await page.reload();
-    await page.locator('.live-live').waitFor();
-    await page.getByRole('heading', { name: 'Signed' }).waitFor();
-    expect(await page.getByLabel('Pipeline').inputValue()).toBe(created.id);
+    await session.page.reload();
+    await session.page.locator('.live-live').waitFor();
+    await session.page.getByRole('heading', { name: 'Signed' }).waitFor();
+    expect(await session.page.getByLabel('Pipeline').inputValue()).toBe(created.id);
     loading.stop();
     expect(loading.requests.filter((request) => request === 'POST /api/stream/tickets')).toHaveLength(1);
     expect(loading.requests.filter((request) => request.startsWith('GET /api/stream?'))).toHaveLength(1);
   });
 
   it('saves a sequence nobody edited exactly as it was', async () => {
-    const partners = await api.call<Source>('POST', '/api/sources', { name: 'Partner referrals' });
-    await api.call<Source>('POST', '/api/sources', { name: 'Website' });
-    const created = await api.call<{ id: string }>('POST', '/api/sequences', {
+    const partners = await session.api.call<Source>('POST', '/api/sources', { name: 'Partner referrals' });
+    await session.api.call<Source>('POST', '/api/sources', { name: 'Website' });
+    const created = await session.api.call<{ id: string }>('POST', '/api/sequences', {
       name: 'Partner nurture',
       active: true,
       match: { sourceIds: [partners.id], minScore: 40, tags: ['vip', 'Renewal, Q3'] },
@@ -209,22 +184,22 @@ describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
         { delayMinutes: 2880, subject: 'Following up', body: 'Any questions?' },
       ],
     });
-    const before = await api.call<Record<string, unknown>>('GET', `/api/sequences/${created.id}`);
+    const before = await session.api.call<Record<string, unknown>>('GET', `/api/sequences/${created.id}`);
 
-    await page.getByRole('link', { name: 'Sequences' }).click();
-    await page.getByRole('button', { name: 'Partner nurture' }).click();
-    const editor = page.getByRole('form', { name: 'Edit Partner nurture' });
+    await session.page.getByRole('link', { name: 'Sequences' }).click();
+    await session.page.getByRole('button', { name: 'Partner nurture' }).click();
+    const editor = session.page.getByRole('form', { name: 'Edit Partner nurture' });
     await editor.waitFor();
-    const saved = page.waitForResponse(
+    const saved = session.page.waitForResponse(
       (response) => response.request().method() === 'PUT' && response.url().endsWith(created.id),
     );
     await editor.getByRole('button', { name: 'Save sequence' }).click();
     expect((await saved).status()).toBe(200);
-    const after = await api.call<Record<string, unknown>>('GET', `/api/sequences/${created.id}`);
+    const after = await session.api.call<Record<string, unknown>>('GET', `/api/sequences/${created.id}`);
     expect({ ...after, updatedAt: undefined }).toEqual({ ...before, updatedAt: undefined });
 
     // Every targeting field is shown, and can be edited.
-    await page.getByRole('button', { name: 'Partner nurture' }).click();
+    await session.page.getByRole('button', { name: 'Partner nurture' }).click();
     await editor.getByRole('checkbox', { name: 'Partner referrals' }).waitFor();
     expect(await editor.getByRole('checkbox', { name: 'Partner referrals' }).isChecked()).toBe(true);
     expect(await editor.getByRole('checkbox', { name: 'Website' }).isChecked()).toBe(false);
@@ -235,7 +210,10 @@ describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
     await editor.getByLabel(/^With all of the tags/).fill('vip');
     await editor.getByRole('button', { name: 'Save sequence' }).click();
     await editor.waitFor({ state: 'detached' });
-    const edited = await api.call<{ match: Record<string, unknown> }>('GET', `/api/sequences/${created.id}`);
+    const edited = await session.api.call<{ match: Record<string, unknown> }>(
+      'GET',
+      `/api/sequences/${created.id}`,
+    );
     expect(edited.match).toEqual({
       qualifications: ['warm'],
       sourceIds: [partners.id, expect.any(String)],
@@ -253,22 +231,22 @@ describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
       from: 'referrer',
       click: 'gclid',
     };
-    const source = await api.call<Source>('POST', '/api/sources', {
+    const source = await session.api.call<Source>('POST', '/api/sources', {
       name: 'Ads landing page',
       fieldMappings: mappings,
     });
-    await page.goto(`${app.url}/sources?source=${source.id}`);
-    await page.getByRole('heading', { name: 'Ads landing page' }).waitFor();
+    await session.page.goto(`${session.app.url}/sources?source=${source.id}`);
+    await session.page.getByRole('heading', { name: 'Ads landing page' }).waitFor();
     const targets = Object.values(mappings);
     for (const [index, target] of targets.entries()) {
-      expect(await page.getByLabel(`Lead field for row ${index + 1}`).inputValue()).toBe(target);
+      expect(await session.page.getByLabel(`Lead field for row ${index + 1}`).inputValue()).toBe(target);
     }
-    const offered = await page
+    const offered = await session.page
       .getByLabel('Lead field for row 1')
       .locator('option')
       .evaluateAll((options) => options.map((option) => (option as unknown as { value: string }).value));
     expect(offered).toEqual([...MAPPING_TARGETS]);
-    const format = page.getByLabel('Format');
+    const format = session.page.getByLabel('Format');
     const formats = await format
       .locator('option')
       .evaluateAll((options) => options.map((option) => (option as unknown as { value: string }).value));
@@ -276,11 +254,11 @@ describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
     expect(await format.inputValue()).toBe('generic');
 
     // Unsaved edits drive the preview: utm_source becomes utm_campaign, the format changes.
-    await page.getByLabel('Lead field for row 3').selectOption('utm_campaign');
-    await page
+    await session.page.getByLabel('Lead field for row 3').selectOption('utm_campaign');
+    await session.page
       .getByLabel('Sample payload (JSON)')
       .fill(JSON.stringify({ mail: 'ada@example.com', name: 'Ada Lovelace', src: 'partner', click: 'g-1' }));
-    const preview = page.getByTestId('mapping-preview');
+    const preview = session.page.getByTestId('mapping-preview');
     await expect
       .poll(async () => JSON.parse((await preview.textContent()) || '{}'))
       .toMatchObject({
@@ -290,28 +268,28 @@ describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
       });
     await format.selectOption('zapier');
     await expect.poll(async () => JSON.parse((await preview.textContent()) || '{}').format).toBe('zapier');
-    await page.getByRole('button', { name: 'Save mappings' }).click();
+    await session.page.getByRole('button', { name: 'Save mappings' }).click();
     await waitFor('the mappings and format saved', async () => {
-      const stored = await api.call<Source>('GET', `/api/sources/${source.id}`);
+      const stored = await session.api.call<Source>('GET', `/api/sources/${source.id}`);
       return stored.format === 'zapier' && stored.fieldMappings.src === 'utm_campaign';
     });
-    const stored = await api.call<Source>('GET', `/api/sources/${source.id}`);
+    const stored = await session.api.call<Source>('GET', `/api/sources/${source.id}`);
     expect(stored.fieldMappings).toEqual({ ...mappings, src: 'utm_campaign' });
   });
 
   it('never shows import progress going backwards', async () => {
-    await page.getByRole('link', { name: 'Import' }).click();
+    await session.page.getByRole('link', { name: 'Import' }).click();
     const rows = ['email,firstName,lastName'];
     for (let i = 0; i < 300; i++) rows.push(`progress-${i}-${randomUUID().slice(0, 6)}@example.com,Row,${i}`);
-    await page.getByLabel('CSV file').setInputFiles({
+    await session.page.getByLabel('CSV file').setInputFiles({
       name: 'many.csv',
       mimeType: 'text/csv',
       buffer: Buffer.from(`${rows.join('\n')}\n`),
     });
-    const start = page.getByRole('button', { name: /^Import( 300 rows)?$/ });
+    const start = session.page.getByRole('button', { name: /^Import( 300 rows)?$/ });
     await expect.poll(() => start.isEnabled()).toBe(true);
     // Every figure the status line shows, as the page draws it.
-    await page.evaluate(`{
+    await session.page.evaluate(`{
       const seen = [];
       window.progressSeen = seen;
       new MutationObserver(() => {
@@ -321,30 +299,33 @@ describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
       }).observe(document.body, { childList: true, subtree: true, characterData: true });
     }`);
     await start.click();
-    await page.locator('progress[data-status="done"]').waitFor({ timeout: 60_000 });
-    const seen = await page.evaluate<number[]>('window.progressSeen');
+    await session.page.locator('progress[data-status="done"]').waitFor({ timeout: 60_000 });
+    const seen = await session.page.evaluate<number[]>('window.progressSeen');
     expect(seen.at(-1)).toBe(300);
     expect(seen).toEqual([...seen].sort((a, b) => a - b));
   });
 
   it('maps the columns of a file whose headers it does not recognise, then imports it', async () => {
     const email = `mapped-${randomUUID().slice(0, 8)}@example.com`;
-    await page.getByLabel('CSV file').setInputFiles({
+    await session.page.getByLabel('CSV file').setInputFiles({
       name: 'crm.csv',
       mimeType: 'text/csv',
       buffer: Buffer.from(`"Contact Mail";Who;Firm\n${email};"Grace Hopper";Navy\n`),
     });
-    await page.getByRole('alert').filter({ hasText: 'names none of the recognised columns' }).waitFor();
-    await page.getByLabel('Column Contact Mail is imported as').selectOption('email');
-    await page.getByLabel('Column Who is imported as').selectOption('fullName');
-    await page.getByLabel('Column Firm is imported as').selectOption('company');
-    const start = page.getByRole('button', { name: 'Import 1 row' });
+    await session.page
+      .getByRole('alert')
+      .filter({ hasText: 'names none of the recognised columns' })
+      .waitFor();
+    await session.page.getByLabel('Column Contact Mail is imported as').selectOption('email');
+    await session.page.getByLabel('Column Who is imported as').selectOption('fullName');
+    await session.page.getByLabel('Column Firm is imported as').selectOption('company');
+    const start = session.page.getByRole('button', { name: 'Import 1 row' });
     await start.waitFor();
     await expect.poll(() => start.isEnabled()).toBe(true);
     await start.click();
-    await page.getByRole('heading', { name: 'Import finished' }).waitFor({ timeout: 60_000 });
+    await session.page.getByRole('heading', { name: 'Import finished' }).waitFor({ timeout: 60_000 });
     const lead = await waitFor('the mapped lead', async () => {
-      const list = await api.call<LeadList>('GET', `/api/leads?search=${encodeURIComponent(email)}`);
+      const list = await session.api.call<LeadList>('GET', `/api/leads?search=${encodeURIComponent(email)}`);
       return list.data[0];
     });
     expect(lead).toMatchObject({ email, firstName: 'Grace', lastName: 'Hopper', company: 'Navy' });
@@ -353,23 +334,23 @@ describe.runIf(chromiumPresent)('the dashboard loses nothing', () => {
   it('lists sources created elsewhere, and offers the CSV import in the Source filter', async () => {
     const imported = `filter-${randomUUID().slice(0, 8)}@example.com`;
     await importCsv(`email\n${imported}\n`);
-    await api.call<Source>('POST', '/api/sources', { name: 'Known before' });
-    await page.getByRole('link', { name: 'Sources' }).click();
-    await page.getByRole('button', { name: 'Known before' }).waitFor();
-    await api.call<Source>('POST', '/api/sources', { name: 'Created in another tab' });
+    await session.api.call<Source>('POST', '/api/sources', { name: 'Known before' });
+    await session.page.getByRole('link', { name: 'Sources' }).click();
+    await session.page.getByRole('button', { name: 'Known before' }).waitFor();
+    await session.api.call<Source>('POST', '/api/sources', { name: 'Created in another tab' });
     // The user comes back to this tab.
-    await page.evaluate("window.dispatchEvent(new Event('focus'))");
-    await page.getByRole('button', { name: 'Created in another tab' }).waitFor();
+    await session.page.evaluate("window.dispatchEvent(new Event('focus'))");
+    await session.page.getByRole('button', { name: 'Created in another tab' }).waitFor();
 
-    await page.getByRole('link', { name: 'Leads' }).click();
-    const filter = page.getByRole('combobox', { name: /^Source/ });
+    await session.page.getByRole('link', { name: 'Leads' }).click();
+    const filter = session.page.getByRole('combobox', { name: /^Source/ });
     await filter.locator('option', { hasText: 'Created in another tab' }).waitFor({ state: 'attached' });
     await filter.locator('option', { hasText: 'CSV import' }).waitFor({ state: 'attached' });
     await filter.selectOption({ label: 'CSV import' });
-    await expect.poll(() => new URL(page.url()).searchParams.get('sourceId')).toBeTruthy();
-    await page.locator('table.leads tbody tr', { hasText: imported }).waitFor();
+    await expect.poll(() => new URL(session.page.url()).searchParams.get('sourceId')).toBeTruthy();
+    await session.page.locator('table.leads tbody tr', { hasText: imported }).waitFor();
     // A source another user creates starts sending leads while the list is open: it joins the filter.
-    const later = await api.call<Source>('POST', '/api/sources', { name: 'Trade show scanner' });
+    const later = await session.api.call<Source>('POST', '/api/sources', { name: 'Trade show scanner' });
     const response = await fetch(later.webhookUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -3,15 +3,10 @@ import { waitFor } from '@lead-capture/testing';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  apiClient,
-  type Browser,
-  openBrowser,
-  type RunningApp,
   requireChromium,
   saveScreenshot,
-  signInAsAdmin,
-  startEmbeddedApp,
   startWebhookReceiver,
+  useDashboard,
   type WebhookReceiver,
 } from './harness.js';
 
@@ -61,10 +56,6 @@ async function offenders(page: Page): Promise<Offender[]> {
 }
 
 describe.runIf(chromiumPresent)('every screen on a phone and a desktop', () => {
-  let app: RunningApp;
-  let browser: Browser;
-  let page: Page;
-  let api: ReturnType<typeof apiClient>;
   let receiver: WebhookReceiver;
   let source: Source;
   let subscriptionId: string;
@@ -72,59 +63,54 @@ describe.runIf(chromiumPresent)('every screen on a phone and a desktop', () => {
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
-    app = await startEmbeddedApp({
-      OUTBOUND_WEBHOOK_ALLOW_HTTP: 'true',
-      OUTBOUND_WEBHOOK_ALLOW_PRIVATE: 'true',
-    });
-    api = apiClient(app.url);
-    // Long values, as real workspaces have: the cards must wrap them, not the page.
-    source = await api.call<Source>('POST', '/api/sources', { name: 'Spring conference landing page form' });
-    const subscription = await api.call<{ id: string }>('POST', '/api/webhook-subscriptions', {
-      url: `${receiver.url}/with/a/long/path/for/the/crm/integration`,
-      eventTypes: ['lead.captured', 'lead.scored', 'lead.updated'],
-      description: 'CRM sync for the sales team',
-    });
-    subscriptionId = subscription.id;
-    await api.call('POST', '/api/users', {
-      email: `someone.with.a.long.name.${randomUUID().slice(0, 6)}@example-company.com`,
-      password: 'phone-member-password-1',
-      name: 'Maximiliana Featherstonehaugh',
-      role: 'member',
-    });
-    await api.call('POST', '/api/api-keys', {
-      label: 'Zapier integration for the sales team',
-      scope: 'read',
-    });
-    await api.call('POST', '/api/sequences', {
-      name: 'Everyone who signs up',
-      active: true,
-      match: {},
-      steps: [{ delayMinutes: 2880, subject: 'Following up', body: 'Any questions?' }],
-    });
-    const response = await fetch(source.webhookUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        email,
-        firstName: 'Bartholomew',
-        lastName: 'Montgomery-Smythe',
-        company: 'Example',
-      }),
-    });
-    expect(response.status).toBe(200);
-    await waitFor('the lead delivered to the subscription', () =>
-      receiver.received.some((hit) => hit.body.includes(email)),
-    );
-    browser = await openBrowser();
-    page = browser.page;
-    page.setDefaultTimeout(15_000);
-    await signInAsAdmin(page, app.url);
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-    await receiver?.close();
+  });
+  afterAll(() => receiver?.close());
+  const session = useDashboard({
+    env: { OUTBOUND_WEBHOOK_ALLOW_HTTP: 'true', OUTBOUND_WEBHOOK_ALLOW_PRIVATE: 'true' },
+    prepare: async () => {
+      // Long values, as real workspaces have: the cards must wrap them, not the page.
+      source = await session.api.call<Source>('POST', '/api/sources', {
+        name: 'Spring conference landing page form',
+      });
+      const subscription = await session.api.call<{ id: string }>('POST', '/api/webhook-subscriptions', {
+        url: `${receiver.url}/with/a/long/path/for/the/crm/integration`,
+        eventTypes: ['lead.captured', 'lead.scored', 'lead.updated'],
+        description: 'CRM sync for the sales team',
+      });
+      subscriptionId = subscription.id;
+      await session.api.call('POST', '/api/users', {
+        email: `someone.with.a.long.name.${randomUUID().slice(0, 6)}@example-company.com`,
+        password: 'phone-member-password-1',
+        name: 'Maximiliana Featherstonehaugh',
+        role: 'member',
+      });
+      await session.api.call('POST', '/api/api-keys', {
+        label: 'Zapier integration for the sales team',
+        scope: 'read',
+      });
+      await session.api.call('POST', '/api/sequences', {
+        name: 'Everyone who signs up',
+        active: true,
+        match: {},
+        steps: [{ delayMinutes: 2880, subject: 'Following up', body: 'Any questions?' }],
+      });
+      const response = await fetch(source.webhookUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          email,
+          firstName: 'Bartholomew',
+          lastName: 'Montgomery-Smythe',
+          company: 'Example',
+        }),
+      });
+      expect(response.status).toBe(200);
+      await waitFor('the lead delivered to the subscription', () =>
+        receiver.received.some((hit) => hit.body.includes(email)),
+      );
+    },
+    // Each test saves its screenshots itself, one a screen and size.
+    screenshots: false,
   });
 
   /** Each screen: where it is, and what shows it has drawn its content. */
@@ -132,101 +118,101 @@ describe.runIf(chromiumPresent)('every screen on a phone and a desktop', () => {
     {
       name: 'sources',
       open: async () => {
-        await page.goto(`${app.url}/sources`);
-        await page.getByRole('button', { name: 'Spring conference landing page form' }).waitFor();
+        await session.page.goto(`${session.app.url}/sources`);
+        await session.page.getByRole('button', { name: 'Spring conference landing page form' }).waitFor();
       },
     },
     {
       name: 'source-detail',
       open: async () => {
-        await page.goto(`${app.url}/sources?source=${source.id}`);
-        await page.getByRole('button', { name: 'Add mapping' }).waitFor();
-        await page.locator('td', { hasText: email }).first().waitFor();
+        await session.page.goto(`${session.app.url}/sources?source=${source.id}`);
+        await session.page.getByRole('button', { name: 'Add mapping' }).waitFor();
+        await session.page.locator('td', { hasText: email }).first().waitFor();
       },
     },
     {
       name: 'webhooks',
       open: async () => {
-        await page.goto(`${app.url}/webhooks`);
-        await page.locator('td', { hasText: 'CRM sync for the sales team' }).waitFor();
+        await session.page.goto(`${session.app.url}/webhooks`);
+        await session.page.locator('td', { hasText: 'CRM sync for the sales team' }).waitFor();
       },
     },
     {
       name: 'webhook-detail',
       open: async () => {
-        await page.goto(`${app.url}/webhooks?subscription=${subscriptionId}`);
-        await page.locator('table.deliveries td', { hasText: 'succeeded' }).first().waitFor();
+        await session.page.goto(`${session.app.url}/webhooks?subscription=${subscriptionId}`);
+        await session.page.locator('table.deliveries td', { hasText: 'succeeded' }).first().waitFor();
       },
     },
     {
       name: 'users',
       open: async () => {
-        await page.goto(`${app.url}/users`);
-        await page.locator('td', { hasText: 'Maximiliana Featherstonehaugh' }).waitFor();
+        await session.page.goto(`${session.app.url}/users`);
+        await session.page.locator('td', { hasText: 'Maximiliana Featherstonehaugh' }).waitFor();
       },
     },
     {
       name: 'api-keys',
       open: async () => {
-        await page.goto(`${app.url}/api-keys`);
-        await page.locator('td', { hasText: 'Zapier integration' }).waitFor();
+        await session.page.goto(`${session.app.url}/api-keys`);
+        await session.page.locator('td', { hasText: 'Zapier integration' }).waitFor();
       },
     },
     {
       name: 'board',
       open: async () => {
-        await page.goto(`${app.url}/board`);
-        await page.getByText('Bartholomew Montgomery-Smythe').first().waitFor();
+        await session.page.goto(`${session.app.url}/board`);
+        await session.page.getByText('Bartholomew Montgomery-Smythe').first().waitFor();
       },
     },
     {
       name: 'sequences',
       open: async () => {
-        await page.goto(`${app.url}/sequences`);
-        await page.getByRole('button', { name: 'Everyone who signs up' }).click();
-        await page.locator('td', { hasText: 'Bartholomew' }).first().waitFor();
+        await session.page.goto(`${session.app.url}/sequences`);
+        await session.page.getByRole('button', { name: 'Everyone who signs up' }).click();
+        await session.page.locator('td', { hasText: 'Bartholomew' }).first().waitFor();
       },
     },
     {
       name: 'settings',
       open: async () => {
-        await page.goto(`${app.url}/settings`);
-        await page.locator('main button[type="submit"]').first().waitFor();
+        await session.page.goto(`${session.app.url}/settings`);
+        await session.page.locator('main button[type="submit"]').first().waitFor();
       },
     },
     {
       name: 'overview',
       open: async () => {
-        await page.goto(`${app.url}/overview`);
-        await page.locator('main .stat').first().waitFor();
+        await session.page.goto(`${session.app.url}/overview`);
+        await session.page.locator('main .stat').first().waitFor();
       },
     },
     {
       name: 'import',
       open: async () => {
-        await page.goto(`${app.url}/import`);
-        await page.locator('main input[type="file"]').waitFor({ state: 'attached' });
+        await session.page.goto(`${session.app.url}/import`);
+        await session.page.locator('main input[type="file"]').waitFor({ state: 'attached' });
       },
     },
     {
       name: 'account',
       open: async () => {
-        await page.goto(`${app.url}/account`);
-        await page.getByLabel('Current password').waitFor();
+        await session.page.goto(`${session.app.url}/account`);
+        await session.page.getByLabel('Current password').waitFor();
       },
     },
     {
       name: 'pipelines',
       open: async () => {
-        await page.goto(`${app.url}/pipelines`);
-        await page.locator('main h1').waitFor();
+        await session.page.goto(`${session.app.url}/pipelines`);
+        await session.page.locator('main h1').waitFor();
       },
     },
     {
       name: 'dead-letters',
       open: async () => {
-        await page.goto(`${app.url}/dead-letters`);
-        await page.locator('main h1').waitFor();
+        await session.page.goto(`${session.app.url}/dead-letters`);
+        await session.page.locator('main h1').waitFor();
       },
     },
   ];
@@ -236,14 +222,14 @@ describe.runIf(chromiumPresent)('every screen on a phone and a desktop', () => {
     { label: 'desktop', width: 1440, height: 900 },
   ]) {
     it(`fits every screen in ${size.width}x${size.height} (${size.label})`, async () => {
-      await page.setViewportSize({ width: size.width, height: size.height });
+      await session.page.setViewportSize({ width: size.width, height: size.height });
       const problems: string[] = [];
       for (const screen of screens) {
         await screen.open();
-        await saveScreenshot(page, `phone-${size.label}-${screen.name}`);
-        const scrollWidth = await page.evaluate<number>('document.documentElement.scrollWidth');
+        await saveScreenshot(session.page, `phone-${size.label}-${screen.name}`);
+        const scrollWidth = await session.page.evaluate<number>('document.documentElement.scrollWidth');
         if (scrollWidth > size.width) problems.push(`${screen.name}: the page is ${scrollWidth}px wide`);
-        for (const offender of await offenders(page))
+        for (const offender of await offenders(session.page))
           problems.push(`${screen.name}: ${offender.element} at ${offender.left}..${offender.right}px`);
       }
       expect(problems).toEqual([]);
@@ -251,9 +237,9 @@ describe.runIf(chromiumPresent)('every screen on a phone and a desktop', () => {
   }
 
   it('labels each value of a table shown as cards on the phone', async () => {
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.goto(`${app.url}/users`);
-    const cell = page.locator('td', { hasText: 'Maximiliana Featherstonehaugh' });
+    await session.page.setViewportSize({ width: 390, height: 844 });
+    await session.page.goto(`${session.app.url}/users`);
+    const cell = session.page.locator('td', { hasText: 'Maximiliana Featherstonehaugh' });
     await cell.waitFor();
     const label = await cell.evaluate((element) => {
       const view = globalThis as unknown as {
@@ -262,6 +248,6 @@ describe.runIf(chromiumPresent)('every screen on a phone and a desktop', () => {
       return view.getComputedStyle(element, '::before').content;
     });
     expect(label).toBe('"Name"');
-    expect(await page.locator('table.card-table thead').isVisible()).toBe(false);
+    expect(await session.page.locator('table.card-table thead').isVisible()).toBe(false);
   });
 });

@@ -1,18 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { waitFor } from '@lead-capture/testing';
-import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  apiClient,
-  type Browser,
-  openBrowser,
-  type RunningApp,
-  requireChromium,
-  saveScreenshot,
-  screenshotAfterEach,
-  signInAsAdmin,
-  startEmbeddedApp,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { requireChromium, saveScreenshot, useDashboard } from './harness.js';
 
 /**
  * Issue 30's pipeline and merge work: moving a lead to another pipeline from its drawer, a merge
@@ -48,10 +37,6 @@ interface LeadList {
 }
 
 describe.runIf(chromiumPresent)('the dashboard: pipelines, merges, saved views, overview', () => {
-  let app: RunningApp;
-  let browser: Browser;
-  let page: Page;
-  let api: ReturnType<typeof apiClient>;
   let webhookUrl: string;
   const tag = randomUUID().slice(0, 6);
 
@@ -65,30 +50,22 @@ describe.runIf(chromiumPresent)('the dashboard: pipelines, merges, saved views, 
   }
 
   async function leadsMatching(search: string, extra = ''): Promise<Lead[]> {
-    return (await api.call<LeadList>('GET', `/api/leads?search=${encodeURIComponent(search)}${extra}`)).data;
+    return (
+      await session.api.call<LeadList>('GET', `/api/leads?search=${encodeURIComponent(search)}${extra}`)
+    ).data;
   }
 
-  beforeAll(async () => {
-    app = await startEmbeddedApp();
-    api = apiClient(app.url);
-    webhookUrl = (await api.call<{ webhookUrl: string }>('POST', '/api/sources', { name: 'Partner form' }))
-      .webhookUrl;
-    browser = await openBrowser();
-    page = browser.page;
-    page.setDefaultTimeout(15_000);
-    await page.setViewportSize({ width: 1440, height: 900 });
-    await signInAsAdmin(page, app.url);
-  }, 180_000);
-
-  screenshotAfterEach(() => page);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
+  const session = useDashboard({
+    prepare: async () => {
+      webhookUrl = (
+        await session.api.call<{ webhookUrl: string }>('POST', '/api/sources', { name: 'Partner form' })
+      ).webhookUrl;
+    },
+    viewport: { width: 1440, height: 900 },
   });
 
   it('moves a lead to another pipeline from its drawer: the pipeline first, then its stage', async () => {
-    const partners = await api.call<Pipeline>('POST', '/api/pipelines', {
+    const partners = await session.api.call<Pipeline>('POST', '/api/pipelines', {
       name: 'Partnerships',
       stages: [
         { name: 'Intro', color: '#3366ff', order: 0 },
@@ -101,8 +78,8 @@ describe.runIf(chromiumPresent)('the dashboard: pipelines, merges, saved views, 
     const defaultPipeline = lead.pipeline;
     expect(defaultPipeline).not.toBeNull();
 
-    await page.goto(`${app.url}/?lead=${lead.id}`);
-    const drawer = page.getByRole('dialog');
+    await session.page.goto(`${session.app.url}/?lead=${lead.id}`);
+    const drawer = session.page.getByRole('dialog');
     const pipelineSelect = drawer.getByLabel('Pipeline');
     expect(await pipelineSelect.inputValue()).toBe(defaultPipeline!.id);
     await pipelineSelect.selectOption({ label: 'Partnerships' });
@@ -124,7 +101,7 @@ describe.runIf(chromiumPresent)('the dashboard: pipelines, merges, saved views, 
       .getByText(/Partnerships/)
       .first()
       .waitFor();
-    await saveScreenshot(page, 'pipeline-move-in-the-drawer');
+    await saveScreenshot(session.page, 'pipeline-move-in-the-drawer');
     await drawer.getByRole('button', { name: 'Close' }).click();
   });
 
@@ -145,8 +122,8 @@ describe.runIf(chromiumPresent)('the dashboard: pipelines, merges, saved views, 
     );
 
     // The duplicate's drawer says what it duplicates and why.
-    await page.goto(`${app.url}/?lead=${duplicate.id}`);
-    const drawer = page.getByRole('dialog');
+    await session.page.goto(`${session.app.url}/?lead=${duplicate.id}`);
+    const drawer = session.page.getByRole('dialog');
     await drawer.getByText('Flagged as a duplicate of Tina because of the same e-mail.').waitFor();
 
     // The original's drawer: the preview, side by side, the winning value marked.
@@ -160,11 +137,11 @@ describe.runIf(chromiumPresent)('the dashboard: pipelines, merges, saved views, 
     expect(await row('lastName').locator('td.wins').textContent()).toBe('Twin ✓ kept');
     expect(await row('phone').locator('td.wins').textContent()).toMatch(/^\+442079460123 ✓ kept$/);
     expect(await row('email').locator('td.wins').count()).toBe(2);
-    await saveScreenshot(page, 'merge-preview');
+    await saveScreenshot(session.page, 'merge-preview');
 
     // Merge asks first: dismissed, both leads remain.
     let question = '';
-    page.once('dialog', (dialog) => {
+    session.page.once('dialog', (dialog) => {
       question = dialog.message();
       void dialog.dismiss();
     });
@@ -173,7 +150,7 @@ describe.runIf(chromiumPresent)('the dashboard: pipelines, merges, saved views, 
     expect(question).toContain('Merge Tina Twin into Tina?');
     expect((await leadsMatching(email)).length).toBe(2);
 
-    page.once('dialog', (dialog) => void dialog.accept());
+    session.page.once('dialog', (dialog) => void dialog.accept());
     await review.getByRole('button', { name: 'Merge', exact: true }).click();
     await drawer.getByRole('heading', { name: 'Duplicates' }).waitFor({ state: 'detached' });
     const remaining = await leadsMatching(email);
@@ -184,16 +161,16 @@ describe.runIf(chromiumPresent)('the dashboard: pipelines, merges, saved views, 
   });
 
   it('saves the current filters, sort and columns as a named view, applies it after a reload, deletes it', async () => {
-    await page.goto(`${app.url}/?status=new&sort=-score&limit=50&page=2`);
-    await page.getByRole('heading', { name: 'Leads' }).waitFor();
-    const phoneHeader = page.locator('table.leads thead th', { hasText: 'Phone' });
-    const columns = page.locator('details.column-chooser');
+    await session.page.goto(`${session.app.url}/?status=new&sort=-score&limit=50&page=2`);
+    await session.page.getByRole('heading', { name: 'Leads' }).waitFor();
+    const phoneHeader = session.page.locator('table.leads thead th', { hasText: 'Phone' });
+    const columns = session.page.locator('details.column-chooser');
     await columns.locator('summary').click();
     await columns.locator('input[name="column-phone"]').check();
     await phoneHeader.waitFor();
     await columns.locator('summary').click();
 
-    const views = page.locator('details.saved-views');
+    const views = session.page.locator('details.saved-views');
     await views.locator('summary').click();
     await views.getByText('No saved view yet').waitFor();
     await views.getByLabel('View name').fill('New by score');
@@ -201,56 +178,56 @@ describe.runIf(chromiumPresent)('the dashboard: pipelines, merges, saved views, 
     await views.getByText('View "New by score" saved.').waitFor();
 
     // Somewhere else, with other columns, then back through the view, after a reload.
-    await page.goto(`${app.url}/?status=closed`);
-    await page.getByRole('heading', { name: 'Leads' }).waitFor();
+    await session.page.goto(`${session.app.url}/?status=closed`);
+    await session.page.getByRole('heading', { name: 'Leads' }).waitFor();
     await columns.locator('summary').click();
     await columns.locator('input[name="column-phone"]').uncheck();
     await phoneHeader.waitFor({ state: 'detached' });
     await columns.locator('summary').click();
-    await page.reload();
+    await session.page.reload();
     await views.locator('summary').click();
-    await saveScreenshot(page, 'saved-views');
+    await saveScreenshot(session.page, 'saved-views');
     await views.getByRole('button', { name: 'New by score', exact: true }).click();
-    await waitFor('the view applied', () => new URL(page.url()).searchParams.get('status') === 'new');
-    const applied = new URL(page.url()).searchParams;
+    await waitFor('the view applied', () => new URL(session.page.url()).searchParams.get('status') === 'new');
+    const applied = new URL(session.page.url()).searchParams;
     expect(Object.fromEntries(applied)).toEqual({ status: 'new', sort: '-score', limit: '50' });
     await phoneHeader.waitFor();
-    expect(await page.locator('.filters').getByLabel('Status').inputValue()).toBe('new');
+    expect(await session.page.locator('.filters').getByLabel('Status').inputValue()).toBe('new');
 
     await views.getByRole('button', { name: 'Delete view New by score' }).click();
     await views.getByText('No saved view yet').waitFor();
-    await page.reload();
+    await session.page.reload();
     await views.locator('summary').click();
     await views.getByText('No saved view yet').waitFor();
   });
 
   it('shows a funnel and conversion by source on the overview, for a date range kept in the URL', async () => {
     const mover = (await leadsMatching(`mover-${tag}@example.com`))[0]!;
-    await api.call('PUT', `/api/leads/${mover.id}/status`, { status: 'converted' });
+    await session.api.call('PUT', `/api/leads/${mover.id}/status`, { status: 'converted' });
     const email = `cora-${tag}@example.com`;
     await postLead({ email, firstName: 'Cora', lastName: 'Contacted' });
     const cora = await waitFor('the lead listed', async () => (await leadsMatching(email))[0]);
-    await api.call('PUT', `/api/leads/${cora.id}/status`, { status: 'contacted' });
+    await session.api.call('PUT', `/api/leads/${cora.id}/status`, { status: 'contacted' });
 
     const statsCalls: string[] = [];
-    page.on('request', (request) => {
+    session.page.on('request', (request) => {
       const url = new URL(request.url());
       if (url.pathname === '/api/leads/stats') statsCalls.push(url.search);
     });
-    await page.goto(`${app.url}/overview`);
-    const funnel = page.locator('table.funnel-table');
+    await session.page.goto(`${session.app.url}/overview`);
+    const funnel = session.page.locator('table.funnel-table');
     const step = (name: string) => funnel.locator(`tr[data-step="${name}"] td`);
     await expect.poll(async () => (await step('captured').allTextContents()).join('|')).toBe('3|100%|');
     expect(await step('contacted').allTextContents()).toEqual(['2', '66.7%', '66.7%']);
     expect(await step('qualified').allTextContents()).toEqual(['1', '33.3%', '50%']);
     expect(await step('won').allTextContents()).toEqual(['1', '33.3%', '100%']);
-    const partnerRow = page.locator('table.conversion tbody tr', { hasText: 'Partner form' });
+    const partnerRow = session.page.locator('table.conversion tbody tr', { hasText: 'Partner form' });
     expect(await partnerRow.locator('td').allTextContents()).toEqual(['3', '1', '33.3%']);
-    await saveScreenshot(page, 'overview-funnel');
+    await saveScreenshot(session.page, 'overview-funnel');
 
     // A range the user gets wrong is said, and asked for nothing.
     const before = statsCalls.length;
-    const range = page.getByRole('form', { name: 'Date range' });
+    const range = session.page.getByRole('form', { name: 'Date range' });
     await range.getByLabel('From').fill('2020-02-01');
     await range.getByLabel('To').fill('2020-01-01');
     await range.getByRole('button', { name: 'Apply range' }).click();
@@ -261,23 +238,23 @@ describe.runIf(chromiumPresent)('the dashboard: pipelines, merges, saved views, 
     await range.getByLabel('From').fill('2020-01-01');
     await range.getByLabel('To').fill('2020-01-31');
     await range.getByRole('button', { name: 'Apply range' }).click();
-    await page.getByRole('heading', { name: /Leads per day, Jan 1, 2020 – Jan 31, 2020/ }).waitFor();
+    await session.page.getByRole('heading', { name: /Leads per day, Jan 1, 2020 – Jan 31, 2020/ }).waitFor();
     expect(statsCalls.at(-1)).toBe('?from=2020-01-01&to=2020-01-31');
-    expect(new URL(page.url()).search).toBe('?from=2020-01-01&to=2020-01-31');
+    expect(new URL(session.page.url()).search).toBe('?from=2020-01-01&to=2020-01-31');
     await expect.poll(async () => (await step('captured').allTextContents()).join('|')).toBe('0|—|');
-    await page.getByText('No source has sent a lead in this period.').waitFor();
+    await session.page.getByText('No source has sent a lead in this period.').waitFor();
 
     // Kept over a reload; then the last 7 days hold them all again.
-    await page.reload();
-    await page.getByRole('heading', { name: /Leads per day, Jan 1, 2020 – Jan 31, 2020/ }).waitFor();
-    expect(await page.getByRole('form', { name: 'Date range' }).getByLabel('From').inputValue()).toBe(
+    await session.page.reload();
+    await session.page.getByRole('heading', { name: /Leads per day, Jan 1, 2020 – Jan 31, 2020/ }).waitFor();
+    expect(await session.page.getByRole('form', { name: 'Date range' }).getByLabel('From').inputValue()).toBe(
       '2020-01-01',
     );
-    await page.getByRole('button', { name: 'Last 7 days' }).click();
+    await session.page.getByRole('button', { name: 'Last 7 days' }).click();
     await expect.poll(async () => (await step('captured').allTextContents()).join('|')).toBe('3|100%|');
     expect(
-      await page
-        .locator('table', { has: page.locator('caption', { hasText: 'Leads per day' }) })
+      await session.page
+        .locator('table', { has: session.page.locator('caption', { hasText: 'Leads per day' }) })
         .locator('td')
         .count(),
     ).toBe(7);
@@ -290,39 +267,40 @@ describe.runIf(chromiumPresent)('the dashboard: pipelines, merges, saved views, 
     const first = await waitFor('the first listed', async () => (await leadsMatching(email))[0]);
     await postLead({ email, firstName: 'Pat', lastName: 'Second', phone: '+44 20 7946 0456' });
     await waitFor('the duplicate flagged', async () => (await leadsMatching(email, '&duplicates=only'))[0]);
-    await page.setViewportSize({ width: 390, height: 844 });
-    const overflow = () => page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    await session.page.setViewportSize({ width: 390, height: 844 });
+    const overflow = () =>
+      session.page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     try {
       // A range typed in the URL that the API refuses (2020 had 366 days): said, and still editable.
-      await page.goto(`${app.url}/overview?from=2020-01-01&to=2020-12-31`);
-      await page.getByText('The range must be at most 365 days').waitFor();
-      const range = page.getByRole('form', { name: 'Date range' });
+      await session.page.goto(`${session.app.url}/overview?from=2020-01-01&to=2020-12-31`);
+      await session.page.getByText('The range must be at most 365 days').waitFor();
+      const range = session.page.getByRole('form', { name: 'Date range' });
       await range.getByLabel('From').fill('2021-01-01');
       await range.getByLabel('To').fill('2021-12-31');
       await range.getByRole('button', { name: 'Apply range' }).click();
-      await page.locator('table.funnel-table').waitFor();
+      await session.page.locator('table.funnel-table').waitFor();
       expect(await overflow()).toBeLessThanOrEqual(0);
       // A year of days in the chart's hidden table makes no long empty page.
-      expect(await page.evaluate<number>('document.documentElement.scrollHeight')).toBeLessThan(3000);
-      await saveScreenshot(page, 'overview-range-phone');
+      expect(await session.page.evaluate<number>('document.documentElement.scrollHeight')).toBeLessThan(3000);
+      await saveScreenshot(session.page, 'overview-range-phone');
 
-      await page.goto(app.url);
-      await page.locator('details.saved-views summary').click();
-      const panel = page.locator('.saved-views-panel');
+      await session.page.goto(session.app.url);
+      await session.page.locator('details.saved-views summary').click();
+      const panel = session.page.locator('.saved-views-panel');
       await panel.waitFor();
       const box = (await panel.boundingBox())!;
       expect(box.x).toBeGreaterThanOrEqual(0);
       expect(box.x + box.width).toBeLessThanOrEqual(390);
 
-      await page.goto(`${app.url}/?lead=${first.id}`);
-      const drawer = page.getByRole('dialog');
+      await session.page.goto(`${session.app.url}/?lead=${first.id}`);
+      const drawer = session.page.getByRole('dialog');
       await drawer.getByRole('button', { name: 'Merge into this lead' }).click();
       await drawer.locator('table.merge-fields tr[data-field="phone"] td.wins').waitFor();
       const table = (await drawer.locator('table.merge-fields').boundingBox())!;
       expect(table.x + table.width).toBeLessThanOrEqual(390);
-      await saveScreenshot(page, 'merge-preview-phone');
+      await saveScreenshot(session.page, 'merge-preview-phone');
     } finally {
-      await page.setViewportSize({ width: 1440, height: 900 });
+      await session.page.setViewportSize({ width: 1440, height: 900 });
     }
   });
 });

@@ -191,3 +191,32 @@ export function formatDate(iso: string | null | undefined): string {
 export function fullName(lead: { firstName: string | null; lastName: string | null }): string {
   return [lead.firstName, lead.lastName].filter(Boolean).join(' ') || '(no name)';
 }
+
+/** Label and value pairs, as a description list (a lead's details, an account). */
+export function FieldList({ rows }: { rows: ReadonlyArray<readonly [string, ComponentChildren]> }) {
+  return (
+    <dl class="fields">
+      {rows.map(([label, value]) => (
+        <div key={label}>
+          <dt>{label}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** The small ✕ that removes one item of a list (a tag, a saved view, a stage); `label` names it. */
+export function RemoveButton(props: { label: string; onClick: () => void; disabled?: boolean }) {
+  return (
+    <button
+      type="button"
+      class="ghost"
+      aria-label={props.label}
+      disabled={props.disabled}
+      onClick={props.onClick}
+    >
+      ✕
+    </button>
+  );
+}

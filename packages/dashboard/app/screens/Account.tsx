@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client.js';
 import { session } from '../api/session.js';
-import { ErrorMessage, useAction } from '../components/ui.js';
+import { ErrorMessage, FieldList, useAction } from '../components/ui.js';
 
 /** The signed-in user's own account: who they are, and their password. */
 export function Account() {
@@ -16,20 +16,13 @@ export function Account() {
   return (
     <section aria-labelledby="account-title">
       <h1 id="account-title">Your account</h1>
-      <dl class="fields">
-        <div>
-          <dt>Name</dt>
-          <dd>{user.name}</dd>
-        </div>
-        <div>
-          <dt>E-mail</dt>
-          <dd>{user.email}</dd>
-        </div>
-        <div>
-          <dt>Role</dt>
-          <dd>{user.role}</dd>
-        </div>
-      </dl>
+      <FieldList
+        rows={[
+          ['Name', user.name],
+          ['E-mail', user.email],
+          ['Role', user.role],
+        ]}
+      />
       <form
         class="editor"
         aria-labelledby="password-title"

@@ -1,11 +1,17 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client.js';
-import { ConfirmButton, CopyButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
+import { SelectField, TextField, ValueOptions } from '../components/fields.js';
+import { InlineForm, ShownOnce } from '../components/forms.js';
+import { CardTable } from '../components/lists.js';
+import { ConfirmButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
+
+const SCOPES = ['read', 'full'] as const;
+type Scope = (typeof SCOPES)[number];
 
 export function ApiKeys() {
   const keys = useLoad(async () => unwrap(await api.GET('/api/api-keys')), []);
   const [label, setLabel] = useState('');
-  const [scope, setScope] = useState<'read' | 'full'>('read');
+  const [scope, setScope] = useState<Scope>('read');
   const [expiresOn, setExpiresOn] = useState('');
   const [created, setCreated] = useState<string | undefined>(undefined);
   const action = useAction();
@@ -13,60 +19,42 @@ export function ApiKeys() {
   return (
     <section aria-labelledby="keys-title">
       <h1 id="keys-title">API keys</h1>
-      <form
-        class="inline"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void action.run(async () => {
-            const key = unwrap(
-              await api.POST('/api/api-keys', {
-                body: {
-                  label: label.trim(),
-                  scope,
-                  ...(expiresOn ? { expiresAt: new Date(`${expiresOn}T23:59:59`).toISOString() } : {}),
-                },
-              }),
-            );
-            setCreated(key.key);
-            setLabel('');
-            await keys.reload();
-          });
+      <InlineForm
+        submitLabel="Generate key"
+        action={action}
+        onSubmit={async () => {
+          const key = unwrap(
+            await api.POST('/api/api-keys', {
+              body: {
+                label: label.trim(),
+                scope,
+                ...(expiresOn
+                  ? {
+                      expiresAt: new Date(`${expiresOn}T23:59:59`).toISOString(),
+                    }
+                  : {}),
+              },
+            }),
+          );
+          setCreated(key.key);
+          setLabel('');
+          await keys.reload();
         }}
       >
-        <label>
-          Label
-          <input
-            type="text"
-            required
-            maxLength={100}
-            value={label}
-            onInput={(e) => setLabel(e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Scope
-          <select value={scope} onChange={(e) => setScope(e.currentTarget.value as 'read' | 'full')}>
-            <option value="read">read</option>
-            <option value="full">full</option>
-          </select>
-        </label>
-        <label>
-          Expires (optional)
-          <input type="date" value={expiresOn} onInput={(e) => setExpiresOn(e.currentTarget.value)} />
-        </label>
-        <button type="submit" class="primary" disabled={action.pending}>
-          Generate key
-        </button>
-      </form>
+        <TextField label="Label" required maxLength={100} value={label} onValue={setLabel} />
+        <SelectField label="Scope" value={scope} onValue={(value) => setScope(value as Scope)}>
+          <ValueOptions values={SCOPES} />
+        </SelectField>
+        <TextField label="Expires (optional)" type="date" value={expiresOn} onValue={setExpiresOn} />
+      </InlineForm>
       {created && (
-        <div class="notice" role="alert">
-          <p>The new key, shown this once only: copy it now.</p>
-          <input type="text" readOnly class="mono" value={created} aria-label="New API key" />
-          <CopyButton text={created} label="Copy key" />
-          <button type="button" class="ghost" onClick={() => setCreated(undefined)}>
-            Done
-          </button>
-        </div>
+        <ShownOnce
+          note="The new key, shown this once only: copy it now."
+          value={created}
+          valueLabel="New API key"
+          copyLabel="Copy key"
+          onDone={() => setCreated(undefined)}
+        />
       )}
       <ErrorMessage error={action.error ?? keys.error} />
       {keys.data?.length === 0 ? (
@@ -78,68 +66,65 @@ export function ApiKeys() {
           </p>
         </div>
       ) : (
-        <div class="table-wrap">
-          <table class="card-table">
-            <thead>
-              <tr>
-                <th scope="col">Label</th>
-                <th scope="col">Key</th>
-                <th scope="col">Scope</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Active</th>
-                <th scope="col">
-                  <span class="visually-hidden">Delete</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {(keys.data ?? []).map((key) => (
-                <tr key={key.id}>
-                  <td data-label="Label">{key.label}</td>
-                  <td data-label="Key" class="mono">
-                    {key.prefix}…
-                  </td>
-                  <td data-label="Scope">{key.scope}</td>
-                  <td data-label="Expires">{formatDate(key.expiresAt)}</td>
-                  <td data-label="Last used">{formatDate(key.lastUsedAt)}</td>
-                  <td data-label="Active">
-                    <input
-                      type="checkbox"
-                      checked={key.active}
-                      aria-label={`${key.label} active`}
-                      onChange={(event) => {
-                        const active = event.currentTarget.checked;
-                        void action.run(async () => {
-                          unwrap(
-                            await api.PATCH('/api/api-keys/{id}', {
-                              params: { path: { id: key.id } },
-                              body: { active },
-                            }),
-                          );
-                          await keys.reload();
-                        });
-                      }}
-                    />
-                  </td>
-                  <td>
-                    <ConfirmButton
-                      danger
-                      question={`Delete the key ${key.label} permanently?`}
-                      action={action}
-                      onConfirm={async () => {
-                        unwrap(await api.DELETE('/api/api-keys/{id}', { params: { path: { id: key.id } } }));
-                        await keys.reload();
-                      }}
-                    >
-                      Delete
-                    </ConfirmButton>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <CardTable
+          columns={[
+            'Label',
+            'Key',
+            'Scope',
+            'Expires',
+            'Last used',
+            'Active',
+            { label: 'Delete', hidden: true },
+          ]}
+        >
+          {(keys.data ?? []).map((key) => (
+            <tr key={key.id}>
+              <td data-label="Label">{key.label}</td>
+              <td data-label="Key" class="mono">
+                {key.prefix}…
+              </td>
+              <td data-label="Scope">{key.scope}</td>
+              <td data-label="Expires">{formatDate(key.expiresAt)}</td>
+              <td data-label="Last used">{formatDate(key.lastUsedAt)}</td>
+              <td data-label="Active">
+                <input
+                  type="checkbox"
+                  checked={key.active}
+                  aria-label={`${key.label} active`}
+                  onChange={(event) => {
+                    const active = event.currentTarget.checked;
+                    void action.run(async () => {
+                      unwrap(
+                        await api.PATCH('/api/api-keys/{id}', {
+                          params: { path: { id: key.id } },
+                          body: { active },
+                        }),
+                      );
+                      await keys.reload();
+                    });
+                  }}
+                />
+              </td>
+              <td>
+                <ConfirmButton
+                  danger
+                  question={`Delete the key ${key.label} permanently?`}
+                  action={action}
+                  onConfirm={async () => {
+                    unwrap(
+                      await api.DELETE('/api/api-keys/{id}', {
+                        params: { path: { id: key.id } },
+                      }),
+                    );
+                    await keys.reload();
+                  }}
+                >
+                  Delete
+                </ConfirmButton>
+              </td>
+            </tr>
+          ))}
+        </CardTable>
       )}
     </section>
   );

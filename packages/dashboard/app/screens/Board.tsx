@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, type LeadListItem, type Pipeline, unwrap } from '../api/client.js';
 import { rowFromCaptured } from '../api/live-leads.js';
 import { type StreamEvent, useStream } from '../api/stream.js';
+import { NamedOptions } from '../components/fields.js';
 import { ErrorMessage, fullName, Status, useAction, useLoad, useThrottled } from '../components/ui.js';
 import { updateQuery, useLocation } from '../router.js';
 
@@ -457,11 +458,7 @@ function BoardCard(props: {
           aria-label={`Move ${fullName(lead)} to stage`}
         >
           {!lead.stage && <option value="">—</option>}
-          {stages.map((stage) => (
-            <option key={stage.id} value={stage.id}>
-              {stage.name}
-            </option>
-          ))}
+          <NamedOptions items={stages} />
         </select>
       </label>
     </li>

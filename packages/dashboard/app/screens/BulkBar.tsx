@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, type LeadListItem, type Pipeline, STATUSES, type User, unwrap } from '../api/client.js';
+import { NamedOptions, ValueOptions } from '../components/fields.js';
 import { ErrorMessage, fullName, useAction, useLoad } from '../components/ui.js';
 
 export type BulkActionType = 'assign' | 'status' | 'stage' | 'addTags' | 'removeTags' | 'delete';
@@ -208,11 +209,7 @@ function BulkValue(props: {
           <span class="visually-hidden">Status</span>
           <select id={BULK_VALUE_ID} value={value} onChange={onChange}>
             <option value="">Choose…</option>
-            {STATUSES.map((status) => (
-              <option key={status} value={status}>
-                {status}
-              </option>
-            ))}
+            <ValueOptions values={STATUSES} />
           </select>
         </label>
       );
@@ -224,11 +221,7 @@ function BulkValue(props: {
             <option value="">Choose…</option>
             {props.pipelines.map((pipeline) => (
               <optgroup key={pipeline.id} label={pipeline.name}>
-                {pipeline.stages.map((stage) => (
-                  <option key={stage.id} value={stage.id}>
-                    {stage.name}
-                  </option>
-                ))}
+                <NamedOptions items={pipeline.stages} />
               </optgroup>
             ))}
           </select>

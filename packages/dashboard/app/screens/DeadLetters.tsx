@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client.js';
+import { CardTable, PickList } from '../components/lists.js';
 import { ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
 
 export function DeadLetters() {
@@ -37,22 +38,15 @@ export function DeadLetters() {
       </p>
       <ErrorMessage error={groups.error ?? action.error} />
       <p role="status">{result}</p>
-      <ul>
-        {(groups.data ?? []).map((entry) => (
-          <li key={entry.group}>
-            <button
-              type="button"
-              class="link"
-              aria-current={entry.group === group ? 'true' : undefined}
-              onClick={() => setGroup(entry.group)}
-            >
-              {entry.group}
-            </button>{' '}
-            ({entry.count})
-          </li>
-        ))}
-        {groups.data?.length === 0 && <li class="muted">No dead letters.</li>}
-      </ul>
+      <PickList
+        items={groups.data}
+        idOf={(entry) => entry.group}
+        nameOf={(entry) => entry.group}
+        detailOf={(entry) => ` (${entry.count})`}
+        picked={group}
+        onPick={setGroup}
+        empty="No dead letters."
+      />
       {group && (
         <section aria-labelledby="letters-title">
           <div class="toolbar">
@@ -66,42 +60,25 @@ export function DeadLetters() {
             </button>
           </div>
           {letters.loading && <Status>Loading…</Status>}
-          <div class="table-wrap">
-            <table class="card-table">
-              <thead>
-                <tr>
-                  <th scope="col">Type</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Dead since</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Replay</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {(letters.data ?? []).map((letter) => (
-                  <tr key={letter.id}>
-                    <td data-label="Type">{letter.type}</td>
-                    <td data-label="Reason">{letter.reason}</td>
-                    <td data-label="Attempts" class="number">
-                      {letter.attempts}
-                    </td>
-                    <td data-label="Dead since">{formatDate(letter.deadAt)}</td>
-                    <td>
-                      <button
-                        type="button"
-                        disabled={action.pending}
-                        onClick={() => void replay([letter.id])}
-                      >
-                        Replay
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <CardTable
+            columns={['Type', 'Reason', 'Attempts', 'Dead since', { label: 'Replay', hidden: true }]}
+          >
+            {(letters.data ?? []).map((letter) => (
+              <tr key={letter.id}>
+                <td data-label="Type">{letter.type}</td>
+                <td data-label="Reason">{letter.reason}</td>
+                <td data-label="Attempts" class="number">
+                  {letter.attempts}
+                </td>
+                <td data-label="Dead since">{formatDate(letter.deadAt)}</td>
+                <td>
+                  <button type="button" disabled={action.pending} onClick={() => void replay([letter.id])}>
+                    Replay
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </CardTable>
         </section>
       )}
     </section>

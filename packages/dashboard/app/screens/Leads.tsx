@@ -1,19 +1,12 @@
 import { CSV_IMPORT_SOURCE } from '@lead-capture/contracts/source-vocabulary';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import {
-  api,
-  authorizedFetch,
-  type LeadListItem,
-  QUALIFICATIONS,
-  type Source,
-  STATUSES,
-  type User,
-  unwrap,
-} from '../api/client.js';
-import { exportQuery, FILTER_KEYS, type LeadFilters, readFilters, type Sort } from '../api/filters.js';
+import { api, authorizedFetch, type User, unwrap } from '../api/client.js';
+import { exportQuery, FILTER_KEYS, type LeadFilters as Filters, readFilters } from '../api/filters.js';
 import { applyToRow, leadIdsOf, rowFromCaptured } from '../api/live-leads.js';
 import { type StreamEvent, type StreamMessage, useStream } from '../api/stream.js';
 import { NoLeadsYet } from '../components/empty.js';
+import { ValueOptions } from '../components/fields.js';
+import { Pager } from '../components/lists.js';
 import {
   ErrorMessage,
   fullName,
@@ -24,8 +17,10 @@ import {
 } from '../components/ui.js';
 import { updateQuery, useLocation } from '../router.js';
 import { BULK_VALUE_ID, type BulkActionType, BulkBar, type BulkReport, BulkReportView } from './BulkBar.js';
-import { type CellContext, ColumnChooser, type LeadColumn, useLeadColumns } from './LeadColumns.js';
+import { type CellContext, ColumnChooser, useLeadColumns } from './LeadColumns.js';
 import { LeadDrawer } from './LeadDrawer.js';
+import { LeadFilters } from './LeadFilters.js';
+import { LeadRow, SelectAll, SortHeader } from './LeadRows.js';
 import { ShortcutsDialog, useListShortcuts } from './LeadsShortcuts.js';
 import { SavedViews } from './SavedViews.js';
 
@@ -57,7 +52,7 @@ export function Leads() {
     async () =>
       unwrap(
         await api.GET('/api/leads', {
-          params: { query: { ...(filters as LeadFilters), page, limit, sort } as never },
+          params: { query: { ...(filters as Filters), page, limit, sort } as never },
         }),
       ),
     [filterKey, page, limit, sort],
@@ -258,7 +253,7 @@ export function Leads() {
       </div>
       {shortcutsOpen && <ShortcutsDialog onClose={() => setShortcutsOpen(false)} />}
       <ErrorMessage error={exportAction.error} />
-      <Filters
+      <LeadFilters
         query={query}
         sources={sources.data ?? []}
         users={users.data ?? []}
@@ -371,36 +366,25 @@ export function Leads() {
           ))}
       </div>
       {pagination && (
-        <nav class="pagination" aria-label="Pages">
-          <span id="leads-count">
-            {pagination.total} {pagination.total === 1 ? 'lead' : 'leads'} · page {pagination.page} of{' '}
-            {Math.max(1, pagination.pages)}
-          </span>
-          <button
-            type="button"
-            disabled={page <= 1}
-            onClick={() => update({ page: String(page - 1) }, false)}
-          >
-            Previous
-          </button>
-          <button
-            type="button"
-            disabled={page >= pagination.pages}
-            onClick={() => update({ page: String(page + 1) }, false)}
-          >
-            Next
-          </button>
+        <Pager
+          label="Pages"
+          summary={
+            <span id="leads-count">
+              {pagination.total} {pagination.total === 1 ? 'lead' : 'leads'} · page {pagination.page} of{' '}
+              {Math.max(1, pagination.pages)}
+            </span>
+          }
+          page={page}
+          pages={pagination.pages}
+          onPage={(next) => update({ page: String(next) }, false)}
+        >
           <label>
             Per page{' '}
             <select value={String(limit)} onChange={(event) => update({ limit: event.currentTarget.value })}>
-              {[20, 50, 100].map((size) => (
-                <option key={size} value={String(size)}>
-                  {size}
-                </option>
-              ))}
+              <ValueOptions values={[20, 50, 100]} />
             </select>
           </label>
-        </nav>
+        </Pager>
       )}
       {openLeadId && (
         <LeadDrawer
@@ -421,235 +405,4 @@ function changesNoColumn(changes: unknown): boolean {
   if (!changes || typeof changes !== 'object') return false;
   const keys = Object.keys(changes);
   return keys.length > 0 && keys.every((key) => UNLISTED_CHANGES.has(key));
-}
-
-function SortHeader(props: {
-  label: string;
-  field: 'score' | 'createdAt';
-  sort: Sort;
-  onSort: (sort: Sort) => void;
-}) {
-  const { label, field, sort, onSort } = props;
-  const direction = sort === field ? 'ascending' : sort === `-${field}` ? 'descending' : 'none';
-  return (
-    <th scope="col" aria-sort={direction}>
-      <button
-        type="button"
-        class="sort"
-        onClick={() => onSort(direction === 'descending' ? field : (`-${field}` as Sort))}
-      >
-        {label}
-        <span aria-hidden="true">
-          {direction === 'ascending' ? ' ▲' : direction === 'descending' ? ' ▼' : ''}
-        </span>
-      </button>
-    </th>
-  );
-}
-
-function SelectAll(props: { rows: number; selected: number; onChange: (checked: boolean) => void }) {
-  const ref = useRef<HTMLInputElement>(null);
-  const partly = props.selected > 0 && props.selected < props.rows;
-  useEffect(() => {
-    if (ref.current) ref.current.indeterminate = partly;
-  }, [partly]);
-  return (
-    <input
-      ref={ref}
-      type="checkbox"
-      aria-label="Select all leads on this page"
-      checked={props.rows > 0 && props.selected === props.rows}
-      onChange={(event) => props.onChange(event.currentTarget.checked)}
-    />
-  );
-}
-
-function LeadRow(props: {
-  lead: LeadListItem;
-  columns: LeadColumn[];
-  context: CellContext;
-  fresh: boolean;
-  selected: boolean;
-  cursor: boolean;
-  onSelect: (checked: boolean, range: boolean) => void;
-  onOpen: () => void;
-}) {
-  const { lead, fresh } = props;
-  const classes = [fresh && 'fresh', props.selected && 'selected', props.cursor && 'cursor'].filter(Boolean);
-  const name = fullName(lead);
-  return (
-    <tr class={classes.join(' ') || undefined} data-lead-id={lead.id}>
-      <td class="select-col">
-        <input
-          type="checkbox"
-          aria-label={`Select ${name}`}
-          checked={props.selected}
-          onClick={(event) => props.onSelect(event.currentTarget.checked, event.shiftKey)}
-        />
-      </td>
-      <td class="name-col">
-        <button type="button" class="link lead-open" onClick={props.onOpen}>
-          {name}
-        </button>
-        {lead.isDuplicate && <span class="badge">duplicate</span>}
-        {fresh && <span class="badge badge-new">new</span>}
-      </td>
-      {props.columns.map((column) => (
-        <td
-          key={column.id}
-          data-label={column.label}
-          class={`col-${column.id}${column.numeric ? ' number' : ''}`}
-        >
-          {column.cell(lead, props.context)}
-        </td>
-      ))}
-    </tr>
-  );
-}
-
-function Filters(props: {
-  query: URLSearchParams;
-  sources: Array<Pick<Source, 'id' | 'name'>>;
-  users: User[];
-  onChange: (changes: Record<string, string | undefined>) => void;
-}) {
-  const { query, sources, users, onChange } = props;
-  const [search, setSearch] = useState(query.get('search') ?? '');
-  const [tag, setTag] = useState(query.get('tag') ?? '');
-  const active = FILTER_KEYS.some((key) => query.get(key));
-
-  return (
-    <form
-      class="filters"
-      aria-label="Filters"
-      onSubmit={(event) => {
-        event.preventDefault();
-        onChange({ search: search.trim() || undefined, tag: tag.trim() || undefined });
-      }}
-    >
-      <label>
-        Search
-        <input
-          type="search"
-          name="search"
-          placeholder="Name, e-mail, phone, company"
-          value={search}
-          maxLength={200}
-          onInput={(event) => setSearch(event.currentTarget.value)}
-          onBlur={() => onChange({ search: search.trim() || undefined })}
-        />
-      </label>
-      <label>
-        Status
-        <select
-          value={query.get('status') ?? ''}
-          onChange={(e) => onChange({ status: e.currentTarget.value })}
-        >
-          <option value="">Any</option>
-          {STATUSES.map((status) => (
-            <option key={status} value={status}>
-              {status}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Qualification
-        <select
-          value={query.get('qualification') ?? ''}
-          onChange={(e) => onChange({ qualification: e.currentTarget.value })}
-        >
-          <option value="">Any</option>
-          {QUALIFICATIONS.map((value) => (
-            <option key={value} value={value}>
-              {value}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Source
-        <select
-          value={query.get('sourceId') ?? ''}
-          onChange={(e) => onChange({ sourceId: e.currentTarget.value })}
-        >
-          <option value="">Any</option>
-          {sources.map((source) => (
-            <option key={source.id} value={source.id}>
-              {source.name}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Assignee
-        <select
-          value={query.get('assignedTo') ?? ''}
-          onChange={(e) => onChange({ assignedTo: e.currentTarget.value })}
-        >
-          <option value="">Anyone</option>
-          <option value="unassigned">Unassigned</option>
-          {users.map((user) => (
-            <option key={user.id} value={user.id}>
-              {user.name}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Tag
-        <input
-          type="text"
-          name="tag"
-          value={tag}
-          maxLength={100}
-          onInput={(event) => setTag(event.currentTarget.value)}
-          onBlur={() => onChange({ tag: tag.trim() || undefined })}
-        />
-      </label>
-      <label>
-        Duplicates
-        <select
-          value={query.get('duplicates') ?? ''}
-          onChange={(e) => onChange({ duplicates: e.currentTarget.value })}
-        >
-          <option value="">Shown</option>
-          <option value="exclude">Hidden</option>
-          <option value="only">Only duplicates</option>
-        </select>
-      </label>
-      <label>
-        From
-        <input
-          type="date"
-          value={query.get('startDate') ?? ''}
-          onChange={(e) => onChange({ startDate: e.currentTarget.value })}
-        />
-      </label>
-      <label>
-        To
-        <input
-          type="date"
-          value={query.get('endDate') ?? ''}
-          onChange={(e) => onChange({ endDate: e.currentTarget.value })}
-        />
-      </label>
-      <div class="filter-actions">
-        <button type="submit">Apply</button>
-        {active && (
-          <button
-            type="button"
-            class="ghost"
-            onClick={() => {
-              setSearch('');
-              setTag('');
-              onChange(Object.fromEntries(FILTER_KEYS.map((key) => [key, undefined])));
-            }}
-          >
-            Clear filters
-          </button>
-        )}
-      </div>
-    </form>
-  );
 }

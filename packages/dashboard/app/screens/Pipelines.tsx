@@ -1,6 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, type Pipeline, unwrap } from '../api/client.js';
-import { ConfirmButton, ErrorMessage, useAction, useLoad } from '../components/ui.js';
+import { CheckField, TextField } from '../components/fields.js';
+import { EditorForm } from '../components/forms.js';
+import { ErrorMessage, useAction, useLoad } from '../components/ui.js';
 
 interface StageDraft {
   id?: string;
@@ -63,7 +65,13 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
           isDefault: pipeline.isDefault,
           stages: [...pipeline.stages]
             .sort((a, b) => a.order - b.order)
-            .map(({ id, name, color, isWin, isLost }) => ({ id, name, color, isWin, isLost })),
+            .map(({ id, name, color, isWin, isLost }) => ({
+              id,
+              name,
+              color,
+              isWin,
+              isLost,
+            })),
         }
       : structuredClone(NEW_PIPELINE),
   );
@@ -81,37 +89,38 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
   };
 
   return (
-    <form
-      class="editor"
-      aria-label={pipeline ? `Edit ${pipeline.name}` : 'New pipeline'}
-      onSubmit={(event) => {
-        event.preventDefault();
-        const body = { ...draft, stages: draft.stages.map((stage, order) => ({ ...stage, order })) };
-        void action.run(async () => {
-          if (pipeline)
-            unwrap(await api.PUT('/api/pipelines/{id}', { params: { path: { id: pipeline.id } }, body }));
-          else unwrap(await api.POST('/api/pipelines', { body }));
-          onDone();
-        });
+    <EditorForm
+      title={pipeline ? `Edit ${pipeline.name}` : 'New pipeline'}
+      action={action}
+      onSubmit={async () => {
+        const body = {
+          ...draft,
+          stages: draft.stages.map((stage, order) => ({ ...stage, order })),
+        };
+        if (pipeline)
+          unwrap(await api.PUT('/api/pipelines/{id}', { params: { path: { id: pipeline.id } }, body }));
+        else unwrap(await api.POST('/api/pipelines', { body }));
       }}
+      submitLabel="Save pipeline"
+      onCancel={onDone}
+      onDone={onDone}
+      remove={
+        pipeline &&
+        !pipeline.isDefault && {
+          label: 'Delete pipeline',
+          question: `Delete the pipeline ${pipeline.name} and its stages?`,
+          run: async () => {
+            unwrap(await api.DELETE('/api/pipelines/{id}', { params: { path: { id: pipeline.id } } }));
+          },
+        }
+      }
     >
-      <h2>{pipeline ? `Edit ${pipeline.name}` : 'New pipeline'}</h2>
-      <label>
-        Name
-        <input
-          required
-          value={draft.name}
-          onInput={(e) => setDraft({ ...draft, name: e.currentTarget.value })}
-        />
-      </label>
-      <label class="check">
-        <input
-          type="checkbox"
-          checked={draft.isDefault}
-          onChange={(e) => setDraft({ ...draft, isDefault: e.currentTarget.checked })}
-        />
-        Default pipeline for new leads
-      </label>
+      <TextField label="Name" required value={draft.name} onValue={(name) => setDraft({ ...draft, name })} />
+      <CheckField
+        label="Default pipeline for new leads"
+        checked={draft.isDefault}
+        onChange={(checked) => setDraft({ ...draft, isDefault: checked })}
+      />
       <fieldset>
         <legend>Stages, in order</legend>
         <ol class="stages">
@@ -129,22 +138,16 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
                 value={stage.color}
                 onInput={(e) => setStage(index, { color: e.currentTarget.value })}
               />
-              <label class="check">
-                <input
-                  type="checkbox"
-                  checked={stage.isWin}
-                  onChange={(e) => setStage(index, { isWin: e.currentTarget.checked })}
-                />
-                Win
-              </label>
-              <label class="check">
-                <input
-                  type="checkbox"
-                  checked={stage.isLost}
-                  onChange={(e) => setStage(index, { isLost: e.currentTarget.checked })}
-                />
-                Lost
-              </label>
+              <CheckField
+                label="Win"
+                checked={stage.isWin}
+                onChange={(checked) => setStage(index, { isWin: checked })}
+              />
+              <CheckField
+                label="Lost"
+                checked={stage.isLost}
+                onChange={(checked) => setStage(index, { isLost: checked })}
+              />
               <button
                 type="button"
                 class="ghost"
@@ -168,7 +171,12 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
                 class="ghost"
                 aria-label={`Remove stage ${index + 1}`}
                 disabled={draft.stages.length === 1}
-                onClick={() => setDraft({ ...draft, stages: draft.stages.filter((_, i) => i !== index) })}
+                onClick={() =>
+                  setDraft({
+                    ...draft,
+                    stages: draft.stages.filter((_, i) => i !== index),
+                  })
+                }
               >
                 ✕
               </button>
@@ -187,28 +195,6 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
           Add stage
         </button>
       </fieldset>
-      <ErrorMessage error={action.error} />
-      <div class="actions">
-        <button type="submit" class="primary" disabled={action.pending}>
-          Save pipeline
-        </button>
-        <button type="button" class="ghost" onClick={onDone}>
-          Cancel
-        </button>
-        {pipeline && !pipeline.isDefault && (
-          <ConfirmButton
-            danger
-            question={`Delete the pipeline ${pipeline.name} and its stages?`}
-            action={action}
-            onConfirm={async () => {
-              unwrap(await api.DELETE('/api/pipelines/{id}', { params: { path: { id: pipeline.id } } }));
-              onDone();
-            }}
-          >
-            Delete pipeline
-          </ConfirmButton>
-        )}
-      </div>
-    </form>
+    </EditorForm>
   );
 }

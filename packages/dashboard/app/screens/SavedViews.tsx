@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { FILTER_KEYS } from '../api/filters.js';
 import { session } from '../api/session.js';
+import { TextField } from '../components/fields.js';
 import { setQuery } from '../router.js';
 
 /** What a saved view holds: the list's query (filters, sort, page size) and the columns shown. */
@@ -116,15 +117,7 @@ export function SavedViews(props: {
             setMessage(replaced ? `View "${trimmed}" replaced.` : `View "${trimmed}" saved.`);
           }}
         >
-          <label>
-            View name
-            <input
-              type="text"
-              value={name}
-              maxLength={60}
-              onInput={(event) => setName(event.currentTarget.value)}
-            />
-          </label>
+          <TextField label="View name" value={name} maxLength={60} onValue={setName} />
           <button type="submit">Save current view</button>
         </form>
         <p class="muted" role="status">

@@ -1,6 +1,9 @@
 import { useState } from 'preact/hooks';
 import { api, QUALIFICATIONS, type Sequence, type SequenceEnrollment, unwrap } from '../api/client.js';
-import { ConfirmButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
+import { CheckField, CheckList, TextField } from '../components/fields.js';
+import { EditorForm } from '../components/forms.js';
+import { CardTable } from '../components/lists.js';
+import { ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
 type Qualification = (typeof QUALIFICATIONS)[number];
 type SequenceBody = Pick<Sequence, 'name' | 'active' | 'match' | 'steps'>;
@@ -32,9 +35,11 @@ function toDraft(sequence: Sequence | undefined): SequenceDraft {
     minScore: match.minScore === undefined ? '' : String(match.minScore),
     tags: [...(match.tags ?? [])],
     tagsText: (match.tags ?? []).join(', '),
-    steps: sequence?.steps.map(({ delayMinutes, subject, body }) => ({ delayMinutes, subject, body })) ?? [
-      { delayMinutes: 0, subject: '', body: '' },
-    ],
+    steps: sequence?.steps.map(({ delayMinutes, subject, body }) => ({
+      delayMinutes,
+      subject,
+      body,
+    })) ?? [{ delayMinutes: 0, subject: '', body: '' }],
   };
 }
 
@@ -112,10 +117,16 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
   const sources = useLoad(async () => unwrap(await api.GET('/api/sources')), []);
   // A source the list no longer has (deleted) stays in the targeting until unticked.
   const sourceChoices = [
-    ...(sources.data ?? []).map((source) => ({ id: source.id, name: source.name })),
+    ...(sources.data ?? []).map((source) => ({
+      id: source.id,
+      name: source.name,
+    })),
     ...draft.sourceIds
       .filter((id) => !sources.data?.some((source) => source.id === id))
-      .map((id) => ({ id, name: sources.data ? `Deleted source ${id.slice(0, 8)}` : id })),
+      .map((id) => ({
+        id,
+        name: sources.data ? `Deleted source ${id.slice(0, 8)}` : id,
+      })),
   ];
   const action = useAction();
   const setStep = (index: number, changes: Partial<SequenceDraft['steps'][number]>) =>
@@ -124,87 +135,58 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
       steps: draft.steps.map((step, i) => (i === index ? { ...step, ...changes } : step)),
     });
   return (
-    <form
-      class="editor"
-      aria-label={sequence ? `Edit ${sequence.name}` : 'New sequence'}
-      onSubmit={(event) => {
-        event.preventDefault();
+    <EditorForm
+      title={sequence ? `Edit ${sequence.name}` : 'New sequence'}
+      action={action}
+      onSubmit={async () => {
         const body = toBody(draft);
-        void action.run(async () => {
-          if (sequence)
-            unwrap(await api.PUT('/api/sequences/{id}', { params: { path: { id: sequence.id } }, body }));
-          else unwrap(await api.POST('/api/sequences', { body }));
-          onDone();
-        });
+        if (sequence)
+          unwrap(await api.PUT('/api/sequences/{id}', { params: { path: { id: sequence.id } }, body }));
+        else unwrap(await api.POST('/api/sequences', { body }));
       }}
+      submitLabel="Save sequence"
+      onCancel={onDone}
+      onDone={onDone}
+      remove={
+        sequence && {
+          label: 'Delete sequence',
+          question: `Delete the sequence ${sequence.name}?`,
+          run: async () => {
+            unwrap(await api.DELETE('/api/sequences/{id}', { params: { path: { id: sequence.id } } }));
+          },
+        }
+      }
     >
-      <h2>{sequence ? `Edit ${sequence.name}` : 'New sequence'}</h2>
-      <label>
-        Name
-        <input
-          required
-          value={draft.name}
-          onInput={(e) => setDraft({ ...draft, name: e.currentTarget.value })}
-        />
-      </label>
-      <label class="check">
-        <input
-          type="checkbox"
-          checked={draft.active}
-          onChange={(e) => setDraft({ ...draft, active: e.currentTarget.checked })}
-        />
-        Active (enrols matching leads)
-      </label>
+      <TextField label="Name" required value={draft.name} onValue={(name) => setDraft({ ...draft, name })} />
+      <CheckField
+        label="Active (enrols matching leads)"
+        checked={draft.active}
+        onChange={(checked) => setDraft({ ...draft, active: checked })}
+      />
       <fieldset>
         <legend>Enrol leads that are (none ticked: any qualification)</legend>
-        {QUALIFICATIONS.map((value) => (
-          <label class="check" key={value}>
-            <input
-              type="checkbox"
-              checked={draft.qualifications.includes(value)}
-              onChange={(e) =>
-                setDraft({
-                  ...draft,
-                  qualifications: e.currentTarget.checked
-                    ? [...draft.qualifications, value]
-                    : draft.qualifications.filter((item) => item !== value),
-                })
-              }
-            />
-            {value}
-          </label>
-        ))}
-        <label>
-          Minimum score
-          <input
-            type="number"
-            min={0}
-            max={100}
-            value={draft.minScore}
-            onInput={(e) => setDraft({ ...draft, minScore: e.currentTarget.value })}
-          />
-        </label>
+        <CheckList
+          choices={QUALIFICATIONS}
+          selected={draft.qualifications}
+          onChange={(qualifications) => setDraft({ ...draft, qualifications })}
+        />
+        <TextField
+          label="Minimum score"
+          type="number"
+          min={0}
+          max={100}
+          value={draft.minScore}
+          onValue={(value) => setDraft({ ...draft, minScore: value })}
+        />
       </fieldset>
       <fieldset>
         <legend>From the sources (none ticked: any source)</legend>
         <ErrorMessage error={sources.error} />
-        {sourceChoices.map((source) => (
-          <label class="check" key={source.id}>
-            <input
-              type="checkbox"
-              checked={draft.sourceIds.includes(source.id)}
-              onChange={(e) =>
-                setDraft({
-                  ...draft,
-                  sourceIds: e.currentTarget.checked
-                    ? [...draft.sourceIds, source.id]
-                    : draft.sourceIds.filter((id) => id !== source.id),
-                })
-              }
-            />
-            {source.name}
-          </label>
-        ))}
+        <CheckList
+          choices={sourceChoices}
+          selected={draft.sourceIds}
+          onChange={(sourceIds) => setDraft({ ...draft, sourceIds })}
+        />
       </fieldset>
       <label>
         With all of the tags (comma-separated; empty: any tags)
@@ -230,14 +212,12 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
                 minutes={step.delayMinutes}
                 onChange={(delayMinutes) => setStep(index, { delayMinutes })}
               />
-              <label>
-                Subject
-                <input
-                  required
-                  value={step.subject}
-                  onInput={(e) => setStep(index, { subject: e.currentTarget.value })}
-                />
-              </label>
+              <TextField
+                label="Subject"
+                required
+                value={step.subject}
+                onValue={(value) => setStep(index, { subject: value })}
+              />
               <label>
                 Body
                 <textarea
@@ -251,7 +231,12 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
                 type="button"
                 class="ghost"
                 disabled={draft.steps.length === 1}
-                onClick={() => setDraft({ ...draft, steps: draft.steps.filter((_, i) => i !== index) })}
+                onClick={() =>
+                  setDraft({
+                    ...draft,
+                    steps: draft.steps.filter((_, i) => i !== index),
+                  })
+                }
               >
                 Remove step {index + 1}
               </button>
@@ -261,35 +246,16 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
         <button
           type="button"
           onClick={() =>
-            setDraft({ ...draft, steps: [...draft.steps, { delayMinutes: 1440, subject: '', body: '' }] })
+            setDraft({
+              ...draft,
+              steps: [...draft.steps, { delayMinutes: 1440, subject: '', body: '' }],
+            })
           }
         >
           Add step
         </button>
       </fieldset>
-      <ErrorMessage error={action.error} />
-      <div class="actions">
-        <button type="submit" class="primary" disabled={action.pending}>
-          Save sequence
-        </button>
-        <button type="button" class="ghost" onClick={onDone}>
-          Cancel
-        </button>
-        {sequence && (
-          <ConfirmButton
-            danger
-            question={`Delete the sequence ${sequence.name}?`}
-            action={action}
-            onConfirm={async () => {
-              unwrap(await api.DELETE('/api/sequences/{id}', { params: { path: { id: sequence.id } } }));
-              onDone();
-            }}
-          >
-            Delete sequence
-          </ConfirmButton>
-        )}
-      </div>
-    </form>
+    </EditorForm>
   );
 }
 
@@ -313,37 +279,24 @@ function Enrollments({ sequenceId }: { sequenceId: string }) {
           scoring and the team notification); leads captured before it was created are not.
         </p>
       ) : (
-        <div class="table-wrap">
-          <table class="card-table">
-            <thead>
-              <tr>
-                <th scope="col">Lead</th>
-                <th scope="col">Status</th>
-                <th scope="col">Step</th>
-                <th scope="col">Next step</th>
-                <th scope="col">Enrolled</th>
-              </tr>
-            </thead>
-            <tbody>
-              {(enrollments.data?.data ?? []).map((entry) => (
-                <tr key={entry.id}>
-                  <td data-label="Lead">
-                    <a href={`/?lead=${entry.leadId}`}>{enrolledLeadName(entry.lead)}</a>
-                  </td>
-                  <td data-label="Status">
-                    {entry.status}
-                    {entry.stoppedReason ? ` (${entry.stoppedReason})` : ''}
-                  </td>
-                  <td data-label="Step" class="number">
-                    {entry.currentStep}
-                  </td>
-                  <td data-label="Next step">{formatDate(entry.nextStepAt)}</td>
-                  <td data-label="Enrolled">{formatDate(entry.enrolledAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <CardTable columns={['Lead', 'Status', 'Step', 'Next step', 'Enrolled']}>
+          {(enrollments.data?.data ?? []).map((entry) => (
+            <tr key={entry.id}>
+              <td data-label="Lead">
+                <a href={`/?lead=${entry.leadId}`}>{enrolledLeadName(entry.lead)}</a>
+              </td>
+              <td data-label="Status">
+                {entry.status}
+                {entry.stoppedReason ? ` (${entry.stoppedReason})` : ''}
+              </td>
+              <td data-label="Step" class="number">
+                {entry.currentStep}
+              </td>
+              <td data-label="Next step">{formatDate(entry.nextStepAt)}</td>
+              <td data-label="Enrolled">{formatDate(entry.enrolledAt)}</td>
+            </tr>
+          ))}
+        </CardTable>
       )}
     </section>
   );

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, QUALIFICATIONS, unwrap } from '../api/client.js';
+import { CheckField, CheckList } from '../components/fields.js';
 import { ErrorMessage, Status, useAction, useLoad } from '../components/ui.js';
 
 export function Settings() {
@@ -43,33 +44,18 @@ function NotificationSettings() {
       }}
     >
       <h2 id="notifications-title">Team notifications</h2>
-      <label class="check">
-        <input
-          type="checkbox"
-          checked={data.enabled}
-          onChange={(e) => settings.setData({ ...data, enabled: e.currentTarget.checked })}
-        />
-        Send an e-mail to the team for new leads
-      </label>
+      <CheckField
+        label="Send an e-mail to the team for new leads"
+        checked={data.enabled}
+        onChange={(checked) => settings.setData({ ...data, enabled: checked })}
+      />
       <fieldset>
         <legend>For leads that are</legend>
-        {QUALIFICATIONS.map((value) => (
-          <label class="check" key={value}>
-            <input
-              type="checkbox"
-              checked={data.qualifications.includes(value)}
-              onChange={(e) =>
-                settings.setData({
-                  ...data,
-                  qualifications: e.currentTarget.checked
-                    ? [...data.qualifications, value]
-                    : data.qualifications.filter((item) => item !== value),
-                })
-              }
-            />
-            {value}
-          </label>
-        ))}
+        <CheckList
+          choices={QUALIFICATIONS}
+          selected={data.qualifications}
+          onChange={(qualifications) => settings.setData({ ...data, qualifications })}
+        />
       </fieldset>
       <label>
         Recipients (one e-mail per line)
@@ -136,7 +122,10 @@ function ScoringSettings() {
               onInput={(e) =>
                 settings.setData({
                   ...data,
-                  thresholds: { ...data.thresholds, [name]: Number(e.currentTarget.value) },
+                  thresholds: {
+                    ...data.thresholds,
+                    [name]: Number(e.currentTarget.value),
+                  },
                 })
               }
             />
@@ -163,7 +152,10 @@ function ScoringSettings() {
                 onInput={(e) =>
                   settings.setData({
                     ...data,
-                    weights: { ...data.weights, [name]: Number(e.currentTarget.value) },
+                    weights: {
+                      ...data.weights,
+                      [name]: Number(e.currentTarget.value),
+                    },
                   })
                 }
               />

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client.js';
 import { session } from '../api/session.js';
+import { TextField } from '../components/fields.js';
 import { ErrorMessage, useAction } from '../components/ui.js';
 
 export function SignIn() {
@@ -22,28 +23,24 @@ export function SignIn() {
         }}
       >
         <h1 id="sign-in-title">Lead Capture</h1>
-        <label>
-          E-mail
-          <input
-            type="email"
-            name="email"
-            autoComplete="username"
-            required
-            value={email}
-            onInput={(event) => setEmail(event.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Password
-          <input
-            type="password"
-            name="password"
-            autoComplete="current-password"
-            required
-            value={password}
-            onInput={(event) => setPassword(event.currentTarget.value)}
-          />
-        </label>
+        <TextField
+          label="E-mail"
+          type="email"
+          name="email"
+          autoComplete="username"
+          required
+          value={email}
+          onValue={setEmail}
+        />
+        <TextField
+          label="Password"
+          type="password"
+          name="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onValue={setPassword}
+        />
         <ErrorMessage error={error} />
         <button type="submit" class="primary" disabled={pending}>
           {pending ? 'Signing in…' : 'Sign in'}

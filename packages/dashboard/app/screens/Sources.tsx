@@ -10,6 +10,9 @@ import {
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Source, unwrap } from '../api/client.js';
 import { useStream } from '../api/stream.js';
+import { TextField, ValueOptions } from '../components/fields.js';
+import { InlineForm } from '../components/forms.js';
+import { CardTable, PickList } from '../components/lists.js';
 import {
   ConfirmButton,
   CopyButton,
@@ -45,53 +48,39 @@ export function Sources() {
   return (
     <section aria-labelledby="sources-title">
       <h1 id="sources-title">Sources</h1>
-      <form
-        class="inline"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void create.run(async () => {
-            const created = unwrap(await api.POST('/api/sources', { body: { name: name.trim() } }));
-            setName('');
-            await sources.reload();
-            select(created.id);
-          });
+      <InlineForm
+        submitLabel="Create source"
+        action={create}
+        submitDisabled={!name.trim()}
+        onSubmit={async () => {
+          const created = unwrap(await api.POST('/api/sources', { body: { name: name.trim() } }));
+          setName('');
+          await sources.reload();
+          select(created.id);
         }}
       >
-        <label>
-          New source name
-          <input
-            type="text"
-            name="sourceName"
-            required
-            maxLength={255}
-            value={name}
-            onInput={(event) => setName(event.currentTarget.value)}
-          />
-        </label>
-        <button type="submit" class="primary" disabled={create.pending || !name.trim()}>
-          Create source
-        </button>
-      </form>
+        <TextField
+          label="New source name"
+          name="sourceName"
+          required
+          maxLength={255}
+          value={name}
+          onValue={setName}
+        />
+      </InlineForm>
       <ErrorMessage error={create.error ?? sources.error} />
       <div class="split">
-        <ul class="source-list" aria-label="Sources">
-          {(sources.data ?? []).map((source) => (
-            <li key={source.id}>
-              <button
-                type="button"
-                class="link"
-                aria-current={source.id === selectedId ? 'true' : undefined}
-                onClick={() => select(source.id)}
-              >
-                {source.name}
-              </button>
-              <span class="muted"> · {formatDate(source.createdAt)}</span>
-            </li>
-          ))}
-          {sources.data?.length === 0 && (
-            <li class="muted">No source yet: create one to get a webhook URL.</li>
-          )}
-        </ul>
+        <PickList
+          class="source-list"
+          label="Sources"
+          items={sources.data}
+          idOf={(source) => source.id}
+          nameOf={(source) => source.name}
+          detailOf={(source) => <span class="muted"> · {formatDate(source.createdAt)}</span>}
+          picked={selectedId}
+          onPick={select}
+          empty="No source yet: create one to get a webhook URL."
+        />
         {selected && (
           <SourceDetail
             key={selected.id}
@@ -129,7 +118,9 @@ function SourceDetail(props: { source: Source; onChanged: () => void; onDeleted:
             action={action}
             onConfirm={async () => {
               unwrap(
-                await api.POST('/api/sources/{id}/regenerate-token', { params: { path: { id: source.id } } }),
+                await api.POST('/api/sources/{id}/regenerate-token', {
+                  params: { path: { id: source.id } },
+                }),
               );
               onChanged();
             }}
@@ -141,7 +132,11 @@ function SourceDetail(props: { source: Source; onChanged: () => void; onDeleted:
             question={`Delete the source ${source.name}? Its leads are kept.`}
             action={action}
             onConfirm={async () => {
-              unwrap(await api.DELETE('/api/sources/{id}', { params: { path: { id: source.id } } }));
+              unwrap(
+                await api.DELETE('/api/sources/{id}', {
+                  params: { path: { id: source.id } },
+                }),
+              );
               props.onDeleted();
             }}
           >
@@ -234,15 +229,25 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
       try {
         payload = JSON.parse(sample);
       } catch (error) {
-        setPreview({ error: `The sample is not valid JSON: ${(error as Error).message}` });
+        setPreview({
+          error: `The sample is not valid JSON: ${(error as Error).message}`,
+        });
         return;
       }
       const result = await api.POST('/api/sources/{id}/preview', {
         params: { path: { id: source.id } },
-        body: { payload, format, nameSplit, fieldMappings: JSON.parse(mappingsKey) },
+        body: {
+          payload,
+          format,
+          nameSplit,
+          fieldMappings: JSON.parse(mappingsKey),
+        },
       });
       if (result.data) setPreview({ result: result.data });
-      else setPreview({ error: (result.error as { error?: string } | undefined)?.error ?? 'Preview failed' });
+      else
+        setPreview({
+          error: (result.error as { error?: string } | undefined)?.error ?? 'Preview failed',
+        });
     }, PREVIEW_DELAY_MS);
     return () => clearTimeout(timer);
   }, [sample, source.id, mappingsKey, format, nameSplit]);
@@ -271,11 +276,7 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
         <label>
           Format{' '}
           <select value={format} onChange={(event) => setFormat(event.currentTarget.value as SourceFormat)}>
-            {SOURCE_FORMATS.map((value) => (
-              <option key={value} value={value}>
-                {value}
-              </option>
-            ))}
+            <ValueOptions values={SOURCE_FORMATS} />
           </select>
         </label>
         <p class="muted">
@@ -288,11 +289,7 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
             value={nameSplit}
             onChange={(event) => setNameSplit(event.currentTarget.value as NameSplitRule)}
           >
-            {NAME_SPLIT_RULES.map((value) => (
-              <option key={value} value={value}>
-                {value}
-              </option>
-            ))}
+            <ValueOptions values={NAME_SPLIT_RULES} />
           </select>
         </label>
         <p class="muted">
@@ -420,53 +417,44 @@ function Submissions({ source }: { source: Source }) {
         </p>
       )}
       {submissions.data?.pagination.total !== 0 && (
-        <div class="table-wrap">
-          <table class="card-table">
-            <thead>
-              <tr>
-                <th scope="col">Received</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Payload</th>
-                <th scope="col">
-                  <span class="visually-hidden">Replay</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {(submissions.data?.data ?? []).map((submission) => (
-                <tr key={submission.id}>
-                  <td data-label="Received">{formatDate(submission.receivedAt)}</td>
-                  <td data-label="Outcome">
-                    {submission.outcome}
-                    {submission.error ? ` — ${submission.error}` : ''}
-                  </td>
-                  <td data-label="Payload" class="mono excerpt">
-                    {submission.payloadExcerpt ?? JSON.stringify(submission.payload)?.slice(0, 200)}
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      disabled={replay.pending}
-                      onClick={() =>
-                        void replay.run(async () => {
-                          const result = unwrap(
-                            await api.POST('/api/sources/{sourceId}/submissions/{submissionId}/replay', {
-                              params: { path: { sourceId: source.id, submissionId: submission.id } },
-                            }),
-                          );
-                          setReplayed(`Replayed: ${result.outcome}`);
-                          await submissions.reload();
-                        })
-                      }
-                    >
-                      Replay
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <CardTable columns={['Received', 'Outcome', 'Payload', { label: 'Replay', hidden: true }]}>
+          {(submissions.data?.data ?? []).map((submission) => (
+            <tr key={submission.id}>
+              <td data-label="Received">{formatDate(submission.receivedAt)}</td>
+              <td data-label="Outcome">
+                {submission.outcome}
+                {submission.error ? ` — ${submission.error}` : ''}
+              </td>
+              <td data-label="Payload" class="mono excerpt">
+                {submission.payloadExcerpt ?? JSON.stringify(submission.payload)?.slice(0, 200)}
+              </td>
+              <td>
+                <button
+                  type="button"
+                  disabled={replay.pending}
+                  onClick={() =>
+                    void replay.run(async () => {
+                      const result = unwrap(
+                        await api.POST('/api/sources/{sourceId}/submissions/{submissionId}/replay', {
+                          params: {
+                            path: {
+                              sourceId: source.id,
+                              submissionId: submission.id,
+                            },
+                          },
+                        }),
+                      );
+                      setReplayed(`Replayed: ${result.outcome}`);
+                      await submissions.reload();
+                    })
+                  }
+                >
+                  Replay
+                </button>
+              </td>
+            </tr>
+          ))}
+        </CardTable>
       )}
       {submissions.data && submissions.data.pagination.pages > 1 && (
         <nav class="pagination" aria-label="Submission pages">
