@@ -156,6 +156,7 @@ export {
   type ShutdownResult,
 } from './shutdown.js';
 export {
+  type BatchingHandler,
   derivedEventId,
   type StageResultDoc,
   StageResults,
