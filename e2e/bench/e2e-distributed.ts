@@ -52,8 +52,7 @@ async function brokerPid(): Promise<number | undefined> {
  * CPU per accepted lead over the load and the drain, less what the stack spends idle over as long:
  * on a busy box the load runs slowly and the idle cost of eleven processes would be counted per lead.
  */
-function aboveIdle(loadAndDrain: { cpu: CpuBetween; accepted: number }, idle: CpuBetween): Json {
-  const { cpu, accepted } = loadAndDrain;
+function aboveIdle(cpu: CpuBetween, accepted: number, idle: CpuBetween): Json {
   if (accepted === 0) return {};
   const idleShare = (label: string) => (idle.byProcessMs[label] ?? 0) * (cpu.wallMs / idle.wallMs);
   const byProcess: Record<string, number> = {};
@@ -63,6 +62,13 @@ function aboveIdle(loadAndDrain: { cpu: CpuBetween; accepted: number }, idle: Cp
   const broker = byProcess[BROKER] ?? 0;
   const all = Object.values(byProcess).reduce((sum, ms) => sum + ms, 0);
   return { total: round(all - broker, 2), totalWithBroker: round(all, 2), byProcess };
+}
+
+/** The CPU of each process over IDLE_S seconds of doing nothing. */
+async function idleCpu(pids: ReadonlyMap<string, number>): Promise<CpuBetween> {
+  const before = await cpuSnapshot(pids);
+  await sleep(IDLE_S * 1000);
+  return cpuBetween(before, await cpuSnapshot(pids));
 }
 
 /** CPU while idle as a share of one core: the processes together, with the broker, and each. */
@@ -214,7 +220,12 @@ export async function runDistributed(echoReqPerSec: number | undefined): Promise
     return { stack: running, setup, pids, withBroker };
   });
   if (started) {
-    let loadAndDrain: { cpu: CpuBetween; accepted: number } | undefined;
+    let idle: CpuBetween | undefined;
+    await phase('distributed idle', async () => {
+      // Once started and set up, before any load: what the stack costs doing nothing.
+      idle = await idleCpu(started.withBroker);
+      distributed.idle = idleFigures(idle);
+    });
     await phase('distributed webhook + drain', async () => {
       const beforeLoad = await cpuSnapshot(started.withBroker);
       let afterLoad: CpuSnapshot | undefined;
@@ -233,20 +244,17 @@ export async function runDistributed(echoReqPerSec: number | undefined): Promise
         const afterDrain = await cpuSnapshot(started.withBroker);
         distributed.cpu = cpuFigures(beforeLoad, afterLoad, afterDrain, drain);
         const accepted = typeof drain.accepted === 'number' ? drain.accepted : 0;
-        loadAndDrain = { cpu: cpuBetween(beforeLoad, afterDrain), accepted };
+        const cpu = distributed.cpu as { msPerAcceptedLead: Json };
+        if (idle)
+          cpu.msPerAcceptedLead.aboveIdle = aboveIdle(cpuBetween(beforeLoad, afterDrain), accepted, idle);
       }
       distributed.rssAfterDrainMb = await rssOf(started.pids);
       if (typeof drain.error === 'string') throw new Error(drain.error);
     });
-    await phase('distributed idle', async () => {
+    await phase('distributed idle after the drain', async () => {
       // Quiet first: the lead service records each stage's progress after enrolment.
       await waitForQuietChain(started.stack.url, Date.now(), QUIET_TIMEOUT_S);
-      const before = await cpuSnapshot(started.withBroker);
-      await sleep(IDLE_S * 1000);
-      const idle = cpuBetween(before, await cpuSnapshot(started.withBroker));
-      distributed.idle = idleFigures(idle);
-      const cpu = distributed.cpu as { msPerAcceptedLead: Json } | undefined;
-      if (cpu && loadAndDrain) cpu.msPerAcceptedLead.aboveIdle = aboveIdle(loadAndDrain, idle);
+      distributed.idleAfterDrain = idleFigures(await idleCpu(started.withBroker));
     });
     if (!SKIP_TSX_RSS) {
       await phase('distributed RSS under tsx', async () => {
@@ -302,12 +310,21 @@ export function distributedReportRows({ at, row, show, errors, cpus }: ReportToo
     | undefined;
   if (idle?.byProcess) {
     row(
-      `distributed idle ${IDLE_S} s, % of one core: processes | with RabbitMQ | per process`,
+      `distributed idle ${IDLE_S} s once started, % of one core: processes | with RabbitMQ | per process`,
       `${show(idle.percentOfOneCore, ' %')} | ${show(idle.withBrokerPercentOfOneCore, ' %')} | ${perProcess(idle.byProcess)}`,
       '< 2 %',
       idle.percentOfOneCore === undefined ? undefined : idle.percentOfOneCore < TARGET_IDLE_PERCENT,
     );
   } else if (errors['distributed idle']) row('distributed idle', errors['distributed idle']);
+  const idleAfterDrain = at(['distributed', 'idleAfterDrain']) as
+    | { percentOfOneCore?: number; byProcess?: Record<string, number> }
+    | undefined;
+  if (idleAfterDrain?.byProcess) {
+    row(
+      `distributed idle ${IDLE_S} s after the drain, % of one core: processes | per process`,
+      `${show(idleAfterDrain.percentOfOneCore, ' %')} | ${perProcess(idleAfterDrain.byProcess)}`,
+    );
+  }
   for (const [key, when] of [
     ['tsxRssAtStartMb', 'once started, before the build (tsx)'],
     ['rssAtStartMb', 'once started, the build (node)'],

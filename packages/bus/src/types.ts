@@ -70,7 +70,7 @@ export interface SubscribeOptions {
   chainBatch?: (events: EventEnvelope[], context: DeliveryContext) => Promise<void>;
   /**
    * Queued (RabbitMQ) only: the first deliveries the prefetch holds are handed over together, up to
-   * `prefetch` and one when idle, so that a batch is one store transaction, one wait for the publisher
+   * half the `prefetch` (the broker refills the rest meanwhile) and one when idle, so that a batch is one store transaction, one wait for the publisher
    * confirms and one `multiple` ack. Batches of a subscription run one after another, in queue order.
    * Retries (attempt 2 and later) go through `handler` alone. Ignored by the in-process bus.
    */

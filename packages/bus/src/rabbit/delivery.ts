@@ -203,7 +203,11 @@ export class RabbitDelivery {
         await new Promise((resolve) => setImmediate(resolve));
         // On a closed channel the broker puts every unacknowledged delivery back: leave them.
         while (consumer.waiting.length > 0 && !consumer.closed) {
-          await this.handleBatch(subscription, consumer, consumer.waiting.splice(0, subscription.prefetch));
+          await this.handleBatch(
+            subscription,
+            consumer,
+            consumer.waiting.splice(0, batchLimit(subscription)),
+          );
         }
       } finally {
         consumer.waiting.length = 0;
@@ -369,6 +373,11 @@ export class RabbitDelivery {
   private reject(consumer: ActiveConsumer, message: ConsumeMessage): void {
     if (!consumer.closed) consumer.acks.nack(message, false);
   }
+}
+
+/** At most half the prefetch per batch: the broker refills the other half while a batch is handled. */
+function batchLimit(subscription: RabbitSubscription): number {
+  return Math.max(1, Math.ceil(subscription.prefetch / 2));
 }
 
 function readAttempt(message: ConsumeMessage): number {
