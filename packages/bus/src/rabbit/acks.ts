@@ -1,17 +1,16 @@
 import type { Channel, ConsumeMessage } from 'amqplib';
 
 /**
- * The acknowledgements of one consumer channel, coalesced: deliveries acknowledged in the same turn
- * of the event loop go out as one `multiple` ack of the newest, once every older delivery of the
- * channel is settled too (a `multiple` ack would otherwise settle one still being handled). A nack
- * or reject goes out at once, on its own.
+ * The acknowledgements of one consumer channel, coalesced: the deliveries handled since the last ack
+ * go out as one `multiple` ack of the newest, once every older delivery of the channel is settled too
+ * (a `multiple` ack would otherwise settle one still being handled): a batch is one ack, and a
+ * delivery finished before an older one is acked with it. A nack or reject goes out at once, alone.
  */
 export class AckLedger {
   /** Deliveries not acknowledged to the broker yet, oldest (lowest delivery tag) first. */
   private readonly unsettled: ConsumeMessage[] = [];
   /** Delivery tags handled and waiting for the older ones before them. */
   private readonly handled = new Set<number>();
-  private flushing = false;
 
   constructor(
     private readonly channel: Channel,
@@ -22,9 +21,10 @@ export class AckLedger {
     this.unsettled.push(message);
   }
 
-  ack(message: ConsumeMessage): void {
+  /** Marks the delivery handled and acks what can be, unless `flush` is false (more of a batch follow). */
+  ack(message: ConsumeMessage, flush = true): void {
     this.handled.add(message.fields.deliveryTag);
-    this.scheduleFlush();
+    if (flush) this.flush();
   }
 
   nack(message: ConsumeMessage, requeue: boolean): void {
@@ -36,7 +36,7 @@ export class AckLedger {
       } catch {}
     }
     // The deliveries after it may now be acknowledged together.
-    this.scheduleFlush();
+    this.flush();
   }
 
   private forget(message: ConsumeMessage): void {
@@ -45,16 +45,7 @@ export class AckLedger {
     this.handled.delete(message.fields.deliveryTag);
   }
 
-  private scheduleFlush(): void {
-    if (this.flushing) return;
-    this.flushing = true;
-    setImmediate(() => {
-      this.flushing = false;
-      this.flush();
-    });
-  }
-
-  /** Acknowledges what can be now (also before the channel is closed: a scheduled flush would come too late). */
+  /** Acknowledges every handled delivery that no unsettled older one precedes, with one ack. */
   flush(): void {
     let newest: ConsumeMessage | undefined;
     let count = 0;

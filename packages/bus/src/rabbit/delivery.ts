@@ -261,8 +261,10 @@ export class RabbitDelivery {
     for (const [index, { message, envelope }] of firsts.entries()) {
       if (left.has(envelope.id)) continue;
       reports[index]!('handled');
-      this.ack(consumer, message);
+      if (!consumer.closed) consumer.acks.ack(message, false);
     }
+    // One `multiple` ack for the batch.
+    if (!consumer.closed) consumer.acks.flush();
     for (const [index, { message, envelope }] of firsts.entries()) {
       if (left.has(envelope.id)) await this.handleAlone(subscription, consumer, message, reports[index]);
     }
