@@ -6,7 +6,7 @@ import { SERVICES } from '../scripts/distributed/stack.js';
 import { CAPTURE_PREFETCH } from '../services/lead/src/capture.js';
 import { ADMIN, Api, PROCESSED_WITHIN_MS, postBurst, postWebhook, runTag } from './support/api.js';
 import { expectEachListedOnce } from './support/assertions.js';
-import { aboutLeadsOf, EventObserver } from './support/event-observer.js';
+import { aboutLeadsOf, type EventFilter, EventObserver } from './support/event-observer.js';
 import { queuesDrained, withBrokerStopped } from './support/rabbit-vhost.js';
 import { type DistributedRuntime, distributedAvailable, startDistributed } from './support/runtimes.js';
 
@@ -27,10 +27,15 @@ const SENDERS = 3;
 const SEND_PAUSE_MS = 50;
 const METRICS_TOKEN = randomBytes(24).toString('base64url');
 
+/** Events of `type` that `matches` accepts. */
+function ofType(type: string, matches: EventFilter): EventFilter {
+  return (event) => event.type === type && matches(event);
+}
+
 describe.runIf(available)('the distributed runtime under faults: a process, the broker, Redis', () => {
   let runtime: DistributedRuntime | undefined;
   let api: Api;
-  /** Every lead.captured published in the vhost, as it is published. */
+  /** Every lead.captured and lead.scored published in the vhost, as it is published. */
   let capturedEvents: EventObserver | undefined;
 
   beforeAll(async () => {
@@ -41,7 +46,7 @@ describe.runIf(available)('the distributed runtime under faults: a process, the 
       gatewayEnv: { METRICS_TOKEN },
     });
     api = await Api.login(runtime.url, ADMIN);
-    capturedEvents = await EventObserver.start(runtime.vhost.url, ['lead.captured']);
+    capturedEvents = await EventObserver.start(runtime.vhost.url, ['lead.captured', 'lead.scored']);
   }, 180_000);
 
   afterAll(async () => {
@@ -113,7 +118,7 @@ describe.runIf(available)('the distributed runtime under faults: a process, the 
     const tag = runTag('leadcrash');
     const lead = running().stack.process('lead');
 
-    const ofBurst = aboutLeadsOf(burstSource.id);
+    const ofBurst = ofType('lead.captured', aboutLeadsOf(burstSource.id));
     // Three times what the capture group handles at once, so the kill finds most of it not yet done.
     const burstSize = 3 * CAPTURE_PREFETCH;
     const burst = postBurst(running().url, `/api/webhooks/${burstSource.webhookToken}`, tag, burstSize);
@@ -134,6 +139,43 @@ describe.runIf(available)('the distributed runtime under faults: a process, the 
     await queuesDrained(running().vhost, [CAPTURE_QUEUE]);
     await expectEachListedOnce(api, burstSource.id, tag, accepted);
   }, 90_000);
+
+  it('loses and doubles no lead.scored when the scoring process is SIGKILLed in the middle of a batch', async () => {
+    const burstSource = await api.createSource('Scoring crash');
+    const tag = runTag('scoringcrash');
+    const scoring = running().stack.process('scoring');
+    const scoredOfBurst = ofType('lead.scored', aboutLeadsOf(burstSource.id));
+    // Several of the scoring group's batches (its prefetch, 16, at most each).
+    const burstSize = 120;
+    const burst = postBurst(running().url, `/api/webhooks/${burstSource.webhookToken}`, tag, burstSize);
+    // Killed (SIGKILL to the process it was started as, by its pid) once a few leads of the burst
+    // are scored: its batches are then being handled, committed or published, or waiting in its prefetch.
+    await captured().untilSeen(3, scoredOfBurst, {
+      what: 'three leads of the burst to be scored',
+      timeoutMs: PROCESSED_WITHIN_MS,
+    });
+    await scoring.kill();
+    const scoredAtKill = captured().leadIds(scoredOfBurst).size;
+    const { accepted, statuses } = await burst;
+    await scoring.start();
+    expect(scoredAtKill).toBeLessThan(burstSize);
+    expect(statuses).toEqual(Array(burstSize).fill(200));
+
+    await expectEachListedOnce(api, burstSource.id, tag, accepted);
+    await captured().untilSeen(burstSize, scoredOfBurst, {
+      what: 'every lead of the burst scored',
+      timeoutMs: RECOVERED_WITHIN_MS,
+    });
+    // One lead.scored per lead: a batch redelivered after the kill emits nothing new, and an event
+    // published again by the outbox relay carries the id it was committed with.
+    const scoredIds = new Map<string, Set<string>>();
+    for (const event of captured().seen(scoredOfBurst)) {
+      const leadId = String((event.data as { leadId: string }).leadId);
+      scoredIds.set(leadId, (scoredIds.get(leadId) ?? new Set()).add(event.id));
+    }
+    expect(scoredIds.size).toBe(burstSize);
+    expect([...scoredIds.values()].filter((ids) => ids.size !== 1)).toEqual([]);
+  }, 120_000);
 
   it('loses and doubles no lead answered 200 when RabbitMQ is restarted (stop_app, start_app) under load', async () => {
     const source = await api.createSource('Broker restart');

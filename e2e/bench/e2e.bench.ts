@@ -22,7 +22,8 @@
  *                 RabbitMQ on 127.0.0.1:5672 and `rabbitmqctl`): the RSS of each process once
  *                 started, webhook + drain, the RSS of each process after the drain; where the CPU
  *                 went: each process's share of the box during the load (and how idle the box
- *                 was), each process's CPU per accepted lead over the load and the drain
+ *                 was), each process's and RabbitMQ's (beam.smp) CPU per accepted lead over the
+ *                 load and the drain, then the stack's CPU while idle (e2e-distributed.ts)
  *
  * The load generator (e2e/bench/load-generator.ts) and the echo are processes of their own, so no
  * server shares an event loop with the load. A phase that fails reports its error and the next one
@@ -39,37 +40,44 @@
  *   BENCH_IMPORT_TIMEOUT_S  longest wait for the imported leads to be enrolled (600)
  *   BENCH_SKIP_DISTRIBUTED  1: skip the distributed mode
  *   BENCH_ONLY_DISTRIBUTED  1: skip the embedded process (2-4): the echo, then the distributed mode
+ *   BENCH_IDLE_S            seconds the distributed stack is left idle while its CPU is read (10)
+ *   BENCH_SKIP_TSX_RSS      1: skip each distributed process's RSS under tsx (a restart each)
  * Quick check: `BENCH_DURATION_S=5 BENCH_IMPORT_ROWS=10000 pnpm bench e2e`.
  * Prints a table, then `BENCH_JSON {...}` as the last line.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CSV_IMPORT_SOURCE, QUALIFICATIONS } from '@lead-capture/contracts';
 import { buildWorkspace, serviceEntry } from '../../scripts/build/workspace-build.js';
-import { ServiceProcess } from '../../scripts/distributed/service-process.js';
-import { SERVICES } from '../../scripts/distributed/stack.js';
-import { ADMIN } from '../support/api.js';
-import { DistributedStack } from '../support/distributed-stack.js';
-import { freePorts } from '../support/ports.js';
-import { createRabbitVhost, type RabbitVhost, requireRabbitVhosts } from '../support/rabbit-vhost.js';
 import { embeddedProcess, NO_RATE_LIMITS } from '../support/runtimes.js';
-import type { LoadResult } from './load-generator.js';
+import { distributedReportRows, runDistributed } from './e2e-distributed.js';
+import {
+  CONNECTIONS,
+  cleanUp,
+  cleanups,
+  DRAIN_TIMEOUT_S,
+  DURATION_S,
+  enrolled,
+  errors,
+  type Json,
+  loadFigures,
+  phase,
+  pollUntil,
+  RUN,
+  results,
+  setUpChain,
+  waitForQuietChain,
+  webhookAndDrain,
+} from './e2e-phases.js';
 import {
   BENCH_METRICS_TOKEN,
-  BenchApi,
-  type CpuSnapshot,
   CSV_AREA_CODE,
-  chainBacklog,
-  cpuBetween,
-  cpuSnapshot,
   envFlag,
   envNumber,
   findServicePid,
   generateCsv,
-  killChildren,
   memoryOf,
   percentile,
   progress,
@@ -80,17 +88,12 @@ import {
   stopChild,
 } from './support.js';
 
-const DURATION_S = envNumber('BENCH_DURATION_S', 10);
-const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 50);
 const IMPORT_ROWS = Math.floor(envNumber('BENCH_IMPORT_ROWS', 100_000));
-const DRAIN_TIMEOUT_S = envNumber('BENCH_DRAIN_TIMEOUT_S', 300);
 const IMPORT_TIMEOUT_S = envNumber('BENCH_IMPORT_TIMEOUT_S', 600);
 const SKIP_DISTRIBUTED = envFlag('BENCH_SKIP_DISTRIBUTED');
 const ONLY_DISTRIBUTED = envFlag('BENCH_ONLY_DISTRIBUTED');
 const LIST_RUNS = 50;
 const LIST_WARMUP = 5;
-const POLL_MS = 500;
-const RUN = randomUUID().slice(0, 6);
 
 /** Issue 9's targets, which the table marks as met or not. */
 const TARGETS = {
@@ -100,200 +103,6 @@ const TARGETS = {
   importPeakRssMb: 400,
   listP95Ms: 30,
 };
-
-type Json = Record<string, unknown>;
-const results: Json = {};
-const errors: Record<string, string> = {};
-const cleanups: (() => Promise<void>)[] = [];
-
-async function phase<T>(name: string, run: () => Promise<T>): Promise<T | undefined> {
-  progress(`${name}: start`);
-  const started = performance.now();
-  try {
-    const value = await run();
-    progress(`${name}: done in ${round((performance.now() - started) / 1000)} s`);
-    return value;
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    errors[name] = message;
-    progress(`${name}: FAILED: ${message}`);
-    return undefined;
-  }
-}
-
-async function cleanUp(): Promise<void> {
-  while (cleanups.length > 0) {
-    const cleanup = cleanups.pop();
-    await cleanup?.().catch((error: unknown) => progress(`cleanup failed: ${String(error)}`));
-  }
-  killChildren();
-}
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    progress(`${signal}: stopping every process started`);
-    void cleanUp().finally(() => process.exit(130));
-  });
-}
-
-function loadFigures(load: LoadResult): Json {
-  return {
-    reqPerSec: round(load.reqPerSec),
-    latencyP50Ms: load.latencyP50Ms,
-    latencyP99Ms: load.latencyP99Ms,
-    latencyAvgMs: round(load.latencyAvgMs, 2),
-    requests: load.requests,
-    ok2xx: load.ok2xx,
-    non2xx: load.non2xx,
-    errors: load.errors,
-    timeouts: load.timeouts,
-    statusCodes: load.statusCodes,
-    durationS: load.durationS,
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// What the webhook phases share: setup through the API, the load, the drain.
-
-interface ChainSetup {
-  api: BenchApi;
-  sourceId: string;
-  webhookPath: string;
-  sequenceId: string;
-}
-
-async function setUpChain(baseUrl: string, label: string): Promise<ChainSetup> {
-  const api = new BenchApi(baseUrl, ADMIN);
-  await api.login();
-  const source = await api.post<{ id: string; webhookUrl: string }>('/api/sources', {
-    name: `Bench ${label} ${RUN}`,
-  });
-  // No conditions: every notified lead is enrolled. The step is a day away, so no mail is sent.
-  const sequence = await api.post<{ id: string }>('/api/sequences', {
-    name: `Bench ${label} ${RUN}`,
-    active: true,
-    steps: [{ delayMinutes: 1440, subject: 'Hello {{firstName|there}}', body: 'Thanks for your interest.' }],
-  });
-  return {
-    api,
-    sourceId: source.id,
-    webhookPath: new URL(source.webhookUrl).pathname,
-    sequenceId: sequence.id,
-  };
-}
-
-/** Submissions of the source that make a lead: all of them but repeated deliveries and rejects. */
-async function acceptedSubmissions({ api, sourceId }: ChainSetup): Promise<number> {
-  const path = `/api/sources/${sourceId}/submissions`;
-  const [all, repeated, rejected] = await Promise.all([
-    api.total(path),
-    api.total(`${path}?outcome=duplicate_delivery`),
-    api.total(`${path}?outcome=rejected`),
-  ]);
-  return all - repeated - rejected;
-}
-
-function enrolled({ api, sequenceId }: ChainSetup): Promise<number> {
-  return api.total(`/api/sequences/${sequenceId}/enrollments`);
-}
-
-/**
- * Waits until the chain is quiet: no consumer group has a ready message and no outbox an event left
- * (read from the process's /metrics). Enrolment is not the chain's last step: the lead service still
- * records each stage's progress on the lead, and a figure taken meanwhile measures the two together.
- * Answers when it was quiet (ms after `since`), or null at the deadline.
- */
-async function waitForQuietChain(baseUrl: string, since: number, timeoutS: number): Promise<number | null> {
-  const deadline = Date.now() + timeoutS * 1000;
-  let lastReport = performance.now();
-  for (;;) {
-    const backlog = await chainBacklog(baseUrl);
-    if (Object.keys(backlog).length === 0) return Date.now() - since;
-    if (Date.now() > deadline) return null;
-    if (performance.now() - lastReport > 10_000) {
-      progress(`  chain backlog: ${JSON.stringify(backlog)}`);
-      lastReport = performance.now();
-    }
-    await sleep(POLL_MS);
-  }
-}
-
-/**
- * Polls until `count()` reaches `target()` (the target read again when reached: it may still grow),
- * or the deadline; answers when it was reached (ms after `since`) or how far it got.
- */
-async function pollUntil(
-  what: string,
-  count: () => Promise<number>,
-  target: () => Promise<number>,
-  since: number,
-  timeoutS: number,
-): Promise<{ reachedMs: number | null; count: number; target: number }> {
-  let goal = await target();
-  let seen = 0;
-  let lastReport = performance.now();
-  const deadline = since + timeoutS * 1000;
-  for (;;) {
-    seen = await count();
-    if (seen >= goal) {
-      goal = await target();
-      if (seen >= goal) return { reachedMs: Date.now() - since, count: seen, target: goal };
-    }
-    if (Date.now() > deadline) return { reachedMs: null, count: seen, target: goal };
-    if (performance.now() - lastReport > 10_000) {
-      progress(`  ${what}: ${seen} / ${goal}`);
-      lastReport = performance.now();
-    }
-    await sleep(POLL_MS);
-  }
-}
-
-async function webhookAndDrain(
-  baseUrl: string,
-  setup: ChainSetup,
-  echoReqPerSec: number | undefined,
-  label: string,
-  afterLoad?: () => Promise<void>,
-) {
-  const load = await runLoad({
-    url: `${baseUrl}${setup.webhookPath}`,
-    connections: CONNECTIONS,
-    durationS: DURATION_S,
-    tag: `wh${label}${RUN}`,
-    areaCode: '415',
-  });
-  await afterLoad?.();
-  const webhook: Json = {
-    ...loadFigures(load),
-    ratioToEcho: echoReqPerSec ? round(load.reqPerSec / echoReqPerSec, 3) : null,
-  };
-  progress(
-    `${label} webhook: ${round(load.reqPerSec)} req/s, p50 ${load.latencyP50Ms} ms, p99 ${load.latencyP99Ms} ms, ${load.non2xx} non-2xx`,
-  );
-  const drainStarted = load.endedAt;
-  const reached = await pollUntil(
-    `${label} chain drain (enrolled / accepted)`,
-    () => enrolled(setup),
-    () => acceptedSubmissions(setup),
-    drainStarted,
-    DRAIN_TIMEOUT_S,
-  );
-  const loadS = (load.endedAt - load.startedAt) / 1000;
-  const drainS = reached.reachedMs === null ? null : reached.reachedMs / 1000;
-  const drain: Json = {
-    accepted: reached.target,
-    acknowledged2xx: load.ok2xx,
-    enrolled: reached.count,
-    loadS: round(loadS, 2),
-    drainS: drainS === null ? null : round(drainS, 2),
-    chainRatePerSec: drainS === null ? null : round(reached.target / (loadS + drainS)),
-  };
-  if (drainS === null) {
-    drain.error = `only ${reached.count} of ${reached.target} enrolled ${DRAIN_TIMEOUT_S} s after the load`;
-    drain.chainRateAtMostPerSec = round(reached.count / (loadS + DRAIN_TIMEOUT_S));
-  }
-  return { webhook, drain };
-}
 
 // ---------------------------------------------------------------------------------------------
 // 1. The baseline.
@@ -521,154 +330,12 @@ await phase('embedded stop', async () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// 5. The distributed mode.
-
-/** The pid of each process of the stack by label: the node process of its build's entry, found by its DATA_DIR. */
-async function processPids(stack: DistributedStack): Promise<Map<string, number>> {
-  const pids = new Map<string, number>();
-  for (const member of stack.members()) {
-    const dataDir = member.spec.env.DATA_DIR;
-    if (!dataDir) throw new Error(`${member.spec.label} has no DATA_DIR`);
-    pids.set(
-      member.spec.label,
-      await findServicePid(member.spec.entry, { name: 'DATA_DIR', value: dataDir }),
-    );
-  }
-  return pids;
-}
-
-/**
- * The "before" of the build: each process of the stack started once more, alone and in turn, from
- * its TypeScript through the tsx loader (as every process ran before the build), on a data folder
- * of its own; its RSS once ready, then it stops. Run after the drain, so no load is shared.
- */
-async function tsxRssOnceStarted(stack: DistributedStack): Promise<{ total: number; byProcess: Json }> {
-  const byProcess: Record<string, number> = {};
-  for (const member of stack.members()) {
-    const entry = member.spec.entry.replace(/dist\/main\.js$/, 'src/main.ts');
-    const dataDir = await mkdtemp(join(tmpdir(), `bench-e2e-tsx-${member.spec.label}-`));
-    const twin = new ServiceProcess({
-      label: `${member.spec.label} (tsx)`,
-      entry,
-      port: (await freePorts(1))[0] ?? 0,
-      env: { ...member.spec.env, DATA_DIR: dataDir },
-    });
-    try {
-      await twin.start();
-      const pid = await findServicePid(entry, { name: 'DATA_DIR', value: dataDir });
-      byProcess[member.spec.label] = round((await memoryOf(pid)).rssMb);
-      await twin.stop();
-    } finally {
-      await twin.kill();
-      await rm(dataDir, { recursive: true, force: true });
-    }
-  }
-  return { total: round(Object.values(byProcess).reduce((sum, mb) => sum + mb, 0)), byProcess };
-}
-
-/** `figures` with each value rounded to one decimal. */
-function rounded(figures: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(figures).map(([label, value]) => [label, round(value)]));
-}
-
-/**
- * Where the CPU went. During the load: each process's share of the whole box (every core) and the
- * idle share; none idle means the webhook's latency is a wait for a core. Over the load and the
- * drain: each process's CPU per accepted lead, which a noisy box changes far less than req/s. The
- * broker is not counted: it is shared with whatever else uses it.
- */
-function cpuFigures(
-  beforeLoad: CpuSnapshot,
-  afterLoad: CpuSnapshot,
-  afterDrain: CpuSnapshot,
-  drain: Json,
-): Json {
-  const load = cpuBetween(beforeLoad, afterLoad);
-  const loadAndDrain = cpuBetween(beforeLoad, afterDrain);
-  const accepted = typeof drain.accepted === 'number' && drain.accepted > 0 ? drain.accepted : undefined;
-  const perLead = (ms: number) => (accepted === undefined ? Number.NaN : round(ms / accepted, 2));
-  return {
-    duringLoad: {
-      boxIdlePercent: round(load.boxIdlePercent),
-      boxPercentByProcess: rounded(load.boxPercentByProcess),
-    },
-    msPerAcceptedLead: {
-      total: perLead(loadAndDrain.totalMs),
-      byProcess: Object.fromEntries(
-        Object.entries(loadAndDrain.byProcessMs).map(([label, ms]) => [label, perLead(ms)]),
-      ),
-      chainDrained: drain.drainS !== null,
-    },
-  };
-}
-
-/** VmRSS of each process in MB, by label, and their sum. */
-async function rssOf(pids: ReadonlyMap<string, number>): Promise<{ total: number; byProcess: Json }> {
-  const byProcess: Record<string, number> = {};
-  for (const [label, pid] of pids) byProcess[label] = round((await memoryOf(pid)).rssMb);
-  return { total: round(Object.values(byProcess).reduce((sum, mb) => sum + mb, 0)), byProcess };
-}
+// 5. The distributed mode (e2e-distributed.ts).
 
 if (SKIP_DISTRIBUTED) {
   results.distributed = { skipped: 'BENCH_SKIP_DISTRIBUTED' };
 } else {
-  const distributed: Json = {};
-  results.distributed = distributed;
-  let vhost: RabbitVhost | undefined;
-  let stack: DistributedStack | undefined;
-  const started = await phase('distributed start', async () => {
-    if (!(await requireRabbitVhosts())) throw new Error('RabbitMQ or rabbitmqctl is not available');
-    vhost = await createRabbitVhost('bench');
-    cleanups.push(async () => {
-      await vhost?.delete();
-      vhost = undefined;
-    });
-    stack = await DistributedStack.start({
-      amqpUrl: vhost.url,
-      processes: SERVICES.map((service) => ({
-        label: service,
-        service,
-        env: service === 'enrichment' ? { ENRICHMENT_MX_LOOKUP: 'false' } : undefined,
-      })),
-    });
-    const running = stack;
-    cleanups.push(() => running.kill());
-    distributed.vhost = vhost.name;
-    distributed.processes = running.members().length;
-    const pids = await processPids(running);
-    const setup = await setUpChain(running.url, 'distributed');
-    distributed.rssAtStartMb = await rssOf(pids);
-    return { stack: running, setup, pids };
-  });
-  if (started) {
-    await phase('distributed webhook + drain', async () => {
-      const beforeLoad = await cpuSnapshot(started.pids);
-      let afterLoad: CpuSnapshot | undefined;
-      const { webhook, drain } = await webhookAndDrain(
-        started.stack.url,
-        started.setup,
-        echo?.reqPerSec,
-        'distributed',
-        async () => {
-          afterLoad = await cpuSnapshot(started.pids);
-        },
-      );
-      distributed.webhook = webhook;
-      distributed.drain = drain;
-      if (afterLoad)
-        distributed.cpu = cpuFigures(beforeLoad, afterLoad, await cpuSnapshot(started.pids), drain);
-      distributed.rssAfterDrainMb = await rssOf(started.pids);
-      if (typeof drain.error === 'string') throw new Error(drain.error);
-    });
-    await phase('distributed RSS under tsx', async () => {
-      distributed.tsxRssAtStartMb = await tsxRssOnceStarted(started.stack);
-    });
-  }
-  await phase('distributed stop', async () => {
-    await stack?.kill();
-    await vhost?.delete();
-    vhost = undefined;
-  });
+  results.distributed = await runDistributed(echo?.reqPerSec);
 }
 
 await cleanUp();
@@ -729,53 +396,7 @@ for (const mode of ['embedded', 'distributed'] as const) {
     mode === 'embedded' ? (rate ?? 0) >= TARGETS.chainRate : undefined,
   );
 }
-const perProcess = (figures: Record<string, number>, unit = '') =>
-  Object.entries(figures)
-    .map(([label, value]) => `${label} ${value}${unit}`)
-    .join(', ');
-const cpuDuringLoad = at(['distributed', 'cpu', 'duringLoad']) as
-  | { boxIdlePercent?: number; boxPercentByProcess?: Record<string, number> }
-  | undefined;
-if (cpuDuringLoad?.boxPercentByProcess) {
-  row(
-    `distributed CPU during the load, % of the box (${box.cpus} cores): idle | per process`,
-    `${show(cpuDuringLoad.boxIdlePercent, ' %')} | ${perProcess(cpuDuringLoad.boxPercentByProcess)}`,
-  );
-}
-const cpuPerLead = at(['distributed', 'cpu', 'msPerAcceptedLead']) as
-  | { total?: number; byProcess?: Record<string, number>; chainDrained?: boolean }
-  | undefined;
-if (cpuPerLead?.byProcess) {
-  row(
-    `distributed CPU per accepted lead, load + drain${cpuPerLead.chainDrained ? '' : ' (drain unfinished)'}, broker not counted: total | per process`,
-    `${show(cpuPerLead.total, ' ms')} | ${perProcess(cpuPerLead.byProcess)}`,
-  );
-}
-for (const [key, when] of [
-  ['tsxRssAtStartMb', 'once started, before the build (tsx)'],
-  ['rssAtStartMb', 'once started, the build (node)'],
-  ['rssAfterDrainMb', 'after the drain, the build (node)'],
-] as const) {
-  const figures = at(['distributed', key]) as
-    | { total?: number; byProcess?: Record<string, number> }
-    | undefined;
-  if (!figures?.byProcess) {
-    if (key === 'tsxRssAtStartMb' && errors['distributed RSS under tsx'])
-      row(`distributed RSS ${when}`, errors['distributed RSS under tsx']);
-    continue;
-  }
-  const sizes = Object.values(figures.byProcess);
-  row(
-    `distributed RSS ${when}: total (${sizes.length} processes) | largest`,
-    `${show(figures.total, ' MB')} | ${show(Math.max(...sizes), ' MB')}`,
-  );
-  row(
-    `distributed RSS ${when}, per process (MB)`,
-    Object.entries(figures.byProcess)
-      .map(([label, mb]) => `${label} ${mb}`)
-      .join(', '),
-  );
-}
+distributedReportRows({ at, row, show, errors, cpus: box.cpus });
 if (at(['embedded', 'import']) !== undefined) {
   const scoredS = num(['embedded', 'import', 'scoredS']);
   const peak = num(['embedded', 'import', 'peakRssMb']);

@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CHAIN_METRIC_NAMES } from '@lead-capture/kit';
@@ -206,6 +207,8 @@ export interface CpuBetween {
   boxPercentByProcess: Record<string, number>;
   /** How much of the box's CPU was idle over that time, in %. */
   boxIdlePercent: number;
+  /** Wall-clock time between the two snapshots, in ms (the box's CPU time over its cores). */
+  wallMs: number;
 }
 
 export function cpuBetween(before: CpuSnapshot, after: CpuSnapshot): CpuBetween {
@@ -220,7 +223,7 @@ export function cpuBetween(before: CpuSnapshot, after: CpuSnapshot): CpuBetween 
     totalMs += used;
   }
   const boxIdlePercent = boxMs > 0 ? (100 * (after.box.idleMs - before.box.idleMs)) / boxMs : Number.NaN;
-  return { byProcessMs, totalMs, boxPercentByProcess, boxIdlePercent };
+  return { byProcessMs, totalMs, boxPercentByProcess, boxIdlePercent, wallMs: boxMs / cpus().length };
 }
 
 /** Samples a process's VmRSS every `intervalMs` until stopped; `stop()` answers the peak seen. */

@@ -23,6 +23,17 @@ export interface DeliveryContext {
 
 export type EventHandler = (event: EventEnvelope, context: DeliveryContext) => Promise<void>;
 
+/**
+ * Several deliveries of a group handled at once (see SubscribeOptions.batch), in the order the queue
+ * delivered them. Resolves with the events it left unhandled (nothing: all handled); each of those,
+ * or every event when it throws, then goes through the subscription's handler alone, with its own
+ * retries and dead-lettering. Must be idempotent like the handler: a batch may be delivered again.
+ */
+export type BatchHandler = (
+  events: EventEnvelope[],
+  context: DeliveryContext,
+) => Promise<readonly EventEnvelope[] | undefined>;
+
 export interface SubscribeOptions {
   /**
    * Consumer group: one durable queue per group, shared by every replica that subscribes with the
@@ -57,6 +68,13 @@ export interface SubscribeOptions {
    * event is retried alone, through `handler`.
    */
   chainBatch?: (events: EventEnvelope[], context: DeliveryContext) => Promise<void>;
+  /**
+   * Queued (RabbitMQ) only: the first deliveries the prefetch holds are handed over together, up to
+   * half the `prefetch` (the broker refills the rest meanwhile) and one when idle, so that a batch is one store transaction, one wait for the publisher
+   * confirms and one `multiple` ack. Batches of a subscription run one after another, in queue order.
+   * Retries (attempt 2 and later) go through `handler` alone. Ignored by the in-process bus.
+   */
+  batch?: BatchHandler;
 }
 
 export interface Subscription {

@@ -81,13 +81,73 @@ export interface InternalClaims {
 }
 
 /**
+ * Tokens already made, by what they say: the same claims for the same request (a sender posting to
+ * its webhook again and again) reuse a token while it has more than half its lifetime left, instead
+ * of one Ed25519 signature per request; a receiver then finds it in its own cache (verifiedTokens).
+ * A token was good for that request for 60 seconds anyway; reusing it grants nothing more.
+ */
+class TokenCache<T> {
+  readonly #entries = new Map<string, { value: T; until: number }>();
+
+  constructor(readonly limit: number) {}
+
+  get(key: string, now: number): T | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    if (entry.until > now) return entry.value;
+    this.#entries.delete(key);
+    return undefined;
+  }
+
+  set(key: string, value: T, until: number): void {
+    // Bounded: the oldest entry leaves first (Map keeps insertion order).
+    if (this.#entries.size >= this.limit) this.#entries.delete(this.#entries.keys().next().value as string);
+    this.#entries.set(key, { value, until });
+  }
+}
+
+const CACHED_TOKENS = 1000;
+const signedTokens = new WeakMap<InternalSigner, TokenCache<string>>();
+
+/**
  * The signing side: a compact JWS (EdDSA, Ed25519) for one request to one service, valid for 60
  * seconds: `kid` and `iss` name the signer, `aud` lead-capture:<service>, `htm` the method, `htu`
  * the path, the caller (`sub`, method, role, scope) when there is one, the client (`cip`, `chost`,
  * `cproto`) when the gateway forwards a client's request. The signer's key object is made once
- * (internalSigner), so a token costs one Ed25519 signature.
+ * (internalSigner), and a token for the same claims is reused for half its lifetime (TokenCache).
  */
 export async function signInternalToken(
+  claims: InternalClaims & { target: IdentityTarget },
+  signer: InternalSigner,
+): Promise<string> {
+  let cache = signedTokens.get(signer);
+  if (!cache) {
+    cache = new TokenCache(CACHED_TOKENS);
+    signedTokens.set(signer, cache);
+  }
+  const { identity, client, target } = claims;
+  const key = JSON.stringify([
+    target.service,
+    target.method.toUpperCase(),
+    pathOf(target.path),
+    identity?.userId,
+    identity?.method,
+    identity?.role,
+    identity?.scope,
+    identity?.apiKeyId,
+    client?.ip,
+    client?.host,
+    client?.protocol,
+  ]);
+  const now = Date.now();
+  const cached = cache.get(key, now);
+  if (cached !== undefined) return cached;
+  const token = await signNewToken(claims, signer);
+  cache.set(key, token, now + (LIFETIME_SECONDS * 1000) / 2);
+  return token;
+}
+
+async function signNewToken(
   claims: InternalClaims & { target: IdentityTarget },
   signer: InternalSigner,
 ): Promise<string> {
@@ -188,6 +248,32 @@ export async function verifyInternalToken(
   trust: InternalTrust,
   expected: IdentityTarget,
 ): Promise<InternalClaims> {
+  let cache = verifiedTokens.get(trust);
+  if (!cache) {
+    cache = new TokenCache(CACHED_TOKENS);
+    verifiedTokens.set(trust, cache);
+  }
+  const key = `${expected.service}\u0000${expected.method.toUpperCase()}\u0000${pathOf(expected.path)}\u0000${token}`;
+  const now = Date.now();
+  const cached = cache.get(key, now);
+  if (cached) return cached.claims;
+  const verified = await verifyNewToken(token, trust, expected);
+  // Until it expires: no later than its `exp` (the signer reuses a token for half its lifetime).
+  cache.set(key, verified, Math.min(verified.expiresAt, now + LIFETIME_SECONDS * 1000));
+  return verified.claims;
+}
+
+/** Tokens this process verified, per trust, with their claims, until they expire. */
+const verifiedTokens = new WeakMap<
+  InternalTrust,
+  TokenCache<{ claims: InternalClaims; expiresAt: number }>
+>();
+
+async function verifyNewToken(
+  token: string,
+  trust: InternalTrust,
+  expected: IdentityTarget,
+): Promise<{ claims: InternalClaims; expiresAt: number }> {
   const { payload, protectedHeader } = await jwtVerify(
     token,
     ({ kid }) => {
@@ -208,10 +294,11 @@ export async function verifyInternalToken(
   const path = pathOf(expected.path);
   if (payload.htm !== method || payload.htu !== path) throw new Error('The token is for another request');
   const claims = claimsOf(payload);
+  const expiresAt = (payload.exp ?? 0) * 1000;
   if (signer === GATEWAY_SIGNER) {
     if (claims.identity?.method === 'service')
       throw new Error('The gateway does not sign service identities');
-    return claims;
+    return { claims, expiresAt };
   }
   if (!isOwnServiceIdentity(claims.identity, signer) || claims.client !== undefined) {
     throw new Error(`The key of ${signer} signs only the ${signer} service's own identity`);
@@ -221,7 +308,7 @@ export async function verifyInternalToken(
       `${signer} is not declared to call ${method} ${path} on ${expected.service} (SYNC_CALLS in packages/contracts/src/chain.ts)`,
     );
   }
-  return claims;
+  return { claims, expiresAt };
 }
 
 /** verifyInternalToken for a route that needs a caller: rejects a token without an identity. */

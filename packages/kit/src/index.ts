@@ -158,6 +158,7 @@ export {
   type ShutdownResult,
 } from './shutdown.js';
 export {
+  type BatchingHandler,
   derivedEventId,
   type StageResultDoc,
   StageResults,

@@ -214,10 +214,50 @@ export class Outbox {
       if (writesEntries) this.#entryState.changesWriting--;
     }
     for (const queued of staged) queued.committed();
-    // Order holds within a stream only, so the streams of one change (a CSV batch: one per row) go
-    // out together rather than one broker round trip after another.
-    await Promise.all([...streams].map((stream) => this.publishStream(stream)));
+    if (streams.size > 0) await this.#publishStreams([...streams]);
     return result;
+  }
+
+  /**
+   * Publishes what waits in these streams, each stream oldest first. Order holds within a stream
+   * only, so the streams of one change (a CSV batch: one per row, a consumer's batch: one per lead)
+   * go out together, with one wait for the broker's confirms rather than one after another; one read
+   * finds their entries and one write deletes those published. What the bus refuses stays for the relay.
+   */
+  async #publishStreams(streams: readonly string[]): Promise<void> {
+    const filter = streams.length === 1 ? { stream: streams[0] } : { stream: { $in: [...streams] } };
+    const byStream = new Map<string, OutboxEntry[]>();
+    try {
+      for (const entry of await this.#entries.find(filter, { sort: { position: 1 } })) {
+        const list = byStream.get(entry.stream);
+        if (list) list.push(entry);
+        else byStream.set(entry.stream, [entry]);
+      }
+    } catch (error) {
+      this.#options.logger.warn({ err: error }, 'Events not published yet; the outbox relay will retry');
+      return;
+    }
+    const published: string[] = [];
+    await Promise.all(
+      [...byStream].map(async ([stream, entries]) => {
+        try {
+          for (const entry of entries) {
+            await this.#options.bus.publishEnvelope(entry.envelope);
+            published.push(entry._id);
+          }
+        } catch (error) {
+          this.#options.logger.warn(
+            { err: error, stream },
+            'Event not published yet; the outbox relay will retry',
+          );
+        }
+      }),
+    );
+    if (published.length === 0) return;
+    // Left behind if this fails: the relay publishes them again, under the same ids (harmless).
+    await this.#entries.deleteMany({ _id: { $in: published } }).catch((error: unknown) => {
+      this.#options.logger.warn({ err: error }, 'Published outbox entries not deleted yet');
+    });
   }
 
   /** Whether an entry of `stream` waits in the collection (read only while any entry may). */
@@ -227,17 +267,8 @@ export class Outbox {
   }
 
   /** Publishes what waits in one stream, oldest first; what the bus refuses stays for the relay. */
-  async publishStream(stream: string): Promise<void> {
-    try {
-      for (const entry of await this.#entries.find({ stream }, { sort: { position: 1 } })) {
-        await this.#send(entry);
-      }
-    } catch (error) {
-      this.#options.logger.warn(
-        { err: error, stream },
-        'Event not published yet; the outbox relay will retry',
-      );
-    }
+  publishStream(stream: string): Promise<void> {
+    return this.#publishStreams([stream]);
   }
 
   /** Starts the relay: a pass every relayIntervalMs. */

@@ -77,6 +77,7 @@ describe('StageResults', () => {
         eventId: (triggerId) => derivedEventId(triggerId, NAMESPACE),
         stream: (event) => event.data.leadId,
         compute: async (event) => {
+          if (event.data.value < 0) throw new Error('cannot compute a negative value');
           computations++;
           // A UUID (what lead.deleted carries) derived from the trigger and which computation this is.
           return { computed: derivedEventId(`${event.data.value}-${computations}`, NAMESPACE) };
@@ -133,6 +134,32 @@ describe('StageResults', () => {
       data: { leadId: computedId(5, 1) },
     });
     expect(await outbox.pending()).toBe(0);
+  });
+
+  it('handles a batch in one change: skips stored results, leaves failed computations, emits nothing twice', async () => {
+    const { results, outbox } = stage();
+    await results.createIndexes();
+    await outbox.createIndexes();
+    const handledBefore = trigger(1);
+    await results.handle(handledBefore);
+    published = [];
+    const [first, failing, second] = [trigger(2), trigger(-1), trigger(3)];
+
+    const left = await results.handleBatch([handledBefore, first, failing, second]);
+    expect(left).toEqual([failing]);
+    // In batch order, each under the id derived from its trigger.
+    expect(published.map((envelope) => envelope.id)).toEqual([
+      derivedEventId(first.id, NAMESPACE),
+      derivedEventId(second.id, NAMESPACE),
+    ]);
+    expect(await store.collection('test_results').countDocuments({})).toBe(3);
+    expect(await outbox.pending()).toBe(0);
+
+    // The batch delivered again: nothing computed or emitted twice.
+    const computed = computations;
+    expect(await results.handleBatch([first, second])).toEqual([]);
+    expect(published).toHaveLength(2);
+    expect(computations).toBe(computed);
   });
 
   it('commits one result when two deliveries race, and every event they emit carries its id', async () => {

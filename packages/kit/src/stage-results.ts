@@ -1,3 +1,4 @@
+import type { BatchHandler, EventHandler } from '@lead-capture/bus';
 import type { EventDataMap, EventEnvelope, EventType } from '@lead-capture/contracts';
 import { type Collection, type DocStore, isDuplicateKeyError } from '@lead-capture/docstore';
 import type { Outbox, OutboxChange } from './outbox.js';
@@ -10,6 +11,9 @@ import { timeOrderedUuidV5 } from './uuid-v5.js';
 export function derivedEventId(triggerEventId: string, namespace: string): string {
   return timeOrderedUuidV5(triggerEventId, namespace, triggerEventId);
 }
+
+/** A handler that may also take several events at once (see SubscribeOptions.batch). */
+export type BatchingHandler = EventHandler & { batch?: BatchHandler };
 
 /** What a stage computed for one triggering event, stored under the trigger's id. */
 export type StageResultDoc<TResult extends object> = TResult & {
@@ -72,6 +76,62 @@ export class StageResults<TEvent extends EventEnvelope, TResult extends object, 
     return this.options.eventId(triggerEventId);
   }
 
+  /**
+   * `handle` for the bus, with `batch` for a queue that hands over several deliveries at once
+   * (SubscribeOptions.batch): subscribeGroup passes it on.
+   */
+  readonly handler: BatchingHandler = Object.assign((event: EventEnvelope) => this.handle(event as TEvent), {
+    batch: (events: EventEnvelope[]) => this.handleBatch(events as TEvent[]),
+  });
+
+  /**
+   * Several triggering events at once, in one outbox change: the results stored already are skipped,
+   * the others computed (concurrently, outside the transaction), then every result and its event
+   * committed together, and the events published with one wait for the broker. Resolves with the
+   * events left to `handle` one by one: those whose computation failed. A failing commit (a racing
+   * delivery stored a result first) leaves them all to it. Where the store has no transactions
+   * every event is handled alone.
+   */
+  async handleBatch(events: readonly TEvent[]): Promise<TEvent[]> {
+    if (!this.deps.store.transactional) return [...events];
+    const stored = new Set(
+      (
+        await this.results.find({ _id: { $in: events.map((event) => event.id) } }, { projection: { _id: 1 } })
+      ).map((result) => result._id),
+    );
+    const pending = events.filter((event) => !stored.has(event.id));
+    const computed = await Promise.allSettled(pending.map((event) => this.options.compute(event)));
+    const left: TEvent[] = [];
+    const done: { event: TEvent; result: TResult }[] = [];
+    for (const [index, event] of pending.entries()) {
+      const outcome = computed[index]!;
+      if (outcome.status === 'fulfilled') done.push({ event, result: outcome.value });
+      else left.push(event);
+    }
+    if (done.length === 0) return left;
+    await this.deps.outbox.change(async (change) => {
+      const results = change.collection<StageResultDoc<TResult>>(this.options.collection);
+      for (const { event, result } of done) await this.#record(change, event, result);
+      await results.insertMany(
+        done.map(
+          ({ event, result }) =>
+            ({ _id: event.id, ...result, createdAt: new Date() }) as StageResultDoc<TResult>,
+        ),
+      );
+    });
+    return left;
+  }
+
+  /** The trigger's next event and the stage's other writes, in `change`. */
+  async #record(change: OutboxChange, event: TEvent, result: TResult): Promise<void> {
+    await change.emit(this.options.stream(event), this.options.nextType, this.options.next(event, result), {
+      id: this.nextEventId(event.id),
+      correlationId: event.correlationId,
+      causationId: event.id,
+    });
+    await this.options.commit?.(change, event, result);
+  }
+
   async handle(event: TEvent): Promise<void> {
     if (await this.results.findOne({ _id: event.id }, { projection: { _id: 1 } })) return;
     // Computed outside the transaction: the work may wait on the network (DNS) or on settings.
@@ -87,17 +147,7 @@ export class StageResults<TEvent extends EventEnvelope, TResult extends object, 
         }
         // The event first: where the store has no transactions, it is then never lost to a crash
         // between the two writes (a redelivery records it again, under the same id).
-        await change.emit(
-          this.options.stream(event),
-          this.options.nextType,
-          this.options.next(event, result),
-          {
-            id: this.nextEventId(event.id),
-            correlationId: event.correlationId,
-            causationId: event.id,
-          },
-        );
-        await this.options.commit?.(change, event, result);
+        await this.#record(change, event, result);
         // The result last: once stored, a redelivery does nothing, so everything above must be done.
         await results.insertOne({
           _id: event.id,

@@ -63,12 +63,7 @@ export class EnrichmentWorker {
   }
 
   async subscribe(options: { chain?: boolean } = {}): Promise<Subscription> {
-    return subscribeGroup(
-      this.deps.bus,
-      ENRICH_GROUP,
-      (event) => this.handle(event as EventOf<'lead.captured'>),
-      options,
-    );
+    return subscribeGroup(this.deps.bus, ENRICH_GROUP, this.stage.handler, options);
   }
 
   handle(event: EventOf<'lead.captured'>): Promise<void> {

@@ -168,7 +168,23 @@ export function createProgressHandler({ collections, now: clock }: LeadContext) 
     for (const event of events) await handleProgress(event);
   }
 
-  return Object.assign(handleProgress, { batch: handleProgressBatch });
+  /**
+   * Events of several leads at once (a queue's batch): each lead's events applied together, the
+   * leads side by side. Resolves with the events of the leads that failed, to be retried one by one.
+   */
+  async function handleLeadsBatch(events: readonly ProgressEvent[]): Promise<ProgressEvent[]> {
+    const byLead = new Map<string, ProgressEvent[]>();
+    for (const event of events) {
+      const list = byLead.get(event.data.leadId);
+      if (list) list.push(event);
+      else byLead.set(event.data.leadId, [event]);
+    }
+    const groups = [...byLead.values()];
+    const outcomes = await Promise.allSettled(groups.map((group) => handleProgressBatch(group)));
+    return groups.flatMap((group, index) => (outcomes[index]!.status === 'rejected' ? group : []));
+  }
+
+  return Object.assign(handleProgress, { batch: handleProgressBatch, leadsBatch: handleLeadsBatch });
 }
 
 /** The updates of several changes as one: their `$set`s together (a later one wins), their `$addToSet` lists joined. */

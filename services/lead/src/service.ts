@@ -88,7 +88,10 @@ export function createLeadService(
             if (isProgressEvent(known)) await recordProgress(known);
           },
           // Chained, a lead's progress events come together at the end of its chain: one write.
-          { chainBatch: (events) => recordProgress.batch(events.map(asKnown).filter(isProgressEvent)) },
+          {
+            chainBatch: (events) => recordProgress.batch(events.map(asKnown).filter(isProgressEvent)),
+            batch: (events) => recordProgress.leadsBatch(events.map(asKnown).filter(isProgressEvent)),
+          },
         ),
         // One at a time: a pipeline's update and its deletion must not overtake each other here.
         await subscribeGroup(

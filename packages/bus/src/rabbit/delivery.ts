@@ -1,7 +1,9 @@
+import type { EventEnvelope } from '@lead-capture/contracts';
 import type { Channel, ConsumeMessage } from 'amqplib';
 import { checkedSubscription, errorMessage, parseMessage, type RetryPolicy, truncate } from '../envelope.js';
 import type { DeliveryReporter } from '../observe.js';
-import type { BusLogger, EventHandler, EventValidator, SubscribeOptions } from '../types.js';
+import type { BusLogger, DeliveryOutcome, EventHandler, EventValidator, SubscribeOptions } from '../types.js';
+import { AckLedger } from './acks.js';
 import { copyProperties, publisherHeaders } from './copies.js';
 import { HEADERS, type RabbitNames } from './names.js';
 import type { RabbitSession, Session } from './session.js';
@@ -11,6 +13,8 @@ import type { RabbitTopology } from './topology.js';
  * Delivery: consuming a subscription's queue and settling every message exactly once — ack after
  * the handler, a failure copied to the delay queue for its attempt, the last failure or an unreadable
  * message copied to the dead-letter queue, the original acknowledged only once its copy is confirmed.
+ * A subscription with a `batch` handler takes what the prefetch holds at once (see handleBatch);
+ * acks of one turn of the event loop go out together (AckLedger).
  */
 
 /** One subscribe call: its validated options, its handlers in flight, its consumer on the current session. */
@@ -59,6 +63,11 @@ export interface ActiveConsumer {
   /** We are closing it (cancel, failed setup): its 'close' is not a fault. */
   expectClose: boolean;
   consumerTag: string | null;
+  readonly acks: AckLedger;
+  /** Batch subscriptions: deliveries waiting for the batch under way to finish. */
+  readonly waiting: ConsumeMessage[];
+  /** Batch subscriptions: a loop is taking batches from `waiting`. */
+  batching: boolean;
 }
 
 export interface DeliveryOptions {
@@ -98,6 +107,7 @@ export class RabbitDelivery {
       }
       await subscription.drained();
       if (consumer && !consumer.closed) {
+        consumer.acks.flush();
         consumer.expectClose = true;
         await consumer.channel.close().catch(NOOP);
       }
@@ -112,6 +122,9 @@ export class RabbitDelivery {
       closed: false,
       expectClose: true,
       consumerTag: null,
+      acks: new AckLedger(channel, () => consumer.closed),
+      waiting: [],
+      batching: false,
     };
     const { group, types, broadcast } = subscription.options;
     channel.on('error', (error: Error) =>
@@ -156,17 +169,113 @@ export class RabbitDelivery {
         this.options.session.fault(consumer.session, 'consumer cancelled by the broker');
       return;
     }
-    const handled = this.handleDelivery(subscription, consumer, message).catch((error: unknown) => {
+    consumer.acks.received(message);
+    if (subscription.options.batch && !subscription.options.broadcast) {
+      this.enqueue(subscription, consumer, message);
+      return;
+    }
+    subscription.track(this.handleAlone(subscription, consumer, message));
+  }
+
+  private handleAlone(
+    subscription: RabbitSubscription,
+    consumer: ActiveConsumer,
+    message: ConsumeMessage,
+    settled?: (outcome: DeliveryOutcome) => void,
+  ): Promise<void> {
+    return this.handleDelivery(subscription, consumer, message, settled).catch((error: unknown) => {
       this.logger.error({ group: subscription.options.group, err: error }, 'Delivery handling failed');
       this.nackRequeue(consumer, message);
     });
-    subscription.track(handled);
+  }
+
+  /**
+   * Batch subscriptions: deliveries wait here while a batch is handled; the loop then takes the next
+   * batch from what arrived meanwhile. The first delivery after an idle spell waits one turn of the
+   * event loop for the others of the same read from the socket, and is handled alone if none came.
+   */
+  private enqueue(subscription: RabbitSubscription, consumer: ActiveConsumer, message: ConsumeMessage) {
+    consumer.waiting.push(message);
+    if (consumer.batching) return;
+    consumer.batching = true;
+    const loop = async () => {
+      try {
+        await new Promise((resolve) => setImmediate(resolve));
+        // On a closed channel the broker puts every unacknowledged delivery back: leave them.
+        while (consumer.waiting.length > 0 && !consumer.closed) {
+          await this.handleBatch(
+            subscription,
+            consumer,
+            consumer.waiting.splice(0, batchLimit(subscription)),
+          );
+        }
+      } finally {
+        consumer.waiting.length = 0;
+        consumer.batching = false;
+      }
+    };
+    subscription.track(loop());
+  }
+
+  /**
+   * One batch, in queue order: the first deliveries of readable events go to the `batch` handler
+   * together and are acknowledged together; the events it leaves (all of them when it throws), retries
+   * and unreadable messages then go through the one-by-one path, with their own retries and dead letters.
+   */
+  private async handleBatch(
+    subscription: RabbitSubscription,
+    consumer: ActiveConsumer,
+    messages: ConsumeMessage[],
+  ): Promise<void> {
+    const { group, batch } = subscription.options;
+    const firsts: { message: ConsumeMessage; envelope: EventEnvelope }[] = [];
+    const alone: ConsumeMessage[] = [];
+    for (const message of messages) {
+      const parsed =
+        readAttempt(message) === 1
+          ? parseMessage(message.content.toString('utf8'), this.options.validate)
+          : null;
+      if (parsed && 'envelope' in parsed) firsts.push({ message, envelope: parsed.envelope });
+      else alone.push(message);
+    }
+    if (!batch || firsts.length < 2) {
+      for (const message of messages) await this.handleAlone(subscription, consumer, message);
+      return;
+    }
+    const reports = firsts.map(({ envelope }) => this.options.reporter.started(group, envelope, 1));
+    let left: ReadonlySet<string>;
+    try {
+      const redelivered = firsts.some(({ message }) => message.fields.redelivered);
+      const unhandled = await batch(
+        firsts.map(({ envelope }) => envelope),
+        { attempt: 1, group, redelivered },
+      );
+      left = new Set((unhandled ?? []).map((event) => event.id));
+    } catch (error) {
+      this.logger.warn(
+        { group, events: firsts.length, err: error },
+        'Batch handler failed; handling its events one by one',
+      );
+      left = new Set(firsts.map(({ envelope }) => envelope.id));
+    }
+    for (const [index, { message, envelope }] of firsts.entries()) {
+      if (left.has(envelope.id)) continue;
+      reports[index]!('handled');
+      if (!consumer.closed) consumer.acks.ack(message, false);
+    }
+    // One `multiple` ack for the batch.
+    if (!consumer.closed) consumer.acks.flush();
+    for (const [index, { message, envelope }] of firsts.entries()) {
+      if (left.has(envelope.id)) await this.handleAlone(subscription, consumer, message, reports[index]);
+    }
+    await Promise.all(alone.map((message) => this.handleAlone(subscription, consumer, message)));
   }
 
   private async handleDelivery(
     subscription: RabbitSubscription,
     consumer: ActiveConsumer,
     message: ConsumeMessage,
+    reported?: (outcome: DeliveryOutcome) => void,
   ) {
     const { group, broadcast } = subscription.options;
     const attempt = readAttempt(message);
@@ -183,7 +292,7 @@ export class RabbitDelivery {
       );
     }
     const { envelope } = parsed;
-    const settled = broadcast ? NOOP : this.options.reporter.started(group, envelope, attempt);
+    const settled = broadcast ? NOOP : (reported ?? this.options.reporter.started(group, envelope, attempt));
     try {
       await subscription.handler(envelope, { attempt, group, redelivered: message.fields.redelivered });
     } catch (error) {
@@ -254,27 +363,23 @@ export class RabbitDelivery {
     });
   }
 
-  // Acks and nacks throw once the channel is closing; the broker then redelivers the message anyway.
+  // On a closed channel the broker redelivers the message anyway.
   private ack(consumer: ActiveConsumer, message: ConsumeMessage): void {
-    if (consumer.closed) return;
-    try {
-      consumer.channel.ack(message);
-    } catch {}
+    if (!consumer.closed) consumer.acks.ack(message);
   }
 
   private nackRequeue(consumer: ActiveConsumer, message: ConsumeMessage): void {
-    if (consumer.closed) return;
-    try {
-      consumer.channel.nack(message, false, true);
-    } catch {}
+    if (!consumer.closed) consumer.acks.nack(message, true);
   }
 
   private reject(consumer: ActiveConsumer, message: ConsumeMessage): void {
-    if (consumer.closed) return;
-    try {
-      consumer.channel.nack(message, false, false);
-    } catch {}
+    if (!consumer.closed) consumer.acks.nack(message, false);
   }
+}
+
+/** At most half the prefetch per batch: the broker refills the other half while a batch is handled. */
+function batchLimit(subscription: RabbitSubscription): number {
+  return Math.max(1, Math.ceil(subscription.prefetch / 2));
 }
 
 function readAttempt(message: ConsumeMessage): number {
