@@ -127,9 +127,11 @@ export {
   PAGE_QUERY_SCHEMA,
   PAGINATION_SCHEMA,
   pagedListSchema,
+  pagedQuerySchema,
   pagination,
 } from './pagination.js';
 export { type PeriodicTask, startPeriodicTask } from './periodic.js';
+export { ID_PARAMS_SCHEMA, pathParamsSchema } from './route-params.js';
 export {
   buildServiceApp,
   openBus,

@@ -1,8 +1,8 @@
-import { requireScope } from '@lead-capture/kit';
+import { errorResponses, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { createBulkRunner } from '../../bulk.js';
 import { type LeadRouteDeps, requesterOf } from '../deps.js';
-import { BULK_BODY_SCHEMA, BULK_RESPONSE_SCHEMA, type BulkBody, errorResponses } from '../schemas.js';
+import { BULK_BODY_SCHEMA, BULK_RESPONSE_SCHEMA, type BulkBody } from '../schemas/bulk.js';
 
 /**
  * POST /api/leads/bulk {ids, action}: one action on up to 500 leads, each through the single-lead

@@ -1,12 +1,7 @@
-import { requireScope } from '@lead-capture/kit';
+import { errorResponses, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
-import {
-  errorResponses,
-  LEAD_DETAIL_SCHEMA,
-  LEAD_ID_PARAMS_SCHEMA,
-  type LeadIdParams,
-} from '../../schemas.js';
+import { LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
 import { registerAssignRoute } from './assign.js';
 import { registerDuplicatesRoute } from './duplicates.js';
 import { registerEventsRoute } from './events.js';

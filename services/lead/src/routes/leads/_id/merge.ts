@@ -1,14 +1,8 @@
-import { requireScope } from '@lead-capture/kit';
+import { errorResponses, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
-import {
-  errorResponses,
-  LEAD_DETAIL_SCHEMA,
-  LEAD_ID_PARAMS_SCHEMA,
-  type LeadIdParams,
-  MERGE_BODY_SCHEMA,
-  type MergeBody,
-} from '../../schemas.js';
+import { LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
+import { MERGE_BODY_SCHEMA, type MergeBody } from '../../schemas/merge.js';
 
 /**
  * POST /api/leads/<id>/merge {duplicateId}: folds any other lead into this one (it need not be

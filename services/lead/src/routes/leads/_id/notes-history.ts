@@ -1,11 +1,9 @@
-import { pagination, requireScope } from '@lead-capture/kit';
+import { errorResponses, pagination, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import type { NoteDoc, UserDoc } from '../../../store.js';
 import { type LeadRouteDeps, requesterOf } from '../../deps.js';
+import { LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
 import {
-  errorResponses,
-  LEAD_ID_PARAMS_SCHEMA,
-  type LeadIdParams,
   NOTE_BODY_SCHEMA,
   NOTE_ID_PARAMS_SCHEMA,
   NOTE_LIST_QUERY_SCHEMA,
@@ -14,7 +12,7 @@ import {
   type NoteBody,
   type NoteIdParams,
   type NoteListQuery,
-} from '../../schemas.js';
+} from '../../schemas/notes.js';
 
 function toNote(note: NoteDoc, authors: Map<string, UserDoc>) {
   const userId = note.author.userId ?? null;

@@ -1,14 +1,8 @@
-import { requireScope } from '@lead-capture/kit';
+import { errorResponses, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
-import {
-  errorResponses,
-  LEAD_DETAIL_SCHEMA,
-  LEAD_ID_PARAMS_SCHEMA,
-  type LeadIdParams,
-  STATUS_BODY_SCHEMA,
-  type StatusBody,
-} from '../../schemas.js';
+import { LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
+import { STATUS_BODY_SCHEMA, type StatusBody } from '../../schemas/lead-changes.js';
 
 /** PUT /api/leads/<id>/status {status}: any status may follow any; 200 with the updated lead. */
 export function registerStatusRoute(app: FastifyInstance, { context, actions }: LeadRouteDeps): void {

@@ -1,16 +1,14 @@
-import { requireScope } from '@lead-capture/kit';
+import { errorResponses, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { type LeadRouteDeps, requesterOf } from '../../deps.js';
+import { LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
 import {
-  errorResponses,
-  LEAD_ID_PARAMS_SCHEMA,
   LEAD_TAG_PARAMS_SCHEMA,
-  type LeadIdParams,
   type LeadTagParams,
   TAG_BODY_SCHEMA,
   TAG_SCHEMA,
   type TagBody,
-} from '../../schemas.js';
+} from '../../schemas/lead-changes.js';
 
 /**
  * POST /api/leads/<id>/tags {name}: 201 with the tag {id, name} when added, 200 with it when the
