@@ -1,4 +1,19 @@
 export {
+  AUDIT_RECORD_HEADER,
+  type AuditContext,
+  type AuditedAction,
+  type AuditRecord,
+  auditRecordOf,
+  collectWriteRoutes,
+  type DeclaredRoute,
+  type NotAudited,
+  notAudited,
+  pickFields,
+  type RouteAudit,
+  readAuditRecord,
+  reportAuditRecords,
+} from './audit.js';
+export {
   bool,
   COMMON_CONFIG,
   ConfigError,

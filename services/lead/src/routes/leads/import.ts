@@ -9,6 +9,7 @@ import {
   AppError,
   badRequest,
   errorResponses,
+  notAudited,
   payloadTooLarge,
   requireScope,
   unsupportedMediaType,
@@ -214,6 +215,11 @@ export async function registerImportRoute(
     scope.post<{ Querystring: ImportParameters }>(
       '/api/leads/import',
       {
+        config: {
+          audit: notAudited(
+            'Creates leads through the capture chain, each with its own timeline; GET /api/leads/imports lists the imports',
+          ),
+        },
         onRequest: async (request) => {
           const type = mediaTypeOf(request);
           if (type !== 'multipart/form-data' && !CSV_TYPES.includes(type)) {

@@ -1,5 +1,6 @@
 import { errorResponses, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
+import { LEAD_CHANGE } from '../../audit.js';
 import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
 import { LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
 import { ASSIGN_BODY_SCHEMA, type AssignBody } from '../../schemas/lead-changes.js';
@@ -9,6 +10,7 @@ export function registerAssignRoute(app: FastifyInstance, { context, actions }: 
   app.put<{ Params: LeadIdParams; Body: AssignBody }>(
     '/api/leads/:id/assign',
     {
+      config: { audit: LEAD_CHANGE },
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,

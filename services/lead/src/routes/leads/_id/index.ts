@@ -1,5 +1,6 @@
 import { errorResponses, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
+import { LEAD_CHANGE } from '../../audit.js';
 import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
 import { LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
 import { registerAssignRoute } from './assign.js';
@@ -31,6 +32,7 @@ export function registerLeadRoutes(app: FastifyInstance, deps: LeadRouteDeps): v
   app.delete<{ Params: LeadIdParams }>(
     '/api/leads/:id',
     {
+      config: { audit: LEAD_CHANGE },
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,

@@ -1,5 +1,6 @@
 import { errorResponses, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
+import { LEAD_CHANGE } from '../../audit.js';
 import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
 import { LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
 import { MERGE_BODY_SCHEMA, type MergeBody } from '../../schemas/merge.js';
@@ -12,6 +13,7 @@ export function registerMergeRoute(app: FastifyInstance, { context, actions }: L
   app.post<{ Params: LeadIdParams; Body: MergeBody }>(
     '/api/leads/:id/merge',
     {
+      config: { audit: LEAD_CHANGE },
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,

@@ -1,6 +1,7 @@
 import { errorResponses, pagination, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import type { NoteDoc, UserDoc } from '../../../store.js';
+import { LEAD_CHANGE } from '../../audit.js';
 import { type LeadRouteDeps, requesterOf } from '../../deps.js';
 import { LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
 import {
@@ -70,6 +71,7 @@ export function registerNotesHistoryRoutes(app: FastifyInstance, { context, acti
   app.post<{ Params: LeadIdParams; Body: NoteBody }>(
     '/api/leads/:id/notes',
     {
+      config: { audit: LEAD_CHANGE },
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,
@@ -86,6 +88,7 @@ export function registerNotesHistoryRoutes(app: FastifyInstance, { context, acti
   app.delete<{ Params: NoteIdParams }>(
     '/api/leads/:id/notes/:noteId',
     {
+      config: { audit: LEAD_CHANGE },
       preHandler: requireScope('full'),
       schema: {
         params: NOTE_ID_PARAMS_SCHEMA,

@@ -1,5 +1,6 @@
 import { errorResponses, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
+import { LEAD_CHANGE } from '../../audit.js';
 import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
 import { LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
 import { STAGE_BODY_SCHEMA, type StageBody } from '../../schemas/lead-changes.js';
@@ -9,6 +10,7 @@ export function registerStageRoute(app: FastifyInstance, { context, actions }: L
   app.put<{ Params: LeadIdParams; Body: StageBody }>(
     '/api/leads/:id/stage',
     {
+      config: { audit: LEAD_CHANGE },
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,

@@ -1,5 +1,6 @@
 import { errorResponses, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
+import { LEAD_CHANGE } from '../../audit.js';
 import { type LeadRouteDeps, requesterOf } from '../../deps.js';
 import { LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
 import {
@@ -18,6 +19,7 @@ export function registerTagRoutes(app: FastifyInstance, { actions }: LeadRouteDe
   app.post<{ Params: LeadIdParams; Body: TagBody }>(
     '/api/leads/:id/tags',
     {
+      config: { audit: LEAD_CHANGE },
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,
@@ -34,6 +36,7 @@ export function registerTagRoutes(app: FastifyInstance, { actions }: LeadRouteDe
   app.delete<{ Params: LeadTagParams }>(
     '/api/leads/:id/tags/:tagId',
     {
+      config: { audit: LEAD_CHANGE },
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_TAG_PARAMS_SCHEMA,
