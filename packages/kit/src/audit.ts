@@ -108,7 +108,7 @@ export function auditRecordOf(
   reply: FastifyReply,
   payload: unknown,
 ): AuditRecord | undefined {
-  const audit = request.routeOptions.config.audit;
+  const audit = request.routeOptions.config?.audit;
   if (audit === undefined || !('action' in audit) || !isSuccess(reply)) return undefined;
   return {
     action: audit.action,
