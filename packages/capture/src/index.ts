@@ -1,7 +1,7 @@
 export type { LeadField } from '@lead-capture/contracts';
 export { safeCustomData } from './custom.js';
 export { emailFieldProblem } from './email.js';
-export { type LeadgenRef, leadgenRefsOf } from './formats.js';
+export { type LeadgenRef, leadgenRefsOf } from './formats/index.js';
 export { type SplitName, splitFullName } from './full-name.js';
 export { nestingDepth, PAYLOAD_LIMITS, payloadShapeProblem } from './limits.js';
 export {

@@ -13,7 +13,7 @@ import {
 } from '@lead-capture/contracts';
 import { buildCustom, pathKey } from './custom.js';
 import { emailFieldProblem } from './email.js';
-import { type FlatPayload, flattenForFormat } from './formats.js';
+import { type FlatPayload, flattenForFormat } from './formats/index.js';
 import { splitFullName } from './full-name.js';
 import { payloadShapeProblem } from './limits.js';
 import { resolveField } from './path.js';

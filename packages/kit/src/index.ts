@@ -1,4 +1,19 @@
 export {
+  AUDIT_RECORD_HEADER,
+  type AuditContext,
+  type AuditedAction,
+  type AuditRecord,
+  auditRecordOf,
+  collectWriteRoutes,
+  type DeclaredRoute,
+  type NotAudited,
+  notAudited,
+  pickFields,
+  type RouteAudit,
+  readAuditRecord,
+  reportAuditRecords,
+} from './audit.js';
+export {
   bool,
   COMMON_CONFIG,
   ConfigError,
@@ -127,9 +142,11 @@ export {
   PAGE_QUERY_SCHEMA,
   PAGINATION_SCHEMA,
   pagedListSchema,
+  pagedQuerySchema,
   pagination,
 } from './pagination.js';
 export { type PeriodicTask, startPeriodicTask } from './periodic.js';
+export { ID_PARAMS_SCHEMA, pathParamsSchema } from './route-params.js';
 export {
   buildServiceApp,
   openBus,

@@ -33,6 +33,20 @@ export function pagedListSchema<TItem extends object>(item: TItem) {
   } as const;
 }
 
+/**
+ * The query of a paged list: `page` and `limit`, then the list's own filters; any other parameter
+ * is refused (400).
+ */
+export function pagedQuerySchema<const Filters extends Record<string, object> = Record<never, never>>(
+  filters: Filters = {} as Filters,
+) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    properties: { page: PAGE_QUERY_SCHEMA, limit: LIMIT_QUERY_SCHEMA, ...filters },
+  } as const;
+}
+
 /** The contract's Pagination object of a page: `pages` is ceil(total / limit), 0 when nothing matches. */
 export function pagination(page: number, limit: number, total: number) {
   return { page, limit, total, pages: Math.ceil(total / limit) };

@@ -4,6 +4,7 @@ import { type DocStore, openStore } from '@lead-capture/docstore';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { reportAuditRecords } from './audit.js';
 import { COMMON_CONFIG, exitOnConfigError, loadConfig } from './config.js';
 import { registerHealthRoutes } from './health.js';
 import { createHttpApp } from './http.js';
@@ -53,7 +54,8 @@ export interface ServiceAppOptions {
 /**
  * The HTTP app of one service process, not listening: its OpenAPI document at /openapi.json,
  * /healthz and /readyz (store and bus), the internal-identity check (the module's public routes
- * and the document excepted), then the module's routes. Tests build it without listening.
+ * and the document excepted), then the module's routes, whose audited writes
+ * answer with their audit record for the gateway. Tests build it without listening.
  */
 export async function buildServiceApp(
   module: ServiceModule,
@@ -81,6 +83,7 @@ export async function buildServiceApp(
       isPublicRoute(method, path),
   });
   if (options.metrics) serveMetrics(app, options.metrics.registry, options.metrics.token);
+  reportAuditRecords(app);
   const { registerRoutes } = module;
   if (registerRoutes) await app.register(async (scope) => registerRoutes.call(module, scope));
   return app;

@@ -7,6 +7,7 @@ import { type DocStore, openStore } from '@lead-capture/docstore';
 import { buildGateway } from '@lead-capture/gateway';
 import {
   createLogger,
+  type DeclaredRoute,
   generateInternalKeys,
   loadConfig,
   openBus,
@@ -42,6 +43,8 @@ export interface ProductAppOptions {
   start?: boolean;
   /** The data folder of an earlier run to open again (kept on close); a fresh one by default. */
   dataDir?: string;
+  /** Filled with every write route the product serves, and its audit metadata. */
+  writeRoutes?: DeclaredRoute[];
 }
 
 /**
@@ -83,6 +86,7 @@ export async function buildProductApp(options: ProductAppOptions): Promise<Produ
       firstAdmin: { ...PRODUCT_ADMIN, name: 'Ada Admin' },
       services: modules,
       trust: internalKeys.trust,
+      ...(options.writeRoutes ? { writeRoutes: options.writeRoutes } : {}),
     });
     await app.ready();
     if (options.start !== false) for (const module of modules) await module.start?.();

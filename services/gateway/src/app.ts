@@ -3,7 +3,9 @@ import type { MessageBus } from '@lead-capture/bus';
 import { DASHBOARD_DIST_DIR } from '@lead-capture/dashboard';
 import type { DocStore } from '@lead-capture/docstore';
 import {
+  collectWriteRoutes,
   createHttpApp,
+  type DeclaredRoute,
   type InternalSigner,
   type InternalTrust,
   type Logger,
@@ -84,6 +86,8 @@ export interface GatewayDeps {
   now?: () => number;
   /** The dashboard's build served at `/`. Default: packages/dashboard/dist. */
   dashboardDir?: string;
+  /** Filled with every write route the app serves, and its audit metadata (tests hold them to it). */
+  writeRoutes?: DeclaredRoute[];
 }
 
 /**
@@ -125,6 +129,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     bodyLimit: config.BODY_LIMIT_BYTES,
     trustProxy: toFastifyTrustProxy(config.TRUST_PROXY),
   });
+  if (deps.writeRoutes) collectWriteRoutes(app, deps.writeRoutes);
   // First: every answer carries the browser-facing headers, refusals by the guard included.
   await registerSecurityHeaders(app, { hsts: config.HSTS });
   // On ready (listen), after the hosting process started the services: their subscriptions to

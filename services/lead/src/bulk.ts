@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { LeadContext } from './context.js';
 import type { LeadActions, Requester } from './lead-actions.js';
 import { findTag } from './list-query.js';
-import type { BulkActionType, BulkBody } from './routes/schemas.js';
+import type { BulkActionType, BulkBody } from './routes/schemas/bulk.js';
 
 export type BulkResult = { id: string; ok: boolean; status?: number; error?: string };
 

@@ -1,6 +1,6 @@
 import { LEAD_STATUSES, QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
 import type { Collection, Filter, SortSpec } from '@lead-capture/docstore';
-import { badRequest, LIMIT_QUERY_SCHEMA, PAGE_QUERY_SCHEMA } from '@lead-capture/kit';
+import { badRequest, pagedQuerySchema } from '@lead-capture/kit';
 import { digitsOf, foldForSearch } from './normalize.js';
 import type { TagDoc } from './store.js';
 
@@ -42,15 +42,7 @@ const FILTER_PROPERTIES = {
   sort: { type: 'string', enum: LEAD_SORTS, default: '-createdAt' },
 } as const;
 
-export const LEAD_LIST_QUERY_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    page: PAGE_QUERY_SCHEMA,
-    limit: LIMIT_QUERY_SCHEMA,
-    ...FILTER_PROPERTIES,
-  },
-} as const;
+export const LEAD_LIST_QUERY_SCHEMA = pagedQuerySchema(FILTER_PROPERTIES);
 
 /** The query of the list and the export, as ajv leaves it (page, limit and sort defaulted). */
 export type LeadListQuery = SchemaType<typeof LEAD_LIST_QUERY_SCHEMA>;

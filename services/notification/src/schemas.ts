@@ -1,5 +1,5 @@
 import { QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
-import { LIMIT_QUERY_SCHEMA, PAGE_QUERY_SCHEMA, pagedListSchema } from '@lead-capture/kit';
+import { pagedListSchema, pagedQuerySchema } from '@lead-capture/kit';
 import { MAIL_STATUSES } from './mails.js';
 import { MAX_RECIPIENTS, MAX_SOURCE_IDS } from './settings.js';
 
@@ -39,16 +39,10 @@ export const SETTINGS = {
 
 export type NotificationSettings = SchemaType<typeof SETTINGS>;
 
-export const MAIL_LIST_QUERY = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    page: PAGE_QUERY_SCHEMA,
-    limit: LIMIT_QUERY_SCHEMA,
-    leadId: { type: 'string', format: 'uuid' },
-    status: { type: 'string', enum: MAIL_STATUSES },
-  },
-} as const;
+export const MAIL_LIST_QUERY = pagedQuerySchema({
+  leadId: { type: 'string', format: 'uuid' },
+  status: { type: 'string', enum: MAIL_STATUSES },
+});
 
 const mailProperties = {
   id: { type: 'string', format: 'uuid' },

@@ -1,4 +1,5 @@
 import type { SchemaType } from '@lead-capture/contracts';
+import { ID_PARAMS_SCHEMA } from '@lead-capture/kit';
 import { MAX_STAGES } from './stages.js';
 
 export { errorResponses } from '@lead-capture/kit';
@@ -6,11 +7,7 @@ export { errorResponses } from '@lead-capture/kit';
 export const TAGS = ['Pipelines'];
 
 /** Malformed ids are not refused by the schema: any id that names no pipeline is 404 "Pipeline not found". */
-export const PIPELINE_PARAMS = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string' } },
-} as const;
+export const PIPELINE_PARAMS = ID_PARAMS_SCHEMA;
 
 /** Checked further in code: trimmed names, colours, unique orders, one win and one lost stage. */
 const stageIn = {

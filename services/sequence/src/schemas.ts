@@ -1,5 +1,5 @@
 import { QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
-import { LIMIT_QUERY_SCHEMA, PAGE_QUERY_SCHEMA, pagedListSchema } from '@lead-capture/kit';
+import { ID_PARAMS_SCHEMA, pagedListSchema, pagedQuerySchema } from '@lead-capture/kit';
 import { ENROLLMENT_STATUSES } from './enrollments.js';
 import { MAX_DELAY_MINUTES } from './schedule.js';
 import {
@@ -15,11 +15,7 @@ export { errorResponses } from '@lead-capture/kit';
 export const TAGS = ['Sequences'];
 
 /** Malformed ids are not refused by the schema: any id that names no sequence is 404. */
-export const SEQUENCE_PARAMS = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string' } },
-} as const;
+export const SEQUENCE_PARAMS = ID_PARAMS_SCHEMA;
 
 export type SequenceParams = SchemaType<typeof SEQUENCE_PARAMS>;
 
@@ -114,15 +110,9 @@ export const SEQUENCE = {
   },
 } as const;
 
-export const ENROLLMENT_LIST_QUERY = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    page: PAGE_QUERY_SCHEMA,
-    limit: LIMIT_QUERY_SCHEMA,
-    status: { type: 'string', enum: ENROLLMENT_STATUSES },
-  },
-} as const;
+export const ENROLLMENT_LIST_QUERY = pagedQuerySchema({
+  status: { type: 'string', enum: ENROLLMENT_STATUSES },
+});
 
 export type EnrollmentListQuery = SchemaType<typeof ENROLLMENT_LIST_QUERY>;
 

@@ -6,16 +6,14 @@ import {
   SOURCE_FORMATS,
 } from '@lead-capture/contracts';
 
+import { ID_PARAMS_SCHEMA } from '@lead-capture/kit';
+
 export { errorResponses } from '@lead-capture/kit';
 
 export const TAGS = ['Sources'];
 
 /** Malformed ids are not refused by the schema: any id that names no source is 404 "Source not found". */
-export const SOURCE_PARAMS = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string' } },
-} as const;
+export const SOURCE_PARAMS = ID_PARAMS_SCHEMA;
 export type SourceParams = SchemaType<typeof SOURCE_PARAMS>;
 
 /** Checked further in code: trimmed length (name), entries and targets (fieldMappings). */

@@ -1,5 +1,5 @@
 import { QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
-import { LIMIT_QUERY_SCHEMA, PAGE_QUERY_SCHEMA, pagedListSchema } from '@lead-capture/kit';
+import { pagedListSchema, pagedQuerySchema, pathParamsSchema } from '@lead-capture/kit';
 import { ALL_EVENTS, DELIVERY_STATUSES, PAUSED_REASONS, SUBSCRIBABLE_EVENTS, TEST_EVENT } from './store.js';
 import { MAX_URL_LENGTH } from './target.js';
 
@@ -186,32 +186,20 @@ export const RESUME_BODY = {
 } as const;
 export type ResumeBody = SchemaType<typeof RESUME_BODY>;
 
-export const ID_PARAMS = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', maxLength: 100 } },
-} as const;
+const ID_PARAM = { type: 'string', maxLength: 100 } as const;
+
+export const ID_PARAMS = pathParamsSchema(['id'], ID_PARAM);
 export type IdParams = SchemaType<typeof ID_PARAMS>;
 
-export const DELIVERY_PARAMS = {
-  type: 'object',
-  required: ['id', 'deliveryId'],
-  properties: { id: { type: 'string', maxLength: 100 }, deliveryId: { type: 'string', maxLength: 100 } },
-} as const;
+export const DELIVERY_PARAMS = pathParamsSchema(['id', 'deliveryId'], ID_PARAM);
 export type DeliveryParams = SchemaType<typeof DELIVERY_PARAMS>;
 
-export const DELIVERY_QUERY = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    page: PAGE_QUERY_SCHEMA,
-    limit: LIMIT_QUERY_SCHEMA,
-    status: { type: 'string', enum: DELIVERY_STATUSES },
-    eventType: { type: 'string', enum: [...SUBSCRIBABLE_EVENTS, TEST_EVENT] },
-    startDate: { type: 'string', maxLength: 40, description: 'ISO date; deliveries created at or after it' },
-    endDate: { type: 'string', maxLength: 40, description: 'ISO date; deliveries created at or before it' },
-  },
-} as const;
+export const DELIVERY_QUERY = pagedQuerySchema({
+  status: { type: 'string', enum: DELIVERY_STATUSES },
+  eventType: { type: 'string', enum: [...SUBSCRIBABLE_EVENTS, TEST_EVENT] },
+  startDate: { type: 'string', maxLength: 40, description: 'ISO date; deliveries created at or after it' },
+  endDate: { type: 'string', maxLength: 40, description: 'ISO date; deliveries created at or before it' },
+});
 /** The delivery log's filters and page, as ajv leaves them (page and limit defaulted). */
 export type DeliveryQuery = SchemaType<typeof DELIVERY_QUERY>;
 

@@ -2,7 +2,6 @@ import type { DocStore } from '@lead-capture/docstore';
 import { createLogger } from '@lead-capture/kit';
 import { describe, expect, it } from 'vitest';
 import { type AuditEntryDoc, AuditLog, createSortableIds, type NewAuditEntry } from './audit-log.js';
-import { matchAuditedRoute } from './audited-routes.js';
 
 const ENTRY: NewAuditEntry = {
   action: 'notification_settings.replace',
@@ -83,30 +82,5 @@ describe('createSortableIds', () => {
     const ids = [next(5), next(5), next(5), next(6), next(4), next(6)];
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
-  });
-});
-
-describe('matchAuditedRoute', () => {
-  it.each([
-    ['PUT', '/api/settings/notifications', 'notification_settings.replace', {}],
-    ['PUT', '/api/settings/notifications/?a=1', 'notification_settings.replace', {}],
-    ['DELETE', '/api/sequences/abc', 'sequence.delete', { id: 'abc' }],
-    ['DELETE', '/api//sequences/%61bc', 'sequence.delete', { id: 'abc' }],
-    ['POST', '/api/sources/s-1/regenerate-token', 'source.regenerate_token', { id: 's-1' }],
-    ['PATCH', '/api/users/u-1', 'user.update', { id: 'u-1' }],
-  ])('%s %s is %s', (method, url, action, params) => {
-    const matched = matchAuditedRoute(method, url);
-    expect(matched?.route.action).toBe(action);
-    expect(matched?.params).toEqual(params);
-  });
-
-  it.each([
-    ['GET', '/api/settings/notifications'],
-    ['POST', '/api/leads'],
-    ['PUT', '/api/sequences'],
-    ['DELETE', '/api/sequences/a/b'],
-    ['DELETE', '/api/sequences/%E0%A4%A'],
-  ])('%s %s is not audited', (method, url) => {
-    expect(matchAuditedRoute(method, url)).toBeUndefined();
   });
 });

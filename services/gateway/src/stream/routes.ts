@@ -1,4 +1,11 @@
-import { badRequest, type Identity, tooManyRequests, unauthorized, unavailable } from '@lead-capture/kit';
+import {
+  badRequest,
+  type Identity,
+  notAudited,
+  tooManyRequests,
+  unauthorized,
+  unavailable,
+} from '@lead-capture/kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errorResponses } from '../routes/schemas.js';
 import { EVENT_ID_SHAPE, type StreamHub } from './hub.js';
@@ -56,7 +63,10 @@ export async function streamRoutes(
     STREAM_TICKETS_PATH,
     {
       // A ticket only opens the (read-only) stream, so read-only API keys may ask for one too.
-      config: { readScopeAllowed: true },
+      config: {
+        readScopeAllowed: true,
+        audit: notAudited('Issues a short-lived ticket for the live stream the caller may already read'),
+      },
       schema: {
         tags: ['stream'],
         summary: 'A single-use ticket (30 s) for opening the live stream from a browser EventSource',

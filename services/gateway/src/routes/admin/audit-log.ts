@@ -1,20 +1,10 @@
 import type { SchemaType } from '@lead-capture/contracts';
-import {
-  LIMIT_QUERY_SCHEMA,
-  PAGE_QUERY_SCHEMA,
-  pagedListSchema,
-  pagination,
-  requireRole,
-} from '@lead-capture/kit';
+import { pagedListSchema, pagedQuerySchema, pagination, requireRole } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { type AuditLog, toAuditEntryView } from '../../audit/audit-log.js';
 import { errorResponses } from '../schemas.js';
 
-const AUDIT_LOG_QUERY = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { page: PAGE_QUERY_SCHEMA, limit: LIMIT_QUERY_SCHEMA },
-} as const;
+const AUDIT_LOG_QUERY = pagedQuerySchema();
 
 const AUDIT_ENTRY = {
   type: 'object',

@@ -1,6 +1,6 @@
 import type { DeadLetter, MessageBus } from '@lead-capture/bus';
 import { CONSUMER_GROUPS, type SchemaType } from '@lead-capture/contracts';
-import { notFound, requireRole, requireScope } from '@lead-capture/kit';
+import { notAudited, notFound, requireRole, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { errorResponses } from '../schemas.js';
 
@@ -170,6 +170,9 @@ export async function deadLetterRoutes(app: FastifyInstance, options: { bus: Mes
   app.post<{ Params: GroupParams; Body: SchemaType<typeof REPLAY_BODY> | undefined }>(
     '/api/admin/dead-letters/:group/replay',
     {
+      config: {
+        audit: notAudited('Hands failed events back to their consumers; it changes no setting and no access'),
+      },
       preHandler: requireScope('full'),
       schema: {
         tags: ['admin'],

@@ -1,5 +1,5 @@
 import type { SchemaType } from '@lead-capture/contracts';
-import { badRequest, forbidden, notFound } from '@lead-capture/kit';
+import { badRequest, forbidden, notFound, pickFields } from '@lead-capture/kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type ApiKeys, toPublicApiKey } from '../../identity/api-keys.js';
 import { errorResponses, ID_PARAMS, type IdParams, NO_CONTENT } from '../schemas.js';
@@ -81,6 +81,15 @@ export async function apiKeyRoutes(
   app.post<{ Body: SchemaType<typeof CREATE_API_KEY_BODY> }>(
     '/api/api-keys',
     {
+      config: {
+        audit: {
+          action: 'api_key.create',
+          change: ({ responseBody }) => ({
+            apiKeyId: responseBody?.id ?? null,
+            ...pickFields(responseBody, ['label', 'scope', 'expiresAt', 'prefix']),
+          }),
+        },
+      },
       schema: {
         tags: ['api-keys'],
         summary: 'Generate an API key (admin); the full key is in this response only',
@@ -125,6 +134,15 @@ export async function apiKeyRoutes(
   app.patch<{ Params: IdParams; Body: SchemaType<typeof CHANGE_API_KEY_BODY> }>(
     '/api/api-keys/:id',
     {
+      config: {
+        audit: {
+          action: 'api_key.update',
+          change: ({ params, requestBody }) => ({
+            apiKeyId: params.id,
+            ...pickFields(requestBody, ['label', 'active']),
+          }),
+        },
+      },
       schema: {
         tags: ['api-keys'],
         summary: 'Relabel, revoke (active: false) or reactivate an API key (admin)',
@@ -144,6 +162,7 @@ export async function apiKeyRoutes(
   app.delete<{ Params: IdParams }>(
     '/api/api-keys/:id',
     {
+      config: { audit: { action: 'api_key.delete', change: ({ params }) => ({ apiKeyId: params.id }) } },
       schema: {
         tags: ['api-keys'],
         summary: 'Delete an API key permanently (admin)',

@@ -1,5 +1,5 @@
 import type { SchemaType } from '@lead-capture/contracts';
-import { unauthorized } from '@lead-capture/kit';
+import { notAudited, unauthorized } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import type { AccessTokens } from '../../identity/access-tokens.js';
 import type { HashingQueue } from '../../identity/hashing-queue.js';
@@ -62,7 +62,12 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
   app.post<{ Body: SchemaType<typeof LOGIN_BODY> }>(
     '/api/auth/login',
     {
-      config: { public: true },
+      config: {
+        public: true,
+        audit: notAudited(
+          'Sign-in: the per-account and per-address sign-in limits count it; it changes no setting',
+        ),
+      },
       schema: {
         tags: ['auth'],
         summary: 'Sign in with e-mail and password',
@@ -115,7 +120,7 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
   app.post<{ Body: RefreshTokenBody }>(
     '/api/auth/refresh',
     {
-      config: { public: true },
+      config: { public: true, audit: notAudited('Renews a session the caller holds; it changes no setting') },
       schema: {
         tags: ['auth'],
         summary: 'Exchange a refresh token for a new access token and a new refresh token',
@@ -141,7 +146,7 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
   app.post<{ Body: RefreshTokenBody }>(
     '/api/auth/logout',
     {
-      config: { public: true },
+      config: { public: true, audit: notAudited('Ends a session the caller holds; it changes no setting') },
       schema: {
         tags: ['auth'],
         summary: 'Sign out: revokes the refresh token (and every token of that sign-in)',

@@ -1,5 +1,5 @@
 import type { SchemaType } from '@lead-capture/contracts';
-import { badRequest, requireRole, requireSession } from '@lead-capture/kit';
+import { badRequest, pickFields, requireRole, requireSession } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import type { HashingQueue } from '../../identity/hashing-queue.js';
 import type { PasswordAttempts } from '../../identity/password-attempts.js';
@@ -85,6 +85,15 @@ export async function userRoutes(
   app.post<{ Body: SchemaType<typeof CREATE_USER_BODY> }>(
     '/api/users',
     {
+      config: {
+        audit: {
+          action: 'user.create',
+          change: ({ responseBody }) => ({
+            userId: responseBody?.id ?? null,
+            ...pickFields(responseBody, ['email', 'name', 'role', 'active']),
+          }),
+        },
+      },
       preHandler: signedInAdminOnly,
       schema: {
         tags: ['users'],
@@ -100,6 +109,16 @@ export async function userRoutes(
   app.patch<{ Params: IdParams; Body: SchemaType<typeof CHANGE_USER_BODY> }>(
     '/api/users/:id',
     {
+      config: {
+        audit: {
+          action: 'user.update',
+          change: ({ params, requestBody }) => ({
+            userId: params.id,
+            ...pickFields(requestBody, ['name', 'role', 'active']),
+            ...(requestBody?.password === undefined ? {} : { passwordChanged: true }),
+          }),
+        },
+      },
       preHandler: signedInAdminOnly,
       schema: {
         tags: ['users'],
@@ -121,6 +140,7 @@ export async function userRoutes(
   app.put<{ Body: SchemaType<typeof CHANGE_OWN_PASSWORD_BODY> }>(
     '/api/users/me/password',
     {
+      config: { audit: { action: 'user.own_password_change', change: () => ({ passwordChanged: true }) } },
       preHandler: requireSession('API keys cannot change a password; sign in instead'),
       schema: {
         tags: ['users'],
@@ -151,6 +171,7 @@ export async function userRoutes(
   app.delete<{ Params: IdParams }>(
     '/api/users/:id',
     {
+      config: { audit: { action: 'user.delete', change: ({ params }) => ({ userId: params.id }) } },
       preHandler: signedInAdminOnly,
       schema: {
         tags: ['users'],

@@ -8,6 +8,7 @@ import {
   clientOf,
   errorResponses,
   forbidden,
+  notAudited,
   notFound,
   parseJsonBody,
   payloadTooLarge,
@@ -248,6 +249,11 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
     app.post(
       url,
       {
+        config: {
+          audit: notAudited(
+            'The public inbound webhook: its token is the credential, and the submissions log keeps every delivery',
+          ),
+        },
         schema: { ...webhookSchema, params, hide },
         bodyLimit,
         onRequest: resolveToken,

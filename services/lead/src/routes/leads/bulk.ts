@@ -1,8 +1,8 @@
-import { requireScope } from '@lead-capture/kit';
+import { errorResponses, pickFields, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { createBulkRunner } from '../../bulk.js';
 import { type LeadRouteDeps, requesterOf } from '../deps.js';
-import { BULK_BODY_SCHEMA, BULK_RESPONSE_SCHEMA, type BulkBody, errorResponses } from '../schemas.js';
+import { BULK_BODY_SCHEMA, BULK_RESPONSE_SCHEMA, type BulkBody } from '../schemas/bulk.js';
 
 /**
  * POST /api/leads/bulk {ids, action}: one action on up to 500 leads, each through the single-lead
@@ -15,6 +15,24 @@ export function registerBulkRoute(app: FastifyInstance, { context, actions }: Le
   app.post<{ Body: BulkBody }>(
     '/api/leads/bulk',
     {
+      config: {
+        // One request that changes or deletes up to 500 leads: who did it, what, and to which leads.
+        audit: {
+          action: 'lead.bulk',
+          change: ({ requestBody, responseBody }) => {
+            const action = requestBody?.action as Record<string, unknown> | undefined;
+            const results = Array.isArray(responseBody?.results)
+              ? (responseBody.results as Record<string, unknown>[])
+              : [];
+            return {
+              type: responseBody?.action ?? action?.type ?? null,
+              ...pickFields(action, ['userId', 'status', 'stageId', 'tags']),
+              leadIds: results.filter((result) => result.ok === true).map((result) => result.id),
+              failed: responseBody?.failed ?? null,
+            };
+          },
+        },
+      },
       preHandler: requireScope('full'),
       schema: {
         body: BULK_BODY_SCHEMA,

@@ -1,12 +1,12 @@
 import { PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { errorResponses } from '@lead-capture/kit';
 import { format } from 'fast-csv';
 import type { FastifyInstance } from 'fastify';
 import { EXPORT_COLUMNS, type ExportRow, toExportRow } from '../../csv/export.js';
 import { LEAD_LIST_QUERY_SCHEMA, type LeadListQuery, resolveLeadFilter, sortOf } from '../../list-query.js';
 import { loadFullViewContext } from '../../views.js';
 import type { LeadRouteDeps } from '../deps.js';
-import { errorResponses } from '../schemas.js';
 
 /**
  * GET /api/leads/export: every lead matching the list's filters (page and limit are accepted and

@@ -5,14 +5,22 @@ import { join } from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
-import { AppError, badRequest, payloadTooLarge, requireScope, unsupportedMediaType } from '@lead-capture/kit';
+import {
+  AppError,
+  badRequest,
+  errorResponses,
+  notAudited,
+  payloadTooLarge,
+  requireScope,
+  unsupportedMediaType,
+} from '@lead-capture/kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import iconv from 'iconv-lite';
 import { COLUMN_TARGETS, type ColumnMapping, type ColumnTarget } from '../../csv/columns.js';
 import { MAX_COLUMNS } from '../../csv/dialect.js';
 import { type ImportOptions, importCsvFile, previewCsvFile } from '../../csv/import.js';
 import { type LeadRouteDeps, requesterOf } from '../deps.js';
-import { errorResponses, IMPORT_DRY_RUN_RESPONSE_SCHEMA, IMPORT_RESPONSE_SCHEMA } from '../schemas.js';
+import { IMPORT_DRY_RUN_RESPONSE_SCHEMA, IMPORT_RESPONSE_SCHEMA } from '../schemas/imports.js';
 
 const CSV_TYPES = ['text/csv', 'application/csv', 'text/plain'];
 const FILE_PART = 'file';
@@ -207,6 +215,11 @@ export async function registerImportRoute(
     scope.post<{ Querystring: ImportParameters }>(
       '/api/leads/import',
       {
+        config: {
+          audit: notAudited(
+            'Creates leads through the capture chain, each with its own timeline; GET /api/leads/imports lists the imports',
+          ),
+        },
         onRequest: async (request) => {
           const type = mediaTypeOf(request);
           if (type !== 'multipart/form-data' && !CSV_TYPES.includes(type)) {

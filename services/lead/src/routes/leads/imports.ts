@@ -1,15 +1,14 @@
-import { notFound, pagination } from '@lead-capture/kit';
+import { errorResponses, notFound, pagination } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import type { LeadRouteDeps } from '../deps.js';
 import {
-  errorResponses,
   IMPORT_ID_PARAMS_SCHEMA,
   IMPORT_LIST_QUERY_SCHEMA,
   IMPORT_LIST_RESPONSE_SCHEMA,
   IMPORT_STATUS_SCHEMA,
   type ImportIdParams,
   type ImportListQuery,
-} from '../schemas.js';
+} from '../schemas/imports.js';
 
 /**
  * GET /api/leads/imports (newest first, paged like the lead list) and GET /api/leads/imports/<id>:

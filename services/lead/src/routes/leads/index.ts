@@ -1,9 +1,9 @@
-import { pagination } from '@lead-capture/kit';
+import { errorResponses, pagination } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { LEAD_LIST_QUERY_SCHEMA, type LeadListQuery, resolveLeadFilter, sortOf } from '../../list-query.js';
 import { loadViewContext, toListItem } from '../../views.js';
 import type { LeadRouteDeps } from '../deps.js';
-import { errorResponses, LEAD_LIST_RESPONSE_SCHEMA } from '../schemas.js';
+import { LEAD_LIST_RESPONSE_SCHEMA } from '../schemas/lead.js';
 import { registerLeadRoutes } from './_id/index.js';
 import { registerBulkRoute } from './bulk.js';
 import { registerExportRoute } from './export.js';

@@ -1,16 +1,15 @@
 import { CSV_IMPORT_SOURCE, LEAD_STATUSES, QUALIFICATIONS } from '@lead-capture/contracts';
-import { badRequest } from '@lead-capture/kit';
+import { badRequest, errorResponses } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import type { LeadCollections } from '../../store.js';
 import type { LeadRouteDeps } from '../deps.js';
 import {
-  errorResponses,
   STATS_MAX_DAYS,
   STATS_QUERY_SCHEMA,
   STATS_RESPONSE_SCHEMA,
   STATS_TOP_SOURCES,
   type StatsQuery,
-} from '../schemas.js';
+} from '../schemas/stats.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 

@@ -1,4 +1,4 @@
-import { requireRole, requireScope } from '@lead-capture/kit';
+import { pickFields, requireRole, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import { errorResponses, SETTINGS, TAGS } from '../../schemas.js';
 import { type NotificationSettings, normaliseSettings, type SettingsStore } from '../../settings.js';
@@ -28,6 +28,14 @@ export const settingsRoutes: FastifyPluginAsync<SettingsRoutesOptions> = async (
   app.put<{ Body: NotificationSettings }>(
     '/api/settings/notifications',
     {
+      config: {
+        // The stored settings as answered (normalised): the recipients who now receive lead data.
+        audit: {
+          action: 'notification_settings.replace',
+          change: ({ responseBody, requestBody }) =>
+            pickFields(responseBody ?? requestBody, ['enabled', 'recipients', 'qualifications', 'sourceIds']),
+        },
+      },
       preHandler: [requireScope('full'), requireRole('admin')],
       schema: {
         tags: TAGS,

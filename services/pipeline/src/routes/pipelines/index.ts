@@ -1,4 +1,4 @@
-import { badRequest, requireScope } from '@lead-capture/kit';
+import { badRequest, notAudited, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ChangeContext, PipelineChanges, Pipelines } from '../../pipelines.js';
 import {
@@ -13,6 +13,10 @@ import {
   type UpdatePipelineBody,
 } from '../../schemas.js';
 import { buildStages } from '../../stages.js';
+
+const BOARD_LAYOUT = notAudited(
+  'How leads are grouped on the board: not who may act or where lead data goes',
+);
 
 export interface PipelineRoutesOptions {
   pipelines: Pipelines;
@@ -69,6 +73,7 @@ export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (
   app.post<{ Body: CreatePipelineBody }>(
     '/api/pipelines',
     {
+      config: { audit: BOARD_LAYOUT },
       preHandler: write,
       schema: {
         tags: TAGS,
@@ -94,6 +99,7 @@ export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (
   app.put<{ Params: PipelineParams; Body: UpdatePipelineBody }>(
     '/api/pipelines/:id',
     {
+      config: { audit: BOARD_LAYOUT },
       preHandler: write,
       schema: {
         tags: TAGS,
@@ -119,6 +125,7 @@ export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (
   app.delete<{ Params: PipelineParams }>(
     '/api/pipelines/:id',
     {
+      config: { audit: BOARD_LAYOUT },
       preHandler: write,
       schema: {
         tags: TAGS,

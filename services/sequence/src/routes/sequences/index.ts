@@ -1,4 +1,4 @@
-import { requireRole, requireScope } from '@lead-capture/kit';
+import { pickFields, requireRole, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import type { SequenceCatalog } from '../../catalog.js';
 import {
@@ -71,6 +71,15 @@ export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (
   app.post<{ Body: SequenceInput }>(
     '/api/sequences',
     {
+      config: {
+        audit: {
+          action: 'sequence.create',
+          change: ({ responseBody }) => ({
+            sequenceId: responseBody?.id ?? null,
+            ...pickFields(responseBody, ['name', 'active']),
+          }),
+        },
+      },
       preHandler: write,
       schema: {
         tags: TAGS,
@@ -88,6 +97,15 @@ export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (
   app.put<{ Params: SequenceParams; Body: ReplaceSequenceBody }>(
     '/api/sequences/:id',
     {
+      config: {
+        audit: {
+          action: 'sequence.replace',
+          change: ({ params, responseBody }) => ({
+            sequenceId: params.id,
+            ...pickFields(responseBody, ['name', 'active']),
+          }),
+        },
+      },
       preHandler: write,
       schema: {
         tags: TAGS,
@@ -104,6 +122,7 @@ export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (
   app.delete<{ Params: SequenceParams }>(
     '/api/sequences/:id',
     {
+      config: { audit: { action: 'sequence.delete', change: ({ params }) => ({ sequenceId: params.id }) } },
       preHandler: write,
       schema: {
         tags: TAGS,

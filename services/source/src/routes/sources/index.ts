@@ -1,4 +1,4 @@
-import { badRequest, requireScope } from '@lead-capture/kit';
+import { badRequest, notAudited, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import { parseFieldMappings } from '../../field-mappings.js';
 import {
@@ -53,6 +53,11 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
   app.post<{ Body: CreateSourceBody }>(
     '/api/sources',
     {
+      config: {
+        audit: notAudited(
+          "A new source and its token: the source list shows it with its creator; the token's rotation is audited",
+        ),
+      },
       preHandler: write,
       schema: {
         tags: TAGS,
@@ -101,6 +106,11 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
   app.put<{ Params: SourceParams; Body: UpdateSourceBody }>(
     '/api/sources/:id',
     {
+      config: {
+        audit: notAudited(
+          'Names, mappings and receiving settings of a source; only its token rotation is audited',
+        ),
+      },
       preHandler: write,
       schema: {
         tags: TAGS,
@@ -136,6 +146,11 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
   app.delete<{ Params: SourceParams }>(
     '/api/sources/:id',
     {
+      config: {
+        audit: notAudited(
+          'Deleting a source revokes its token and keeps its leads; only token rotation is audited',
+        ),
+      },
       preHandler: write,
       schema: {
         tags: TAGS,

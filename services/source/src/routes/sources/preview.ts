@@ -1,5 +1,5 @@
 import { mapSubmission } from '@lead-capture/capture';
-import { payloadTooLarge, requireScope } from '@lead-capture/kit';
+import { notAudited, payloadTooLarge, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import { parseFieldMappings, toFieldMappings } from '../../field-mappings.js';
 import {
@@ -25,6 +25,7 @@ export const previewRoute: FastifyPluginAsync<SourceRoutesOptions> = async (app,
   app.post<{ Params: SourceParams; Body: PreviewBody }>(
     '/api/sources/:id/preview',
     {
+      config: { audit: notAudited('A dry run of the mappings: nothing is saved') },
       preHandler: requireScope('read'),
       schema: {
         tags: TAGS,

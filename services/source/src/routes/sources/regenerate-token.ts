@@ -8,6 +8,9 @@ export const regenerateTokenRoute: FastifyPluginAsync<SourceRoutesOptions> = asy
   app.post<{ Params: SourceParams }>(
     '/api/sources/:id/regenerate-token',
     {
+      config: {
+        audit: { action: 'source.regenerate_token', change: ({ params }) => ({ sourceId: params.id }) },
+      },
       preHandler: requireScope('full'),
       schema: {
         tags: TAGS,

@@ -1,4 +1,4 @@
-import { pagination, requireRole, requireScope } from '@lead-capture/kit';
+import { notAudited, pagination, pickFields, requireRole, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import {
   CREATE_BODY,
@@ -111,6 +111,16 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
   app.post<{ Body: SubscriptionInput }>(
     '/api/webhook-subscriptions',
     {
+      config: {
+        // Outbound webhooks send lead data out of the workspace: who points it where. Never the secret.
+        audit: {
+          action: 'webhook_subscription.create',
+          change: ({ responseBody }) => ({
+            subscriptionId: responseBody?.id ?? null,
+            ...pickFields(responseBody, ['url', 'eventTypes', 'filters', 'active']),
+          }),
+        },
+      },
       preHandler: write,
       schema: {
         tags: TAGS,
@@ -147,6 +157,15 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
   app.patch<{ Params: IdParams; Body: SubscriptionPatch }>(
     '/api/webhook-subscriptions/:id',
     {
+      config: {
+        audit: {
+          action: 'webhook_subscription.update',
+          change: ({ params, responseBody }) => ({
+            subscriptionId: params.id,
+            ...pickFields(responseBody, ['url', 'eventTypes', 'filters', 'active']),
+          }),
+        },
+      },
       preHandler: write,
       schema: {
         tags: TAGS,
@@ -162,6 +181,12 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
   app.delete<{ Params: IdParams }>(
     '/api/webhook-subscriptions/:id',
     {
+      config: {
+        audit: {
+          action: 'webhook_subscription.delete',
+          change: ({ params }) => ({ subscriptionId: params.id }),
+        },
+      },
       preHandler: write,
       schema: {
         tags: TAGS,
@@ -179,6 +204,15 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
   app.post<{ Params: IdParams; Body: ResumeBody }>(
     '/api/webhook-subscriptions/:id/resume',
     {
+      config: {
+        audit: {
+          action: 'webhook_subscription.resume',
+          change: ({ params, requestBody }) => ({
+            subscriptionId: params.id,
+            ...pickFields(requestBody, ['deliverHeld']),
+          }),
+        },
+      },
       // The body is optional: none sends what was held.
       preValidation: async (request) => {
         request.body ??= { deliverHeld: true };
@@ -206,6 +240,12 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
   app.post<{ Params: IdParams }>(
     '/api/webhook-subscriptions/:id/rotate-secret',
     {
+      config: {
+        audit: {
+          action: 'webhook_subscription.rotate_secret',
+          change: ({ params }) => ({ subscriptionId: params.id }),
+        },
+      },
       preHandler: write,
       schema: {
         tags: TAGS,
@@ -221,6 +261,7 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
   app.post<{ Params: IdParams }>(
     '/api/webhook-subscriptions/:id/test',
     {
+      config: { audit: notAudited('Sends one test event to the receiver; the delivery log records it') },
       preHandler: write,
       schema: {
         tags: TAGS,
@@ -254,6 +295,7 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
   app.post<{ Params: DeliveryParams }>(
     '/api/webhook-subscriptions/:id/deliveries/:deliveryId/redeliver',
     {
+      config: { audit: notAudited('Sends a recorded delivery again; the delivery log records it') },
       preHandler: write,
       schema: {
         tags: TAGS,

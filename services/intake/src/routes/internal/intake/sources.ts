@@ -1,6 +1,6 @@
 import { MAPPING_TARGETS, NAME_SPLIT_RULES, type SchemaType, SOURCE_FORMATS } from '@lead-capture/contracts';
 import { isDuplicateKeyError } from '@lead-capture/docstore';
-import { badRequest, conflict, errorResponses, forbidden } from '@lead-capture/kit';
+import { badRequest, conflict, errorResponses, forbidden, notAudited } from '@lead-capture/kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { SourceDirectory } from '../../../sources/directory.js';
 
@@ -60,7 +60,15 @@ export async function internalSourceRoutes(
 
   app.put<{ Params: SourceParams; Body: PutBody }>(
     '/internal/intake/sources/:sourceId',
-    { schema: putSchema, preHandler: requireService },
+    {
+      config: {
+        audit: notAudited(
+          "The source service keeps the intake's token read model current (a service's signed call)",
+        ),
+      },
+      schema: putSchema,
+      preHandler: requireService,
+    },
     async (request, reply) => {
       const { sourceId } = request.params;
       const { body } = request;
@@ -77,7 +85,15 @@ export async function internalSourceRoutes(
 
   app.delete<{ Params: SourceParams; Body: DeleteBody }>(
     '/internal/intake/sources/:sourceId',
-    { schema: deleteSchema, preHandler: requireService },
+    {
+      config: {
+        audit: notAudited(
+          "The source service keeps the intake's token read model current (a service's signed call)",
+        ),
+      },
+      schema: deleteSchema,
+      preHandler: requireService,
+    },
     async (request, reply) => {
       const { sourceId } = request.params;
       const { revision: deletedAt } = request.body;

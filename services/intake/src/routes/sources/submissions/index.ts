@@ -2,6 +2,7 @@ import type { SchemaType } from '@lead-capture/contracts';
 import {
   errorResponses,
   LIMIT_QUERY_SCHEMA,
+  notAudited,
   PAGE_QUERY_SCHEMA,
   pagedListSchema,
   requireScope,
@@ -129,7 +130,13 @@ export async function submissionRoutes(
 
   app.post<{ Params: SchemaType<typeof REPLAY_PARAMS> }>(
     '/api/sources/:sourceId/submissions/:submissionId/replay',
-    { schema: replaySchema, preHandler: requireScope('full') },
+    {
+      config: {
+        audit: notAudited('Runs a stored submission again; the submissions log records its outcome'),
+      },
+      schema: replaySchema,
+      preHandler: requireScope('full'),
+    },
     async (request, reply) => {
       const { sourceId, submissionId } = request.params;
       return reply.code(202).send(await intake.replay(sourceId, submissionId));

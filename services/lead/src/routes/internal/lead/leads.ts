@@ -1,14 +1,13 @@
-import { conflict, requireService } from '@lead-capture/kit';
+import { conflict, errorResponses, requireService } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { detailOf, type LeadRouteDeps } from '../../deps.js';
 import {
-  errorResponses,
   INTERNAL_LEAD_QUERY_SCHEMA,
   type InternalLeadQuery,
   LEAD_DETAIL_SCHEMA,
   LEAD_ID_PARAMS_SCHEMA,
   type LeadIdParams,
-} from '../../schemas.js';
+} from '../../schemas/lead.js';
 
 /**
  * GET /internal/lead/leads/<id>: the lead exactly as `GET /api/leads/<id>` shows it (the same

@@ -1,12 +1,8 @@
+import { errorResponses } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { loadViewContext, toListItem } from '../../../views.js';
 import type { LeadRouteDeps } from '../../deps.js';
-import {
-  DUPLICATES_RESPONSE_SCHEMA,
-  errorResponses,
-  LEAD_ID_PARAMS_SCHEMA,
-  type LeadIdParams,
-} from '../../schemas.js';
+import { DUPLICATES_RESPONSE_SCHEMA, LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
 
 /** GET /api/leads/<id>/duplicates: the leads flagged as duplicates of this one, oldest first, as `{ data }`. */
 export function registerDuplicatesRoute(app: FastifyInstance, { context, actions }: LeadRouteDeps): void {

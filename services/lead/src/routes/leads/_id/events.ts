@@ -1,12 +1,8 @@
+import { errorResponses } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { toTimelineView } from '../../../views.js';
 import type { LeadRouteDeps } from '../../deps.js';
-import {
-  errorResponses,
-  LEAD_ID_PARAMS_SCHEMA,
-  type LeadIdParams,
-  TIMELINE_RESPONSE_SCHEMA,
-} from '../../schemas.js';
+import { LEAD_ID_PARAMS_SCHEMA, type LeadIdParams, TIMELINE_RESPONSE_SCHEMA } from '../../schemas/lead.js';
 
 /** GET /api/leads/<id>/events: the lead's timeline, newest first, as `{ data: [...] }`. */
 export function registerEventsRoute(app: FastifyInstance, { context, actions }: LeadRouteDeps): void {

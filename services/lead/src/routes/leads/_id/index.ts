@@ -1,12 +1,8 @@
-import { requireScope } from '@lead-capture/kit';
+import { errorResponses, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
+import { LEAD_CHANGE } from '../../audit.js';
 import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
-import {
-  errorResponses,
-  LEAD_DETAIL_SCHEMA,
-  LEAD_ID_PARAMS_SCHEMA,
-  type LeadIdParams,
-} from '../../schemas.js';
+import { LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
 import { registerAssignRoute } from './assign.js';
 import { registerDuplicatesRoute } from './duplicates.js';
 import { registerEventsRoute } from './events.js';
@@ -36,6 +32,7 @@ export function registerLeadRoutes(app: FastifyInstance, deps: LeadRouteDeps): v
   app.delete<{ Params: LeadIdParams }>(
     '/api/leads/:id',
     {
+      config: { audit: LEAD_CHANGE },
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,

@@ -1,15 +1,13 @@
-import { badRequest, notFound } from '@lead-capture/kit';
+import { badRequest, errorResponses, notFound } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { mergePreview } from '../../../merge-rules.js';
 import type { LeadRouteDeps } from '../../deps.js';
+import { LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
 import {
-  errorResponses,
-  LEAD_ID_PARAMS_SCHEMA,
-  type LeadIdParams,
   MERGE_PREVIEW_QUERY_SCHEMA,
   MERGE_PREVIEW_RESPONSE_SCHEMA,
   type MergePreviewQuery,
-} from '../../schemas.js';
+} from '../../schemas/merge.js';
 
 /**
  * GET /api/leads/<id>/merge-preview?duplicateId=<id>: what POST /api/leads/<id>/merge with that

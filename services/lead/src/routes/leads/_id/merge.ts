@@ -1,14 +1,9 @@
-import { requireScope } from '@lead-capture/kit';
+import { errorResponses, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
+import { LEAD_CHANGE } from '../../audit.js';
 import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
-import {
-  errorResponses,
-  LEAD_DETAIL_SCHEMA,
-  LEAD_ID_PARAMS_SCHEMA,
-  type LeadIdParams,
-  MERGE_BODY_SCHEMA,
-  type MergeBody,
-} from '../../schemas.js';
+import { LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
+import { MERGE_BODY_SCHEMA, type MergeBody } from '../../schemas/merge.js';
 
 /**
  * POST /api/leads/<id>/merge {duplicateId}: folds any other lead into this one (it need not be
@@ -18,6 +13,7 @@ export function registerMergeRoute(app: FastifyInstance, { context, actions }: L
   app.post<{ Params: LeadIdParams; Body: MergeBody }>(
     '/api/leads/:id/merge',
     {
+      config: { audit: LEAD_CHANGE },
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,

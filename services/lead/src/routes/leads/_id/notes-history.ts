@@ -1,11 +1,10 @@
-import { pagination, requireScope } from '@lead-capture/kit';
+import { errorResponses, pagination, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import type { NoteDoc, UserDoc } from '../../../store.js';
+import { LEAD_CHANGE } from '../../audit.js';
 import { type LeadRouteDeps, requesterOf } from '../../deps.js';
+import { LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
 import {
-  errorResponses,
-  LEAD_ID_PARAMS_SCHEMA,
-  type LeadIdParams,
   NOTE_BODY_SCHEMA,
   NOTE_ID_PARAMS_SCHEMA,
   NOTE_LIST_QUERY_SCHEMA,
@@ -14,7 +13,7 @@ import {
   type NoteBody,
   type NoteIdParams,
   type NoteListQuery,
-} from '../../schemas.js';
+} from '../../schemas/notes.js';
 
 function toNote(note: NoteDoc, authors: Map<string, UserDoc>) {
   const userId = note.author.userId ?? null;
@@ -72,6 +71,7 @@ export function registerNotesHistoryRoutes(app: FastifyInstance, { context, acti
   app.post<{ Params: LeadIdParams; Body: NoteBody }>(
     '/api/leads/:id/notes',
     {
+      config: { audit: LEAD_CHANGE },
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,
@@ -88,6 +88,7 @@ export function registerNotesHistoryRoutes(app: FastifyInstance, { context, acti
   app.delete<{ Params: NoteIdParams }>(
     '/api/leads/:id/notes/:noteId',
     {
+      config: { audit: LEAD_CHANGE },
       preHandler: requireScope('full'),
       schema: {
         params: NOTE_ID_PARAMS_SCHEMA,

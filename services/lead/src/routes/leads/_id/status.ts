@@ -1,20 +1,16 @@
-import { requireScope } from '@lead-capture/kit';
+import { errorResponses, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
+import { LEAD_CHANGE } from '../../audit.js';
 import { detailOf, type LeadRouteDeps, requesterOf } from '../../deps.js';
-import {
-  errorResponses,
-  LEAD_DETAIL_SCHEMA,
-  LEAD_ID_PARAMS_SCHEMA,
-  type LeadIdParams,
-  STATUS_BODY_SCHEMA,
-  type StatusBody,
-} from '../../schemas.js';
+import { LEAD_DETAIL_SCHEMA, LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
+import { STATUS_BODY_SCHEMA, type StatusBody } from '../../schemas/lead-changes.js';
 
 /** PUT /api/leads/<id>/status {status}: any status may follow any; 200 with the updated lead. */
 export function registerStatusRoute(app: FastifyInstance, { context, actions }: LeadRouteDeps): void {
   app.put<{ Params: LeadIdParams; Body: StatusBody }>(
     '/api/leads/:id/status',
     {
+      config: { audit: LEAD_CHANGE },
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,

@@ -1,16 +1,15 @@
-import { requireScope } from '@lead-capture/kit';
+import { errorResponses, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
+import { LEAD_CHANGE } from '../../audit.js';
 import { type LeadRouteDeps, requesterOf } from '../../deps.js';
+import { LEAD_ID_PARAMS_SCHEMA, type LeadIdParams } from '../../schemas/lead.js';
 import {
-  errorResponses,
-  LEAD_ID_PARAMS_SCHEMA,
   LEAD_TAG_PARAMS_SCHEMA,
-  type LeadIdParams,
   type LeadTagParams,
   TAG_BODY_SCHEMA,
   TAG_SCHEMA,
   type TagBody,
-} from '../../schemas.js';
+} from '../../schemas/lead-changes.js';
 
 /**
  * POST /api/leads/<id>/tags {name}: 201 with the tag {id, name} when added, 200 with it when the
@@ -20,6 +19,7 @@ export function registerTagRoutes(app: FastifyInstance, { actions }: LeadRouteDe
   app.post<{ Params: LeadIdParams; Body: TagBody }>(
     '/api/leads/:id/tags',
     {
+      config: { audit: LEAD_CHANGE },
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,
@@ -36,6 +36,7 @@ export function registerTagRoutes(app: FastifyInstance, { actions }: LeadRouteDe
   app.delete<{ Params: LeadTagParams }>(
     '/api/leads/:id/tags/:tagId',
     {
+      config: { audit: LEAD_CHANGE },
       preHandler: requireScope('full'),
       schema: {
         params: LEAD_TAG_PARAMS_SCHEMA,

@@ -1,4 +1,4 @@
-import { badRequest, requireScope } from '@lead-capture/kit';
+import { badRequest, pickFields, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ScoringModel } from '../../../model.js';
 import { errorResponses, SCORING_MODEL, TAGS } from '../../../schemas.js';
@@ -47,6 +47,14 @@ export const scoringSettingsRoutes: FastifyPluginAsync<ScoringSettingsRoutesOpti
   app.put<{ Body: ScoringModel }>(
     '/api/settings/scoring',
     {
+      config: {
+        // The model only: which leads turn hot (and so are mailed and enrolled).
+        audit: {
+          action: 'scoring_settings.replace',
+          change: ({ responseBody, requestBody }) =>
+            pickFields(responseBody ?? requestBody, ['weights', 'thresholds', 'sourceWeights']),
+        },
+      },
       preHandler: requireScope('full'),
       schema: {
         tags: TAGS,

@@ -1,0 +1,14 @@
+/**
+ * The JSON schemas of the Leads API (this folder) are what ajv checks requests against, what fastify
+ * serialises, and what the OpenAPI document shows. Request types are derived from them (SchemaType),
+ * never written twice. Here: small schemas its answers repeat.
+ */
+
+export const nullableString = { type: ['string', 'null'] } as const;
+export const freeObject = { type: 'object', additionalProperties: true } as const;
+export const idName = {
+  type: 'object',
+  required: ['id', 'name'],
+  additionalProperties: false,
+  properties: { id: { type: 'string' }, name: { type: 'string' } },
+} as const;
