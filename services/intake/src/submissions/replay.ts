@@ -61,7 +61,11 @@ export async function replaySubmission(
       await change.collection<SubmissionDoc>(COLLECTIONS.submissions).updateOne(
         { _id: submissionId },
         {
-          $set: { outcome: 'accepted', eventId: envelope.id, expiresAt: expiryOf(options.now(), retentionMs) },
+          $set: {
+            outcome: 'accepted',
+            eventId: envelope.id,
+            expiresAt: expiryOf(options.now(), retentionMs),
+          },
           $unset: { error: '' },
         },
       );
