@@ -66,7 +66,7 @@ export class EnrichmentWorker {
     return subscribeGroup(
       this.deps.bus,
       ENRICH_GROUP,
-      (event) => this.handle(event as EventOf<'lead.captured'>),
+      { 'lead.captured': (event) => this.handle(event) },
       options,
     );
   }

@@ -130,6 +130,6 @@ export function createScoredHandler(deps: NotifierDeps) {
 
   return {
     createIndexes: () => stage.createIndexes(),
-    handleScored: (event: EventEnvelope) => stage.handle(event as EventOf<'lead.scored'>),
+    handleScored: (event: EventOf<'lead.scored'>) => stage.handle(event),
   };
 }

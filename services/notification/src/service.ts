@@ -1,14 +1,28 @@
-import type { Subscription } from '@lead-capture/bus';
-import { Outbox, type ServiceDeps, type ServiceModule, subscribeGroup } from '@lead-capture/kit';
+import {
+  Outbox,
+  ownedDeps,
+  type ServiceDeps,
+  type ServiceModule,
+  stageService,
+  subscribeGroup,
+} from '@lead-capture/kit';
 import { createMailer, DEFAULT_MAIL_FROM } from '@lead-capture/mailer';
 import { loadNotificationConfig, type NotificationConfig } from './config.js';
 import { MAILS_COLLECTION, type MailDocument, NotificationMails } from './mails.js';
-import { createScoredHandler, NOTIFICATION_OUTBOX } from './notifier.js';
+import { createScoredHandler, NOTIFICATION_OUTBOX, NOTIFIED_RESULTS_COLLECTION } from './notifier.js';
 import { mailRoutes } from './routes/notifications/index.js';
 import { settingsRoutes } from './routes/settings/notifications.js';
 import { SETTINGS_COLLECTION, type SettingsDocument, SettingsStore } from './settings.js';
 
 export const NOTIFY_GROUP = 'notification.lead.notify';
+
+/** Every collection the notification service owns: its store opens no other. */
+export const NOTIFICATION_COLLECTIONS = [
+  SETTINGS_COLLECTION,
+  MAILS_COLLECTION,
+  NOTIFIED_RESULTS_COLLECTION,
+  NOTIFICATION_OUTBOX,
+] as const;
 
 export interface NotificationServiceOptions {
   /** The clock of mail claims and records (tests move it past a lease). */
@@ -29,7 +43,7 @@ export function createNotificationService(
   config: NotificationConfig = loadNotificationConfig(),
   options: NotificationServiceOptions = {},
 ): ServiceModule {
-  const { store, bus, logger } = deps;
+  const { store, bus, logger } = ownedDeps(deps, 'notification', NOTIFICATION_COLLECTIONS);
   const now = options.now ?? (() => new Date());
   const settings = new SettingsStore(store.collection<SettingsDocument>(SETTINGS_COLLECTION));
   const mails = new NotificationMails(
@@ -56,9 +70,8 @@ export function createNotificationService(
     publicBaseUrl: deps.publicBaseUrl,
     now,
   });
-  let subscription: Subscription | undefined;
 
-  return {
+  return stageService({
     name: 'notification',
     routePrefixes: ['/api/settings/notifications', '/api/notifications'],
 
@@ -67,11 +80,10 @@ export function createNotificationService(
       await app.register(mailRoutes, { mails });
     },
 
-    async start() {
+    async prepare() {
       await mails.createIndexes();
       await notifier.createIndexes();
       await outbox.createIndexes();
-      outbox.start();
       if (mailer.mode === 'outbox') {
         logger.warn('SMTP_URL is not set: team notifications are recorded as "outbox" and not sent');
       } else {
@@ -83,17 +95,19 @@ export function createNotificationService(
           logger.warn({ err: error }, 'The SMTP server cannot be reached yet; notifications will be retried');
         });
       }
+    },
+    relays: [outbox],
+    consumers: [
       // Chained (in the capture's transaction) only while no mail goes over the network: an SMTP
       // round trip must not hold the store's writer. With SMTP_URL set, lead.scored is queued here.
-      subscription = await subscribeGroup(bus, NOTIFY_GROUP, notifier.handleScored, {
-        chain: mailer.mode === 'outbox',
-      });
-    },
-
-    async stop() {
-      await outbox.stop();
-      await subscription?.cancel();
-      mailer.close();
-    },
-  };
+      () =>
+        subscribeGroup(
+          bus,
+          NOTIFY_GROUP,
+          { 'lead.scored': notifier.handleScored },
+          { chain: mailer.mode === 'outbox' },
+        ),
+    ],
+    close: () => mailer.close(),
+  });
 }

@@ -75,9 +75,7 @@ export class ScoringWorker {
   }
 
   async subscribe(): Promise<Subscription> {
-    return subscribeGroup(this.deps.bus, SCORE_GROUP, (event) =>
-      this.handle(event as EventOf<'lead.enriched'>),
-    );
+    return subscribeGroup(this.deps.bus, SCORE_GROUP, { 'lead.enriched': (event) => this.handle(event) });
   }
 
   handle(event: EventOf<'lead.enriched'>): Promise<void> {

@@ -132,6 +132,6 @@ export function createNotifiedHandler(deps: EnrollerDeps) {
 
   return {
     createIndexes: () => stage.createIndexes(),
-    handleNotified: (event: EventEnvelope) => stage.handle(event as EventOf<'lead.notified'>),
+    handleNotified: (event: EventOf<'lead.notified'>) => stage.handle(event),
   };
 }
