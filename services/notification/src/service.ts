@@ -6,7 +6,7 @@ import {
   stageService,
   subscribeGroup,
 } from '@lead-capture/kit';
-import { createMailer, DEFAULT_MAIL_FROM } from '@lead-capture/mailer';
+import { checkMailerAtStart, createMailer } from '@lead-capture/mailer';
 import { loadNotificationConfig, type NotificationConfig } from './config.js';
 import { MAILS_COLLECTION, type MailDocument, NotificationMails } from './mails.js';
 import { createScoredHandler, NOTIFICATION_OUTBOX, NOTIFIED_RESULTS_COLLECTION } from './notifier.js';
@@ -84,17 +84,12 @@ export function createNotificationService(
       await mails.createIndexes();
       await notifier.createIndexes();
       await outbox.createIndexes();
-      if (mailer.mode === 'outbox') {
-        logger.warn('SMTP_URL is not set: team notifications are recorded as "outbox" and not sent');
-      } else {
-        if (config.MAIL_FROM === DEFAULT_MAIL_FROM) {
-          logger.warn('MAIL_FROM is not set: SMTP servers will refuse the placeholder sender');
-        }
-        // Mail waits for the server (the bus retries) rather than keeping the worker from starting.
-        await mailer.verify().catch((error: unknown) => {
-          logger.warn({ err: error }, 'The SMTP server cannot be reached yet; notifications will be retried');
-        });
-      }
+      await checkMailerAtStart(mailer, {
+        from: config.MAIL_FROM,
+        logger,
+        recorded: 'team notifications',
+        retried: 'notifications',
+      });
     },
     relays: [outbox],
     consumers: [

@@ -6,7 +6,7 @@ import {
   stageService,
   subscribeGroup,
 } from '@lead-capture/kit';
-import { createMailer, DEFAULT_MAIL_FROM } from '@lead-capture/mailer';
+import { checkMailerAtStart, createMailer } from '@lead-capture/mailer';
 import { SequenceCatalog } from './catalog.js';
 import { loadSequenceConfig, type SequenceConfig } from './config.js';
 import { createNotifiedHandler, ENROLLED_RESULTS_COLLECTION } from './enroller.js';
@@ -105,16 +105,12 @@ export function createSequenceService(
       await enrollments.createIndexes();
       await outbox.createIndexes();
       await enroller.createIndexes();
-      if (mailer.mode === 'outbox') {
-        logger.warn('SMTP_URL is not set: sequence steps are recorded as "outbox" and not sent');
-      } else {
-        if (config.MAIL_FROM === DEFAULT_MAIL_FROM) {
-          logger.warn('MAIL_FROM is not set: SMTP servers will refuse the placeholder sender');
-        }
-        await mailer.verify().catch((error: unknown) => {
-          logger.warn({ err: error }, 'The SMTP server cannot be reached yet; due steps will be retried');
-        });
-      }
+      await checkMailerAtStart(mailer, {
+        from: config.MAIL_FROM,
+        logger,
+        recorded: 'sequence steps',
+        retried: 'due steps',
+      });
     },
     relays: [outbox],
     consumers: [
