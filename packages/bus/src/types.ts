@@ -34,12 +34,12 @@ export type BatchHandler = (
   context: DeliveryContext,
 ) => Promise<readonly EventEnvelope[] | undefined>;
 
-export interface SubscribeOptions {
+export interface SubscribeOptions<Group extends string = string> {
   /**
    * Consumer group: one durable queue per group, shared by every replica that subscribes with the
    * same group (competing consumers). Named `<service>.<entity>.<action>`-style, e.g. `lead.lead.received`.
    */
-  group: string;
+  group: Group;
   /** Event types (routing keys) the group receives. AMQP topic patterns allowed: `lead.*`, `source.#`. */
   types: string[];
   /** Unacknowledged deliveries in flight per subscriber. Default 16. */
@@ -159,7 +159,12 @@ export interface QueueStats {
   deadLetters: number;
 }
 
-export interface MessageBus {
+/**
+ * `Group` is what `subscribe` may name. A service is handed a `MessageBus<SubscriptionName>` (kit's
+ * ServiceDeps): only the groups contracts' chain.ts declares and the live stream's broadcast. The
+ * buses themselves, and their own tests, take any name.
+ */
+export interface MessageBus<Group extends string = string> {
   readonly kind: 'rabbitmq' | 'in-process';
   /**
    * Validates the payload against the event's schema, wraps it in an envelope and hands it over.
@@ -174,7 +179,7 @@ export interface MessageBus {
    * the handler resolves. A handler that throws is retried with backoff; after `maxAttempts` the
    * message is dead-lettered. A payload that fails its schema is dead-lettered at once.
    */
-  subscribe(options: SubscribeOptions, handler: EventHandler): Promise<Subscription>;
+  subscribe(options: SubscribeOptions<Group>, handler: EventHandler): Promise<Subscription>;
   /** Dead letters of a group, oldest first. */
   listDeadLetters(group: string, limit?: number): Promise<DeadLetter[]>;
   /** Sends dead letters of a group (all, or those ids) back to the group's queue; returns how many. */

@@ -1,12 +1,15 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   assertConsumable,
   CONSUMER_GROUPS,
+  type ConsumerGroupName,
   consumerGroup,
   expandEventPatterns,
+  type GroupEventType,
   matchesEventPattern,
   PIPELINE,
   READ_MODELS,
+  type WEBHOOK_EVENT_TYPES,
 } from './chain.js';
 import { EVENT_SCHEMAS, EVENT_TYPES, isKnownEventType } from './events/index.js';
 import { SAMPLE_EVENT_DATA } from './samples.js';
@@ -140,7 +143,18 @@ describe('consumer groups', () => {
     for (const stage of PIPELINE) {
       expect(consumerGroup(stage.group).types).toEqual([stage.consumes]);
     }
-    expect(() => consumerGroup('nobody.listens.here')).toThrow(/Unknown consumer group/);
+    expect(() => consumerGroup('nobody.listens.here' as ConsumerGroupName)).toThrow(/Unknown consumer group/);
+  });
+
+  it('types each group with the event types its patterns cover', () => {
+    expectTypeOf<GroupEventType<'intake.source.sync'>>().toEqualTypeOf<
+      'source.created' | 'source.updated' | 'source.token_rotated' | 'source.deleted'
+    >();
+    expectTypeOf<GroupEventType<'scoring.lead.score'>>().toEqualTypeOf<'lead.enriched'>();
+    expectTypeOf<GroupEventType<'webhooks.lead.deliver'>>().toEqualTypeOf<
+      (typeof WEBHOOK_EVENT_TYPES)[number]
+    >();
+    expectTypeOf<'nobody.listens.here'>().not.toExtend<ConsumerGroupName>();
   });
 });
 

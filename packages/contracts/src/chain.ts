@@ -1,4 +1,4 @@
-import { EVENT_TYPES, type EventType } from './events/index.js';
+import { EVENT_TYPES, type EventOf, type EventType } from './events/index.js';
 import { LIVE_STREAM_EVENT_TYPES, WEBHOOK_EVENT_TYPES } from './lead-events.js';
 
 export { LEAD_CHANGE_EVENT_TYPES, LIVE_STREAM_EVENT_TYPES, WEBHOOK_EVENT_TYPES } from './lead-events.js';
@@ -200,17 +200,56 @@ export const CHAINED_GROUPS: ReadonlySet<string> = new Set([
   ...READ_MODELS.flatMap((model) => ('chained' in model && model.chained ? [model.group] : [])),
 ]);
 
-export interface ConsumerGroup {
-  group: string;
+export interface ConsumerGroup<Group extends string = string> {
+  group: Group;
   types: readonly string[];
 }
+
+type GroupedReadModel = Extract<(typeof READ_MODELS)[number], { group: string }>;
+
+/** The name of every durable consumer group chain.ts declares (the pipeline's and the read models'). */
+export type ConsumerGroupName = (typeof PIPELINE)[number]['group'] | GroupedReadModel['group'];
+
+/** What a subscription may name: a declared consumer group, or the live stream's broadcast. */
+export type SubscriptionName = ConsumerGroupName | typeof LIVE_STREAM_SUBSCRIPTION;
+
+/** The types and patterns a group is bound to, as declared. */
+type DeclaredPatterns<Group extends ConsumerGroupName> =
+  | Extract<(typeof PIPELINE)[number], { group: Group }>['consumes']
+  | Extract<GroupedReadModel, { group: Group }>['consumes'][number];
+
+/** The event types one word after `prefix.` (what `prefix.*` matches). */
+type OneWordAfter<Prefix extends string> = {
+  [T in EventType]: T extends `${Prefix}.${infer Rest}`
+    ? Rest extends `${string}.${string}`
+      ? never
+      : T
+    : never;
+}[EventType];
+
+/** The known event types a declared type or pattern covers (`*` one word, `#` any words), as expandEventPatterns. */
+type MatchingEventTypes<Pattern extends string> = Pattern extends EventType
+  ? Pattern
+  : Pattern extends `${infer Prefix}.*`
+    ? OneWordAfter<Prefix>
+    : Pattern extends `${infer Prefix}.#`
+      ? Extract<EventType, Prefix | `${Prefix}.${string}`>
+      : never;
+
+/** Every event type a declared group receives. */
+export type GroupEventType<Group extends ConsumerGroupName> = MatchingEventTypes<DeclaredPatterns<Group>>;
+
+/** Any event a declared group receives; `event.type` narrows `event.data`. */
+export type GroupEvent<Group extends ConsumerGroupName> = {
+  [T in GroupEventType<Group>]: EventOf<T>;
+}[GroupEventType<Group>];
 
 /**
  * Every durable consumer group and what it is bound to. Each bus declares all of them when it
  * connects, so an event published before its consumer's process ever started waits in that
  * consumer's queue instead of being unroutable (RabbitMQ) or missed (in-process).
  */
-export const CONSUMER_GROUPS: readonly ConsumerGroup[] = [
+export const CONSUMER_GROUPS: readonly ConsumerGroup<ConsumerGroupName>[] = [
   ...PIPELINE.map(({ group, consumes }) => ({ group, types: [consumes] })),
   ...READ_MODELS.flatMap((model) =>
     'group' in model && model.group ? [{ group: model.group, types: model.consumes }] : [],
@@ -218,11 +257,11 @@ export const CONSUMER_GROUPS: readonly ConsumerGroup[] = [
 ];
 
 /** The declared group by name; services subscribe with exactly these types. */
-export function consumerGroup(name: string): ConsumerGroup {
+export function consumerGroup<Group extends ConsumerGroupName>(name: Group): ConsumerGroup<Group> {
   const found = CONSUMER_GROUPS.find((candidate) => candidate.group === name);
   if (!found)
     throw new Error(`Unknown consumer group: ${name} (declare it in packages/contracts/src/chain.ts)`);
-  return found;
+  return found as ConsumerGroup<Group>;
 }
 
 /**

@@ -2,4 +2,5 @@ export { type EmbeddedDocStore, type EmbeddedStoreOptions, openEmbeddedStore } f
 export type { StoreLogger } from './logger.js';
 export { type MongoStoreOptions, openMongoStore } from './mongodb/store.js';
 export { type OpenStoreOptions, openStore } from './open-store.js';
+export { ForeignCollectionError, scopeStore, unscopedStore, unscopedTransaction } from './scoped.js';
 export * from './types.js';

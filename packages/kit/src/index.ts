@@ -137,6 +137,7 @@ export {
   outboxesOf,
 } from './outbox.js';
 export {
+  findPage,
   LIMIT_QUERY_SCHEMA,
   MAX_PAGE,
   PAGE_QUERY_SCHEMA,
@@ -181,7 +182,13 @@ export {
   StageResults,
   type StageResultsOptions,
 } from './stage-results.js';
-export { subscribeGroup } from './subscribe.js';
+export {
+  type BackgroundTask,
+  ownedDeps,
+  type StageServiceParts,
+  stageService,
+} from './stage-service.js';
+export { type GroupHandlers, type GroupSubscribeOptions, subscribeGroup } from './subscribe.js';
 export { parseTrustProxy, type TrustProxySetting, toFastifyTrustProxy, trustProxy } from './trust-proxy.js';
 export { uniqueBy } from './unique.js';
 export { timeOrderedUuidV5, uuidV5 } from './uuid-v5.js';

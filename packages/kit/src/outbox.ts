@@ -7,7 +7,13 @@ import {
   type EventType,
   validateEvent,
 } from '@lead-capture/contracts';
-import type { Collection, DocStore, Document } from '@lead-capture/docstore';
+import {
+  type Collection,
+  type DocStore,
+  type Document,
+  unscopedStore,
+  unscopedTransaction,
+} from '@lead-capture/docstore';
 import type { Logger } from 'pino';
 import { type PeriodicTask, startPeriodicTask } from './periodic.js';
 
@@ -149,12 +155,14 @@ export class Outbox {
     this.#takeOverAfterMs = options.takeOverAfterMs ?? 5000;
     this.#maxBackoffMs = options.maxBackoffMs ?? 5 * 60_000;
     this.#now = options.now ?? Date.now;
-    this.#publisher = options.bus.transactionalPublisher?.(options.store);
-    this.#entryState = entryStateOf(options.store, options.collection);
-    let outboxes = outboxesByStore.get(options.store);
+    // A service's scoped store is known to the bus and to the other outboxes as the store beneath it.
+    const store = unscopedStore(options.store);
+    this.#publisher = options.bus.transactionalPublisher?.(store);
+    this.#entryState = entryStateOf(store, options.collection);
+    let outboxes = outboxesByStore.get(store);
     if (!outboxes) {
       outboxes = new Map();
-      outboxesByStore.set(options.store, outboxes);
+      outboxesByStore.set(store, outboxes);
     }
     outboxes.set(options.collection, this);
   }
@@ -188,7 +196,7 @@ export class Outbox {
             // Queued in this very commit when the bus's queues live in this store, unless an older
             // event of the stream still waits here (it must be published first).
             if (publisher && !(await this.#olderEntryWaits(entries, stream))) {
-              const queued = await publisher.stage(tx, entry.envelope);
+              const queued = await publisher.stage(unscopedTransaction(tx), entry.envelope);
               if (queued) {
                 staged.push(queued);
                 return entry.envelope;

@@ -1,3 +1,5 @@
+import type { Collection, Document, Filter, SortSpec } from '@lead-capture/docstore';
+
 /** The contract's Pagination object, `{page, limit, total, pages}`, as every paged list answers it. */
 export const PAGINATION_SCHEMA = {
   type: 'object',
@@ -50,4 +52,18 @@ export function pagedQuerySchema<const Filters extends Record<string, object> = 
 /** The contract's Pagination object of a page: `pages` is ceil(total / limit), 0 when nothing matches. */
 export function pagination(page: number, limit: number, total: number) {
   return { page, limit, total, pages: Math.ceil(total / limit) };
+}
+
+/** One page of a list: the documents of page `page` (1-based) and how many match on all pages. */
+export async function findPage<TDoc extends Document>(
+  collection: Collection<TDoc>,
+  filter: Filter,
+  sort: SortSpec,
+  { page, limit }: { page: number; limit: number },
+): Promise<{ found: TDoc[]; total: number }> {
+  const [found, total] = await Promise.all([
+    collection.find(filter, { sort, skip: (page - 1) * limit, limit }),
+    collection.countDocuments(filter),
+  ]);
+  return { found, total };
 }

@@ -1,4 +1,5 @@
 import type { MessageBus } from '@lead-capture/bus';
+import type { SubscriptionName } from '@lead-capture/contracts';
 import type { DocStore } from '@lead-capture/docstore';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -16,7 +17,8 @@ export const systemClock: Clock = () => new Date();
 export interface ServiceDeps {
   logger: Logger;
   store: DocStore;
-  bus: MessageBus;
+  /** Subscribes only the groups contracts' chain.ts declares (and the live stream's broadcast). */
+  bus: MessageBus<SubscriptionName>;
   /** Public base URL (PUBLIC_BASE_URL) when configured; otherwise derived from each request. */
   publicBaseUrl?: string;
   /** Calls another service's `/internal/...` routes (in-process when embedded, HTTP when distributed). */

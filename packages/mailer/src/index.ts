@@ -11,6 +11,7 @@ export {
   sentFields,
 } from './mail-flow.js';
 export {
+  checkMailerAtStart,
   createMailer,
   MailDeliveryError,
   type Mailer,

@@ -1,6 +1,7 @@
 import type { Logger } from '@lead-capture/kit';
 import { createTransport } from 'nodemailer';
 import addressparser from 'nodemailer/lib/addressparser';
+import { DEFAULT_MAIL_FROM } from './config.js';
 import { type MailRecipient, parseRecipient } from './recipient.js';
 
 export interface OutgoingMail {
@@ -191,5 +192,28 @@ function deliveryError(error: unknown): MailDeliveryError {
   const message = typeof details.message === 'string' ? details.message : String(error);
   return new MailDeliveryError(`SMTP delivery failed: ${message}`, recipientRejected, responseCode, {
     cause: error,
+  });
+}
+
+/**
+ * Says at a worker's start what will become of its mail: kept in the outbox (no SMTP_URL), refused
+ * by servers (the placeholder MAIL_FROM), or waiting for a server that does not answer yet (the
+ * worker starts all the same; `retried` names what is retried then).
+ */
+export async function checkMailerAtStart(
+  mailer: Mailer,
+  options: { from: string; logger: Logger; recorded: string; retried: string },
+): Promise<void> {
+  const { from, logger } = options;
+  if (mailer.mode === 'outbox') {
+    logger.warn(`SMTP_URL is not set: ${options.recorded} are recorded as "outbox" and not sent`);
+    return;
+  }
+  if (from === DEFAULT_MAIL_FROM) {
+    logger.warn('MAIL_FROM is not set: SMTP servers will refuse the placeholder sender');
+  }
+  // Mail waits for the server (the bus retries) rather than keeping the worker from starting.
+  await mailer.verify().catch((error: unknown) => {
+    logger.warn({ err: error }, `The SMTP server cannot be reached yet; ${options.retried} will be retried`);
   });
 }

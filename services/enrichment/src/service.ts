@@ -1,10 +1,12 @@
-import type { Subscription } from '@lead-capture/bus';
 import type { EventEnvelope, LeadCaptured, LeadReceived } from '@lead-capture/contracts';
-import { Outbox, type ServiceDeps, type ServiceModule } from '@lead-capture/kit';
+import { Outbox, ownedDeps, type ServiceDeps, type ServiceModule, stageService } from '@lead-capture/kit';
 import { parseEmailAddress } from '@lead-capture/mailer';
 import { type EnrichmentConfig, loadEnrichmentConfig } from './config.js';
 import { createDnsResolver, createMailHostLookup, type MailDnsResolver } from './email/mail-dns.js';
-import { ENRICHMENT_OUTBOX, EnrichmentWorker } from './worker.js';
+import { ENRICHMENT_OUTBOX, EnrichmentWorker, RESULTS_COLLECTION } from './worker.js';
+
+/** Every collection the enrichment service owns: its store opens no other. */
+export const ENRICHMENT_COLLECTIONS = [RESULTS_COLLECTION, ENRICHMENT_OUTBOX] as const;
 
 export interface EnrichmentServiceOptions {
   /** DNS for the MX lookups; the system resolver by default. */
@@ -23,6 +25,7 @@ export function createEnrichmentService(
   config: EnrichmentConfig = loadEnrichmentConfig(),
   options: EnrichmentServiceOptions = {},
 ): ServiceModule {
+  const own = ownedDeps(deps, 'enrichment', ENRICHMENT_COLLECTIONS);
   const timeoutMs = config.ENRICHMENT_DNS_TIMEOUT_MS;
   const mailHosts = config.ENRICHMENT_MX_LOOKUP
     ? createMailHostLookup({
@@ -35,15 +38,14 @@ export function createEnrichmentService(
     : null;
   const relayIntervalMs = options.relayIntervalMs ?? 5000;
   const outbox = new Outbox({
-    store: deps.store,
-    bus: deps.bus,
-    logger: deps.logger,
+    store: own.store,
+    bus: own.bus,
+    logger: own.logger,
     collection: ENRICHMENT_OUTBOX,
     takeOverAfterMs: relayIntervalMs,
     relayIntervalMs,
   });
-  const worker = new EnrichmentWorker({ ...deps, outbox }, mailHosts);
-  let subscription: Subscription | undefined;
+  const worker = new EnrichmentWorker({ ...own, outbox }, mailHosts);
   // Chained, the enrichment runs inside the capture's transaction: its MX lookup is made before that
   // transaction opens (prepareChained) and found in the cache then. Without a cache it would be made
   // again inside, holding the store's writer: the enrichment is then queued instead.
@@ -55,20 +57,16 @@ export function createEnrichmentService(
     });
   }
 
-  return {
+  return stageService({
     name: 'enrichment',
     routePrefixes: [],
-    async start() {
+    async prepare() {
       await worker.createIndexes();
       await outbox.createIndexes();
-      outbox.start();
-      subscription = await worker.subscribe({ chain });
     },
-    async stop() {
-      await outbox.stop();
-      await subscription?.cancel();
-    },
-  };
+    relays: [outbox],
+    consumers: [() => worker.subscribe({ chain })],
+  });
 }
 
 /** The domain of the address a chain's first event carries (the capture lower-cases it); null when none. */

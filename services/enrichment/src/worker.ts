@@ -63,7 +63,7 @@ export class EnrichmentWorker {
   }
 
   async subscribe(options: { chain?: boolean } = {}): Promise<Subscription> {
-    return subscribeGroup(this.deps.bus, ENRICH_GROUP, this.stage.handler, options);
+    return subscribeGroup(this.deps.bus, ENRICH_GROUP, { 'lead.captured': this.stage.handler }, options);
   }
 
   handle(event: EventOf<'lead.captured'>): Promise<void> {

@@ -1,5 +1,12 @@
-import type { Subscription } from '@lead-capture/bus';
-import { loadConfig, Outbox, type ServiceDeps, type ServiceModule, subscribeGroup } from '@lead-capture/kit';
+import {
+  loadConfig,
+  Outbox,
+  ownedDeps,
+  type ServiceDeps,
+  type ServiceModule,
+  stageService,
+  subscribeGroup,
+} from '@lead-capture/kit';
 import { COLLECTIONS, type DedupeDoc, type SourceDoc, type SubmissionDoc } from './collections.js';
 import { INTAKE_CONFIG, type IntakeConfig } from './config.js';
 import { internalSourceRoutes } from './routes/internal/intake/sources.js';
@@ -24,7 +31,8 @@ export function createIntakeService(
   deps: ServiceDeps,
   config: IntakeConfig = loadConfig(INTAKE_CONFIG),
 ): ServiceModule {
-  const { store, bus, logger, now } = deps;
+  const { store, bus, logger } = ownedDeps(deps, 'intake', Object.values(COLLECTIONS));
+  const { now } = deps;
   const submissions = store.collection<SubmissionDoc>(COLLECTIONS.submissions);
   const sources = new SourceDirectory(store.collection<SourceDoc>(COLLECTIONS.sources), now);
   const claims = new DedupeClaims(
@@ -63,9 +71,8 @@ export function createIntakeService(
     retryMaxMs: config.LEADGEN_RETRY_MAX_MS,
     now,
   });
-  const subscriptions: Subscription[] = [];
 
-  return {
+  return stageService({
     name: 'intake',
     routePrefixes: ['/api/webhooks', '/api/sources/:sourceId/submissions'],
     isPublicRoute: (method, path) => ['POST', 'GET', 'HEAD'].includes(method) && WEBHOOK_PATH.test(path),
@@ -77,26 +84,18 @@ export function createIntakeService(
       await app.register(internalSourceRoutes, { sources });
     },
 
-    async start() {
+    async prepare() {
       await sources.createIndexes();
       await claims.createIndexes();
       await outbox.createIndexes();
       await intake.createIndexes();
       await leadgen.createIndexes();
-      for (const [name, handler] of [
-        ['intake.source.sync', sourceEventsHandler(sources)],
-        ['intake.lead.link', leadLinkHandler(submissions)],
-      ] as const) {
-        subscriptions.push(await subscribeGroup(bus, name, handler));
-      }
-      outbox.start();
-      leadgen.start();
     },
-
-    async stop() {
-      await leadgen.stop();
-      await outbox.stop();
-      await Promise.all(subscriptions.splice(0).map((subscription) => subscription.cancel()));
-    },
-  };
+    relays: [outbox],
+    consumers: [
+      () => subscribeGroup(bus, 'intake.source.sync', sourceEventsHandler(sources)),
+      () => subscribeGroup(bus, 'intake.lead.link', leadLinkHandler(submissions)),
+    ],
+    workers: [leadgen],
+  });
 }

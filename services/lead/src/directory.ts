@@ -1,17 +1,11 @@
-import type { KnownEvent } from '@lead-capture/contracts';
+import type { GroupEvent } from '@lead-capture/contracts';
+import type { GroupHandlers } from '@lead-capture/kit';
 import type { LeadContext } from './context.js';
 import { firstStageOf, type Placement, UNPLACED } from './placement.js';
 import type { LeadDoc, PipelineDoc } from './store.js';
 import { recordTimeline } from './timeline.js';
 
-export type DirectoryEvent = Extract<
-  KnownEvent,
-  { type: `source.${string}` | `pipeline.${string}` | `user.${string}` }
->;
-
-export function isDirectoryEvent(event: KnownEvent): event is DirectoryEvent {
-  return /^(source|pipeline|user)\./.test(event.type);
-}
+export type DirectoryEvent = GroupEvent<'lead.directory.sync'>;
 
 /** A stored read-model entry is newer than the event: the event arrived late and changes nothing. */
 function isStale(
@@ -152,51 +146,49 @@ export function createDirectoryHandler({ collections, now: clock }: LeadContext)
     }
   }
 
-  return async function handleDirectoryEvent(event: DirectoryEvent): Promise<void> {
-    switch (event.type) {
-      case 'source.created':
-      case 'source.updated':
-      case 'source.token_rotated':
-      case 'source.deleted': {
-        const { sourceId, revision } = event.data;
-        const stored = await sources.findOne({ _id: sourceId });
-        if (isStale(stored, event)) return;
-        const changes: Record<string, unknown> = { revision: revision ?? null, eventAt: event.occurredAt };
-        if (event.type === 'source.created' || event.type === 'source.updated')
-          changes.name = event.data.name;
-        if (event.type === 'source.deleted') changes.deleted = true;
-        await sources.updateOne(
-          { _id: sourceId },
-          {
-            $set: changes,
-            $setOnInsert: {
-              ...('name' in changes ? {} : { name: null }),
-              ...('deleted' in changes ? {} : { deleted: false }),
-            },
-          },
-          { upsert: true },
-        );
-        return;
-      }
-      case 'pipeline.created':
-      case 'pipeline.updated':
-        return savePipeline(event);
-      case 'pipeline.deleted':
-        return deletePipeline(event);
-      case 'user.created':
-      case 'user.updated': {
-        const { userId, name, email, active } = event.data;
-        const stored = await users.findOne({ _id: userId });
-        if (stored?.deleted || isStale(stored, event)) return;
-        await users.replaceOne(
-          { _id: userId },
-          { _id: userId, name, email, active, deleted: false, eventAt: event.occurredAt },
-          { upsert: true },
-        );
-        return;
-      }
-      case 'user.deleted':
-        return deleteUser(event);
-    }
-  };
+  async function saveSource(event: Extract<DirectoryEvent, { type: `source.${string}` }>): Promise<void> {
+    const { sourceId, revision } = event.data;
+    const stored = await sources.findOne({ _id: sourceId });
+    if (isStale(stored, event)) return;
+    const changes: Record<string, unknown> = { revision: revision ?? null, eventAt: event.occurredAt };
+    if (event.type === 'source.created' || event.type === 'source.updated') changes.name = event.data.name;
+    if (event.type === 'source.deleted') changes.deleted = true;
+    await sources.updateOne(
+      { _id: sourceId },
+      {
+        $set: changes,
+        $setOnInsert: {
+          ...('name' in changes ? {} : { name: null }),
+          ...('deleted' in changes ? {} : { deleted: false }),
+        },
+      },
+      { upsert: true },
+    );
+  }
+
+  async function saveUser(
+    event: Extract<DirectoryEvent, { type: 'user.created' | 'user.updated' }>,
+  ): Promise<void> {
+    const { userId, name, email, active } = event.data;
+    const stored = await users.findOne({ _id: userId });
+    if (stored?.deleted || isStale(stored, event)) return;
+    await users.replaceOne(
+      { _id: userId },
+      { _id: userId, name, email, active, deleted: false, eventAt: event.occurredAt },
+      { upsert: true },
+    );
+  }
+
+  return {
+    'source.created': saveSource,
+    'source.updated': saveSource,
+    'source.token_rotated': saveSource,
+    'source.deleted': saveSource,
+    'pipeline.created': savePipeline,
+    'pipeline.updated': savePipeline,
+    'pipeline.deleted': deletePipeline,
+    'user.created': saveUser,
+    'user.updated': saveUser,
+    'user.deleted': deleteUser,
+  } satisfies GroupHandlers<'lead.directory.sync'>;
 }

@@ -6,7 +6,7 @@ import {
   newId,
 } from '@lead-capture/contracts';
 import { isDuplicateKeyError } from '@lead-capture/docstore';
-import type { Outbox } from '@lead-capture/kit';
+import { findPage, type Outbox } from '@lead-capture/kit';
 import type { LeadContext } from './context.js';
 import {
   type ImportDoc,
@@ -236,10 +236,7 @@ export function createImportTracker({ collections, bus, now: clock }: LeadContex
 
     /** Newest first, without the errors (GET one import for them). */
     async list(page: number, limit: number): Promise<{ data: ImportSummary[]; total: number }> {
-      const [found, total] = await Promise.all([
-        imports.find({}, { sort: { createdAt: -1, _id: -1 }, skip: (page - 1) * limit, limit }),
-        imports.countDocuments({}),
-      ]);
+      const { found, total } = await findPage(imports, {}, { createdAt: -1, _id: -1 }, { page, limit });
       const views = await Promise.all(found.map((doc) => viewOf(doc, false)));
       return {
         data: views.map(

@@ -1,20 +1,11 @@
-import { type KnownEvent, PIPELINE, READ_MODELS } from '@lead-capture/contracts';
+import { type GroupEvent, PIPELINE } from '@lead-capture/contracts';
+import type { GroupHandlers } from '@lead-capture/kit';
 import type { LeadContext } from './context.js';
 import type { TimelineType } from './store.js';
 import { recordTimeline } from './timeline.js';
 
-/** The read model of a lead's progress, as chain.ts declares it (its group and the events it keeps). */
-type ProgressModel = Extract<(typeof READ_MODELS)[number], { group: 'lead.lead.progress' }>;
-const PROGRESS_TYPES: ProgressModel['consumes'] = READ_MODELS.find(
-  (model): model is ProgressModel => 'group' in model && model.group === 'lead.lead.progress',
-)!.consumes;
-
-export type ProgressEvent = Extract<KnownEvent, { type: ProgressModel['consumes'][number] }>;
-
-/** Whether the lead's progress read model records this event. */
-export function isProgressEvent(event: KnownEvent): event is ProgressEvent {
-  return (PROGRESS_TYPES as readonly string[]).includes(event.type);
-}
+/** An event the read model of a lead's progress keeps, as chain.ts declares its group. */
+export type ProgressEvent = GroupEvent<'lead.lead.progress'>;
 
 /** What one worker event does to the lead, and the timeline entry that records it. */
 interface ProgressChange {
@@ -184,7 +175,19 @@ export function createProgressHandler({ collections, now: clock }: LeadContext) 
     return groups.flatMap((group, index) => (outcomes[index]!.status === 'rejected' ? group : []));
   }
 
-  return Object.assign(handleProgress, { batch: handleProgressBatch, leadsBatch: handleLeadsBatch });
+  const handlers: GroupHandlers<'lead.lead.progress'> = {
+    'lead.enriched': handleProgress,
+    'lead.scored': handleProgress,
+    'lead.notified': handleProgress,
+    'lead.enrolled': handleProgress,
+    'lead.sequence_step_sent': handleProgress,
+    'lead.enrollment_stopped': handleProgress,
+  };
+  return Object.assign(handleProgress, {
+    batch: handleProgressBatch,
+    leadsBatch: handleLeadsBatch,
+    handlers,
+  });
 }
 
 /** The updates of several changes as one: their `$set`s together (a later one wins), their `$addToSet` lists joined. */

@@ -254,22 +254,37 @@ export type CollectionSource = Pick<DocStore, 'collection'>;
 /** The lead service's outbox collection (kit's Outbox). */
 export const LEAD_OUTBOX = 'lead_outbox';
 
+/** The lead service's collections besides its outbox (one shared store in embedded mode, hence the prefix). */
+export const LEAD_COLLECTIONS = {
+  leads: 'lead_leads',
+  timeline: 'lead_events',
+  notes: 'lead_notes',
+  claims: 'lead_identity_keys',
+  tombstones: 'lead_tombstones',
+  tags: 'lead_tags',
+  sources: 'lead_sources',
+  pipelines: 'lead_pipelines',
+  users: 'lead_users',
+  imports: 'lead_imports',
+  importRows: 'lead_import_rows',
+} as const;
+
 const TOMBSTONE_DAYS = 30;
 const IMPORT_ROW_DAYS = 30;
 
 export function leadCollections(store: CollectionSource): LeadCollections {
   return {
-    leads: store.collection<LeadDoc>('lead_leads'),
-    timeline: store.collection<TimelineDoc>('lead_events'),
-    notes: store.collection<NoteDoc>('lead_notes'),
-    claims: store.collection<IdentityClaimDoc>('lead_identity_keys'),
-    tombstones: store.collection<TombstoneDoc>('lead_tombstones'),
-    tags: store.collection<TagDoc>('lead_tags'),
-    sources: store.collection<SourceDoc>('lead_sources'),
-    pipelines: store.collection<PipelineDoc>('lead_pipelines'),
-    users: store.collection<UserDoc>('lead_users'),
-    imports: store.collection<ImportDoc>('lead_imports'),
-    importRows: store.collection<ImportRowDoc>('lead_import_rows'),
+    leads: store.collection<LeadDoc>(LEAD_COLLECTIONS.leads),
+    timeline: store.collection<TimelineDoc>(LEAD_COLLECTIONS.timeline),
+    notes: store.collection<NoteDoc>(LEAD_COLLECTIONS.notes),
+    claims: store.collection<IdentityClaimDoc>(LEAD_COLLECTIONS.claims),
+    tombstones: store.collection<TombstoneDoc>(LEAD_COLLECTIONS.tombstones),
+    tags: store.collection<TagDoc>(LEAD_COLLECTIONS.tags),
+    sources: store.collection<SourceDoc>(LEAD_COLLECTIONS.sources),
+    pipelines: store.collection<PipelineDoc>(LEAD_COLLECTIONS.pipelines),
+    users: store.collection<UserDoc>(LEAD_COLLECTIONS.users),
+    imports: store.collection<ImportDoc>(LEAD_COLLECTIONS.imports),
+    importRows: store.collection<ImportRowDoc>(LEAD_COLLECTIONS.importRows),
   };
 }
 

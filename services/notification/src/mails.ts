@@ -1,5 +1,6 @@
 import { newId } from '@lead-capture/contracts';
 import { type Collection, type Filter, isDuplicateKeyError } from '@lead-capture/docstore';
+import { findPage } from '@lead-capture/kit';
 import {
   failedFields,
   MAIL_STATUSES,
@@ -126,15 +127,8 @@ export class NotificationMails {
     const filter: Filter = {};
     if (query.leadId) filter.leadId = query.leadId.toLowerCase();
     if (query.status) filter.status = query.status;
-    const [mails, total] = await Promise.all([
-      this.mails.find(filter, {
-        sort: { createdAt: -1, _id: -1 },
-        skip: (query.page - 1) * query.limit,
-        limit: query.limit,
-      }),
-      this.mails.countDocuments(filter),
-    ]);
-    return { mails, total };
+    const { found, total } = await findPage(this.mails, filter, { createdAt: -1, _id: -1 }, query);
+    return { mails: found, total };
   }
 
   private async settle(id: string, update: Record<string, unknown>): Promise<MailDocument> {

@@ -1,14 +1,28 @@
-import type { Subscription } from '@lead-capture/bus';
-import { Outbox, type ServiceDeps, type ServiceModule, subscribeGroup } from '@lead-capture/kit';
-import { createMailer, DEFAULT_MAIL_FROM } from '@lead-capture/mailer';
+import {
+  Outbox,
+  ownedDeps,
+  type ServiceDeps,
+  type ServiceModule,
+  stageService,
+  subscribeGroup,
+} from '@lead-capture/kit';
+import { checkMailerAtStart, createMailer } from '@lead-capture/mailer';
 import { loadNotificationConfig, type NotificationConfig } from './config.js';
 import { MAILS_COLLECTION, type MailDocument, NotificationMails } from './mails.js';
-import { createScoredHandler, NOTIFICATION_OUTBOX } from './notifier.js';
+import { createScoredHandler, NOTIFICATION_OUTBOX, NOTIFIED_RESULTS_COLLECTION } from './notifier.js';
 import { mailRoutes } from './routes/notifications/index.js';
 import { settingsRoutes } from './routes/settings/notifications.js';
 import { SETTINGS_COLLECTION, type SettingsDocument, SettingsStore } from './settings.js';
 
 export const NOTIFY_GROUP = 'notification.lead.notify';
+
+/** Every collection the notification service owns: its store opens no other. */
+export const NOTIFICATION_COLLECTIONS = [
+  SETTINGS_COLLECTION,
+  MAILS_COLLECTION,
+  NOTIFIED_RESULTS_COLLECTION,
+  NOTIFICATION_OUTBOX,
+] as const;
 
 export interface NotificationServiceOptions {
   /** How often the outbox relay looks for events the bus did not take, and how old they must be. Default 5 s. */
@@ -27,7 +41,8 @@ export function createNotificationService(
   config: NotificationConfig = loadNotificationConfig(),
   options: NotificationServiceOptions = {},
 ): ServiceModule {
-  const { store, bus, logger, now } = deps;
+  const { store, bus, logger } = ownedDeps(deps, 'notification', NOTIFICATION_COLLECTIONS);
+  const { now } = deps;
   const settings = new SettingsStore(store.collection<SettingsDocument>(SETTINGS_COLLECTION), now);
   const mails = new NotificationMails(
     store.collection<MailDocument>(MAILS_COLLECTION),
@@ -53,9 +68,8 @@ export function createNotificationService(
     publicBaseUrl: deps.publicBaseUrl,
     now,
   });
-  let subscription: Subscription | undefined;
 
-  return {
+  return stageService({
     name: 'notification',
     routePrefixes: ['/api/settings/notifications', '/api/notifications'],
 
@@ -64,33 +78,29 @@ export function createNotificationService(
       await app.register(mailRoutes, { mails });
     },
 
-    async start() {
+    async prepare() {
       await mails.createIndexes();
       await notifier.createIndexes();
       await outbox.createIndexes();
-      outbox.start();
-      if (mailer.mode === 'outbox') {
-        logger.warn('SMTP_URL is not set: team notifications are recorded as "outbox" and not sent');
-      } else {
-        if (config.MAIL_FROM === DEFAULT_MAIL_FROM) {
-          logger.warn('MAIL_FROM is not set: SMTP servers will refuse the placeholder sender');
-        }
-        // Mail waits for the server (the bus retries) rather than keeping the worker from starting.
-        await mailer.verify().catch((error: unknown) => {
-          logger.warn({ err: error }, 'The SMTP server cannot be reached yet; notifications will be retried');
-        });
-      }
-      // Chained (in the capture's transaction) only while no mail goes over the network: an SMTP
-      // round trip must not hold the store's writer. With SMTP_URL set, lead.scored is queued here.
-      subscription = await subscribeGroup(bus, NOTIFY_GROUP, notifier.handleScored, {
-        chain: mailer.mode === 'outbox',
+      await checkMailerAtStart(mailer, {
+        from: config.MAIL_FROM,
+        logger,
+        recorded: 'team notifications',
+        retried: 'notifications',
       });
     },
-
-    async stop() {
-      await outbox.stop();
-      await subscription?.cancel();
-      mailer.close();
-    },
-  };
+    relays: [outbox],
+    consumers: [
+      // Chained (in the capture's transaction) only while no mail goes over the network: an SMTP
+      // round trip must not hold the store's writer. With SMTP_URL set, lead.scored is queued here.
+      () =>
+        subscribeGroup(
+          bus,
+          NOTIFY_GROUP,
+          { 'lead.scored': notifier.handleScored },
+          { chain: mailer.mode === 'outbox' },
+        ),
+    ],
+    close: () => mailer.close(),
+  });
 }

@@ -1,6 +1,9 @@
-import type { ServiceDeps, ServiceModule } from '@lead-capture/kit';
-import { Pipelines } from './pipelines.js';
+import { ownedDeps, type ServiceDeps, type ServiceModule, stageService } from '@lead-capture/kit';
+import { PIPELINE_OUTBOX, PIPELINES_COLLECTION, Pipelines, REGISTRY_COLLECTION } from './pipelines.js';
 import { pipelineRoutes } from './routes/pipelines/index.js';
+
+/** Every collection the pipeline service owns: its store opens no other. */
+export const PIPELINE_COLLECTIONS = [PIPELINES_COLLECTION, REGISTRY_COLLECTION, PIPELINE_OUTBOX] as const;
 
 export interface PipelineServiceOptions {
   /** How often the outbox relay looks for events a request could not publish, and how old they must be. Default 5 s. */
@@ -16,21 +19,21 @@ export function createPipelineService(
   deps: ServiceDeps,
   options: PipelineServiceOptions = {},
 ): ServiceModule {
-  const pipelines = new Pipelines(deps, options.relayIntervalMs ?? 5000);
+  const pipelines = new Pipelines(
+    ownedDeps(deps, 'pipeline', PIPELINE_COLLECTIONS),
+    options.relayIntervalMs ?? 5000,
+  );
 
-  return {
+  return stageService({
     name: 'pipeline',
     routePrefixes: ['/api/pipelines'],
     async registerRoutes(app) {
       await app.register(pipelineRoutes, { pipelines });
     },
-    async start() {
+    async prepare() {
       await pipelines.createIndexes();
       await pipelines.ensureDefault();
-      pipelines.outbox.start();
     },
-    async stop() {
-      await pipelines.outbox.stop();
-    },
-  };
+    relays: [pipelines.outbox],
+  });
 }

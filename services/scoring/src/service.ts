@@ -1,8 +1,10 @@
-import type { Subscription } from '@lead-capture/bus';
-import { Outbox, type ServiceDeps, type ServiceModule } from '@lead-capture/kit';
+import { Outbox, ownedDeps, type ServiceDeps, type ServiceModule, stageService } from '@lead-capture/kit';
 import { scoringSettingsRoutes } from './routes/settings/scoring/index.js';
-import { ScoringSettings } from './settings.js';
-import { SCORING_OUTBOX, ScoringWorker } from './worker.js';
+import { ScoringSettings, SETTINGS_COLLECTION } from './settings.js';
+import { RESULTS_COLLECTION, SCORING_OUTBOX, ScoringWorker } from './worker.js';
+
+/** Every collection the scoring service owns: its store opens no other. */
+export const SCORING_COLLECTIONS = [SETTINGS_COLLECTION, RESULTS_COLLECTION, SCORING_OUTBOX] as const;
 
 export interface ScoringServiceOptions {
   /** How often the outbox relay looks for events the bus did not take, and how old they must be. Default 5 s. */
@@ -16,34 +18,30 @@ export interface ScoringServiceOptions {
  * `/api/settings/scoring`. Owns `scoring_settings` and `scoring_results`.
  */
 export function createScoringService(deps: ServiceDeps, options: ScoringServiceOptions = {}): ServiceModule {
-  const settings = new ScoringSettings(deps.store, deps.now);
+  const own = ownedDeps(deps, 'scoring', SCORING_COLLECTIONS);
+  const settings = new ScoringSettings(own.store, deps.now);
   const relayIntervalMs = options.relayIntervalMs ?? 5000;
   const outbox = new Outbox({
-    store: deps.store,
-    bus: deps.bus,
-    logger: deps.logger,
+    store: own.store,
+    bus: own.bus,
+    logger: own.logger,
     collection: SCORING_OUTBOX,
     takeOverAfterMs: relayIntervalMs,
     relayIntervalMs,
   });
-  const worker = new ScoringWorker({ ...deps, outbox }, settings);
-  let subscription: Subscription | undefined;
+  const worker = new ScoringWorker({ ...own, outbox }, settings);
 
-  return {
+  return stageService({
     name: 'scoring',
     routePrefixes: ['/api/settings/scoring'],
     async registerRoutes(app) {
       await app.register(scoringSettingsRoutes, { settings });
     },
-    async start() {
+    async prepare() {
       await worker.createIndexes();
       await outbox.createIndexes();
-      outbox.start();
-      subscription = await worker.subscribe();
     },
-    async stop() {
-      await outbox.stop();
-      await subscription?.cancel();
-    },
-  };
+    relays: [outbox],
+    consumers: [() => worker.subscribe()],
+  });
 }

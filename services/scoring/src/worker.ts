@@ -75,7 +75,7 @@ export class ScoringWorker {
   }
 
   async subscribe(): Promise<Subscription> {
-    return subscribeGroup(this.deps.bus, SCORE_GROUP, this.stage.handler);
+    return subscribeGroup(this.deps.bus, SCORE_GROUP, { 'lead.enriched': this.stage.handler });
   }
 
   handle(event: EventOf<'lead.enriched'>): Promise<void> {

@@ -1,4 +1,5 @@
 import { type Collection, type Filter, isDuplicateKeyError } from '@lead-capture/docstore';
+import { findPage } from '@lead-capture/kit';
 import type { MailStatus } from '@lead-capture/mailer';
 import type { EnrollmentListQuery } from './schemas.js';
 import type { TemplateValues } from './template.js';
@@ -116,15 +117,8 @@ export class Enrollments {
   ): Promise<{ enrollments: EnrollmentDocument[]; total: number }> {
     const filter: Filter = { sequenceId };
     if (query.status) filter.status = query.status;
-    const [enrollments, total] = await Promise.all([
-      this.enrollments.find(filter, {
-        sort: { enrolledAt: -1, _id: -1 },
-        skip: (query.page - 1) * query.limit,
-        limit: query.limit,
-      }),
-      this.enrollments.countDocuments(filter),
-    ]);
-    return { enrollments, total };
+    const { found, total } = await findPage(this.enrollments, filter, { enrolledAt: -1, _id: -1 }, query);
+    return { enrollments: found, total };
   }
 
   /**

@@ -1,4 +1,5 @@
-import type { EventEnvelope, KnownEvent } from '@lead-capture/contracts';
+import type { EventEnvelope } from '@lead-capture/contracts';
+import type { GroupHandlers } from '@lead-capture/kit';
 import { STOP_STATUSES } from './enroller.js';
 import type { SequenceEvents } from './events.js';
 import type { LeadStates } from './lead-states.js';
@@ -29,26 +30,22 @@ export function createLeadChangesHandler(deps: LeadChangesDeps) {
     await events.stopAllOfLead(leadId, reason, now(), event.id);
   }
 
-  return async function handleLeadChange(envelope: EventEnvelope): Promise<void> {
-    const event = envelope as KnownEvent;
-    switch (event.type) {
-      case 'lead.updated': {
-        const { status } = event.data.changes;
-        if (typeof status !== 'string') return;
-        const { leadId } = event.data;
-        const reason = STOP_STATUSES.has(status) ? LEAD_STOP_REASONS.status(status) : null;
-        await leadStates.recordStatus(leadId, reason, event.occurredAt);
-        if (reason) await stopAll(leadId, reason, event);
-        break;
-      }
-      case 'lead.deleted':
-        await leadStates.recordGone(event.data.leadId, LEAD_STOP_REASONS.deleted, event.occurredAt);
-        await stopAll(event.data.leadId, LEAD_STOP_REASONS.deleted, event);
-        break;
-      case 'lead.merged':
-        await leadStates.recordGone(event.data.duplicateId, LEAD_STOP_REASONS.merged, event.occurredAt);
-        await stopAll(event.data.duplicateId, LEAD_STOP_REASONS.merged, event);
-        break;
-    }
-  };
+  return {
+    'lead.updated': async (event) => {
+      const { status } = event.data.changes;
+      if (typeof status !== 'string') return;
+      const { leadId } = event.data;
+      const reason = STOP_STATUSES.has(status) ? LEAD_STOP_REASONS.status(status) : null;
+      await leadStates.recordStatus(leadId, reason, event.occurredAt);
+      if (reason) await stopAll(leadId, reason, event);
+    },
+    'lead.deleted': async (event) => {
+      await leadStates.recordGone(event.data.leadId, LEAD_STOP_REASONS.deleted, event.occurredAt);
+      await stopAll(event.data.leadId, LEAD_STOP_REASONS.deleted, event);
+    },
+    'lead.merged': async (event) => {
+      await leadStates.recordGone(event.data.duplicateId, LEAD_STOP_REASONS.merged, event.occurredAt);
+      await stopAll(event.data.duplicateId, LEAD_STOP_REASONS.merged, event);
+    },
+  } satisfies GroupHandlers<'sequence.lead.changes'>;
 }

@@ -1,9 +1,15 @@
-import type { Subscription } from '@lead-capture/bus';
-import { Outbox, type ServiceDeps, type ServiceModule, subscribeGroup } from '@lead-capture/kit';
-import { createMailer, DEFAULT_MAIL_FROM } from '@lead-capture/mailer';
+import {
+  Outbox,
+  ownedDeps,
+  type ServiceDeps,
+  type ServiceModule,
+  stageService,
+  subscribeGroup,
+} from '@lead-capture/kit';
+import { checkMailerAtStart, createMailer } from '@lead-capture/mailer';
 import { SequenceCatalog } from './catalog.js';
 import { loadSequenceConfig, type SequenceConfig } from './config.js';
-import { createNotifiedHandler } from './enroller.js';
+import { createNotifiedHandler, ENROLLED_RESULTS_COLLECTION } from './enroller.js';
 import {
   ENROLLMENTS_COLLECTION,
   type EnrollmentDocument,
@@ -20,6 +26,16 @@ import { SEQUENCES_COLLECTION, type SequenceDocument, Sequences } from './sequen
 
 export const ENROL_GROUP = 'sequence.lead.enrol';
 export const LEAD_CHANGES_GROUP = 'sequence.lead.changes';
+
+/** Every collection the sequence service owns: its store opens no other. */
+export const SEQUENCE_COLLECTIONS = [
+  SEQUENCES_COLLECTION,
+  ENROLLMENTS_COLLECTION,
+  MESSAGES_COLLECTION,
+  LEAD_STATES_COLLECTION,
+  ENROLLED_RESULTS_COLLECTION,
+  SEQUENCE_OUTBOX,
+] as const;
 
 export interface SequenceServiceOptions {
   /**
@@ -41,7 +57,8 @@ export function createSequenceService(
   config: SequenceConfig = loadSequenceConfig(),
   options: SequenceServiceOptions = {},
 ): ServiceModule {
-  const { store, bus, logger, now } = deps;
+  const { store, bus, logger } = ownedDeps(deps, 'sequence', SEQUENCE_COLLECTIONS);
+  const { now } = deps;
   const sequences = new Sequences(store.collection<SequenceDocument>(SEQUENCES_COLLECTION));
   const enrollments = new Enrollments(
     store.collection<EnrollmentDocument>(ENROLLMENTS_COLLECTION),
@@ -72,9 +89,8 @@ export function createSequenceService(
     onPass: options.onSchedulerPass,
   });
   const enroller = createNotifiedHandler({ sequences, enrollments, leadStates, store, outbox, now });
-  const subscriptions: Subscription[] = [];
 
-  return {
+  return stageService({
     name: 'sequence',
     routePrefixes: ['/api/sequences'],
 
@@ -82,37 +98,24 @@ export function createSequenceService(
       await app.register(sequenceRoutes, { catalog });
     },
 
-    async start() {
+    async prepare() {
       await sequences.createIndexes();
       await enrollments.createIndexes();
       await outbox.createIndexes();
       await enroller.createIndexes();
-      if (mailer.mode === 'outbox') {
-        logger.warn('SMTP_URL is not set: sequence steps are recorded as "outbox" and not sent');
-      } else {
-        if (config.MAIL_FROM === DEFAULT_MAIL_FROM) {
-          logger.warn('MAIL_FROM is not set: SMTP servers will refuse the placeholder sender');
-        }
-        await mailer.verify().catch((error: unknown) => {
-          logger.warn({ err: error }, 'The SMTP server cannot be reached yet; due steps will be retried');
-        });
-      }
-      const handlers = [
-        [ENROL_GROUP, enroller.handleNotified],
-        [LEAD_CHANGES_GROUP, createLeadChangesHandler({ leadStates, events, now })],
-      ] as const;
-      for (const [name, handler] of handlers) {
-        subscriptions.push(await subscribeGroup(bus, name, handler));
-      }
-      scheduler.start();
-      outbox.start();
+      await checkMailerAtStart(mailer, {
+        from: config.MAIL_FROM,
+        logger,
+        recorded: 'sequence steps',
+        retried: 'due steps',
+      });
     },
-
-    async stop() {
-      await scheduler.stop();
-      await outbox.stop();
-      await Promise.all(subscriptions.splice(0).map((subscription) => subscription.cancel()));
-      mailer.close();
-    },
-  };
+    relays: [outbox],
+    consumers: [
+      () => subscribeGroup(bus, ENROL_GROUP, { 'lead.notified': enroller.handleNotified }),
+      () => subscribeGroup(bus, LEAD_CHANGES_GROUP, createLeadChangesHandler({ leadStates, events, now })),
+    ],
+    workers: [scheduler],
+    close: () => mailer.close(),
+  });
 }

@@ -1,8 +1,10 @@
-import type { Subscription } from '@lead-capture/bus';
-import type { ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import { ownedDeps, type ServiceDeps, type ServiceModule, stageService } from '@lead-capture/kit';
 import { sourceRoutes } from './routes/sources/index.js';
-import { Sources } from './sources.js';
-import { UserDirectory } from './users.js';
+import { SOURCE_OUTBOX, SOURCES_COLLECTION, Sources } from './sources.js';
+import { USERS_COLLECTION, UserDirectory } from './users.js';
+
+/** Every collection the source service owns: its store opens no other. */
+export const SOURCE_COLLECTIONS = [SOURCES_COLLECTION, USERS_COLLECTION, SOURCE_OUTBOX] as const;
 
 export interface SourceServiceOptions {
   /** How often the outbox relay looks for events a request could not publish, and how old they must be. Default 5 s. */
@@ -16,24 +18,20 @@ export interface SourceServiceOptions {
  */
 export function createSourceService(deps: ServiceDeps, options: SourceServiceOptions = {}): ServiceModule {
   const relayIntervalMs = options.relayIntervalMs ?? 5000;
-  const users = new UserDirectory(deps);
-  const sources = new Sources(deps, users, relayIntervalMs);
-  let subscription: Subscription | undefined;
+  const own = ownedDeps(deps, 'source', SOURCE_COLLECTIONS);
+  const users = new UserDirectory(own);
+  const sources = new Sources(own, users, relayIntervalMs);
 
-  return {
+  return stageService({
     name: 'source',
     routePrefixes: ['/api/sources'],
     async registerRoutes(app) {
       await app.register(sourceRoutes, { sources, users, publicBaseUrl: deps.publicBaseUrl });
     },
-    async start() {
+    async prepare() {
       await sources.createIndexes();
-      subscription = await users.subscribe();
-      sources.outbox.start();
     },
-    async stop() {
-      await sources.outbox.stop();
-      await subscription?.cancel();
-    },
-  };
+    relays: [sources.outbox],
+    consumers: [() => users.subscribe()],
+  });
 }

@@ -1,7 +1,7 @@
 import type { Subscription } from '@lead-capture/bus';
-import { consumerGroup, type EventEnvelope, type KnownEvent } from '@lead-capture/contracts';
+import type { EventEnvelope, EventOf, GroupEvent } from '@lead-capture/contracts';
 import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
-import type { ServiceDeps } from '@lead-capture/kit';
+import { type GroupHandlers, type ServiceDeps, subscribeGroup } from '@lead-capture/kit';
 
 export const USERS_COLLECTION = 'source_users';
 export const USER_SYNC_GROUP = 'source.user.sync';
@@ -31,28 +31,27 @@ export class UserDirectory {
     this.users = deps.store.collection<UserDocument>(USERS_COLLECTION);
   }
 
-  async subscribe(): Promise<Subscription> {
-    const { group, types } = consumerGroup(USER_SYNC_GROUP);
-    return this.deps.bus.subscribe({ group, types: [...types] }, (event) => this.apply(event as KnownEvent));
+  /** Idempotent and order-tolerant: the newest event (by occurredAt) wins; a deleted user stays deleted. */
+  readonly handlers: GroupHandlers<typeof USER_SYNC_GROUP> = {
+    'user.created': (event) => this.save(event),
+    'user.updated': (event) => this.save(event),
+    'user.deleted': (event) =>
+      this.write(event, event.data.userId, { name: null, email: null, deleted: true }),
+  };
+
+  subscribe(): Promise<Subscription> {
+    return subscribeGroup(this.deps.bus, USER_SYNC_GROUP, this.handlers);
   }
 
-  /** Idempotent and order-tolerant: the newest event (by occurredAt) wins; a deleted user stays deleted. */
-  async apply(event: KnownEvent): Promise<void> {
-    switch (event.type) {
-      case 'user.created':
-      case 'user.updated':
-        await this.write(event, event.data.userId, {
-          name: event.data.name,
-          email: event.data.email,
-          deleted: false,
-        });
-        return;
-      case 'user.deleted':
-        await this.write(event, event.data.userId, { name: null, email: null, deleted: true });
-        return;
-      default:
-        return;
-    }
+  /** Applies one user event as its delivery would. */
+  apply(event: GroupEvent<typeof USER_SYNC_GROUP>): Promise<void> {
+    const handle = this.handlers[event.type] as (event: GroupEvent<typeof USER_SYNC_GROUP>) => Promise<void>;
+    return handle(event);
+  }
+
+  private save(event: EventOf<'user.created'> | EventOf<'user.updated'>): Promise<void> {
+    const { userId, name, email } = event.data;
+    return this.write(event, userId, { name, email, deleted: false });
   }
 
   private async write(

@@ -16,7 +16,6 @@ import { releaseIfResumed } from './pausing.js';
 import {
   ALL_EVENTS,
   type DeliveryDocument,
-  SUBSCRIBABLE_EVENTS,
   type SubscriptionDocument,
   type WebhookCollections,
   webhookCollections,
@@ -68,8 +67,6 @@ export function createFanOutHandler(deps: FanOutDeps) {
   const handling = new Map<string, Promise<void>>();
 
   return async function handleLeadEvent(event: EventEnvelope): Promise<void> {
-    // Bindings a broker kept from an older declaration of the group bring other types: not ours.
-    if (!(SUBSCRIBABLE_EVENTS as readonly string[]).includes(event.type)) return;
     await inLeadOrder(subjectIdOf(event), () => fanOut(event));
   };
 

@@ -1,6 +1,5 @@
-import type { EventEnvelope, UserDeleted, UserUpdated } from '@lead-capture/contracts';
 import { isDuplicateKeyError } from '@lead-capture/docstore';
-import type { Logger } from '@lead-capture/kit';
+import type { GroupHandlers, Logger } from '@lead-capture/kit';
 import { dueNowWithNewWindow } from './schedule.js';
 import type { CreatorDocument, DeliveryDocument, PausedReason, WebhookCollections } from './store.js';
 
@@ -72,13 +71,6 @@ export async function releaseIfResumed(
 }
 
 /** A user as a user event leaves them, or undefined for an event that says nothing of it. */
-function userStateOf(event: EventEnvelope): Omit<CreatorDocument, '_id' | 'asOf'> | undefined {
-  if (event.type === 'user.deleted') return { active: false, role: null, deleted: true };
-  if (event.type !== 'user.updated') return undefined;
-  const { active, role } = event.data as UserUpdated;
-  return { active, role, deleted: false };
-}
-
 function pausedReasonOf(state: Omit<CreatorDocument, '_id' | 'asOf'>): PausedReason | null {
   if (state.deleted) return 'creator_deleted';
   if (!state.active) return 'creator_deactivated';
@@ -122,11 +114,12 @@ export function createCreatorHandler(deps: {
     }
   }
 
-  return async function handleUserEvent(event: EventEnvelope): Promise<void> {
-    const state = userStateOf(event);
-    if (!state) return;
-    const { userId } = event.data as UserUpdated | UserDeleted;
-    if (!(await applyNewest(userId, event.occurredAt, state))) return;
+  async function pauseOwned(
+    userId: string,
+    occurredAt: string,
+    state: Omit<CreatorDocument, '_id' | 'asOf'>,
+  ): Promise<void> {
+    if (!(await applyNewest(userId, occurredAt, state))) return;
     const reason = pausedReasonOf(state);
     if (!reason) return;
 
@@ -154,5 +147,12 @@ export function createCreatorHandler(deps: {
     if (paused.length > 0) {
       logger.warn({ userId, reason, subscriptionIds: paused }, 'Webhook subscriptions paused');
     }
-  };
+  }
+
+  return {
+    'user.updated': ({ data, occurredAt }) =>
+      pauseOwned(data.userId, occurredAt, { active: data.active, role: data.role, deleted: false }),
+    'user.deleted': ({ data, occurredAt }) =>
+      pauseOwned(data.userId, occurredAt, { active: false, role: null, deleted: true }),
+  } satisfies GroupHandlers<typeof CREATOR_SYNC_GROUP>;
 }

@@ -1,5 +1,10 @@
-import type { Subscription } from '@lead-capture/bus';
-import { type ServiceDeps, type ServiceModule, subscribeGroup } from '@lead-capture/kit';
+import {
+  ownedDeps,
+  type ServiceDeps,
+  type ServiceModule,
+  stageService,
+  subscribeGroup,
+} from '@lead-capture/kit';
 import { createMailer, DEFAULT_MAIL_FROM } from '@lead-capture/mailer';
 import { loadWebhooksConfig, type WebhooksConfig } from './config.js';
 import { DeliveryDispatcher } from './dispatcher.js';
@@ -8,11 +13,28 @@ import { createLeadReader } from './lead-detail.js';
 import { CREATOR_SYNC_GROUP, createCreatorHandler } from './pausing.js';
 import { subscriptionRoutes } from './routes/webhook-subscriptions/index.js';
 import type { sendWebhook } from './sender.js';
-import { createIndexes, webhookCollections } from './store.js';
+import {
+  ATTEMPTS_COLLECTION,
+  CREATORS_COLLECTION,
+  createIndexes,
+  DELIVERIES_COLLECTION,
+  LEAD_KEYS_COLLECTION,
+  SUBSCRIPTIONS_COLLECTION,
+  webhookCollections,
+} from './store.js';
 import { SubscriptionCatalog } from './subscriptions.js';
 import type { ResolvedAddress } from './target.js';
 
 export const DELIVER_GROUP = 'webhooks.lead.deliver';
+
+/** Every collection the webhooks service owns: its store opens no other. */
+export const WEBHOOKS_COLLECTIONS = [
+  SUBSCRIPTIONS_COLLECTION,
+  DELIVERIES_COLLECTION,
+  ATTEMPTS_COLLECTION,
+  LEAD_KEYS_COLLECTION,
+  CREATORS_COLLECTION,
+] as const;
 /**
  * Deliveries of one event before it is dead-lettered: with the bus's backoff (1 s, 5 s, 25 s, 2 min,
  * then every 10 min) the lead service may be unreachable for about 70 minutes without an event
@@ -47,7 +69,8 @@ export function createWebhooksService(
   config: WebhooksConfig = loadWebhooksConfig(),
   options: WebhooksServiceOptions = {},
 ): ServiceModule {
-  const { store, bus, logger, now } = deps;
+  const { store, bus, logger } = ownedDeps(deps, 'webhooks', WEBHOOKS_COLLECTIONS);
+  const { now } = deps;
   const collections = webhookCollections(store);
   const policy = {
     allowHttp: config.OUTBOUND_WEBHOOK_ALLOW_HTTP,
@@ -80,10 +103,15 @@ export function createWebhooksService(
     secretOverlapMs: config.OUTBOUND_WEBHOOK_SECRET_OVERLAP_HOURS * hour,
     now,
   });
-  let subscription: Subscription | undefined;
-  let creatorSubscription: Subscription | undefined;
+  const fanOut = createFanOutHandler({
+    store,
+    logger,
+    now,
+    readLead: createLeadReader(deps.internal),
+    onDeliveries: () => dispatcher.wake(),
+  });
 
-  return {
+  return stageService({
     name: 'webhooks',
     routePrefixes: ['/api/webhook-subscriptions'],
 
@@ -91,7 +119,7 @@ export function createWebhooksService(
       await app.register(subscriptionRoutes, { catalog, now });
     },
 
-    async start() {
+    async prepare() {
       await createIndexes(collections, config.OUTBOUND_WEBHOOK_LOG_RETENTION_DAYS);
       if (policy.allowHttp || policy.allowPrivate) {
         logger.warn(policy, 'Outbound webhooks may go to http or private targets: for development only');
@@ -99,34 +127,29 @@ export function createWebhooksService(
       if (mailer.mode === 'smtp' && config.MAIL_FROM === DEFAULT_MAIL_FROM) {
         logger.warn('MAIL_FROM is not set: SMTP servers will refuse the placeholder sender');
       }
-      subscription = await subscribeGroup(
-        bus,
-        DELIVER_GROUP,
-        createFanOutHandler({
-          store,
-          logger,
-          now,
-          readLead: createLeadReader(deps.internal),
-          onDeliveries: () => dispatcher.wake(),
-        }),
-        {
-          maxAttempts: DELIVER_MAX_ATTEMPTS,
-          ...(options.eventRetryDelayMs ? { retryDelayMs: options.eventRetryDelayMs } : {}),
-        },
-      );
-      creatorSubscription = await subscribeGroup(
-        bus,
-        CREATOR_SYNC_GROUP,
-        createCreatorHandler({ collections, logger, now }),
-      );
-      dispatcher.start();
     },
-
-    async stop() {
-      await subscription?.cancel();
-      await creatorSubscription?.cancel();
-      await dispatcher.stop();
-      mailer.close();
-    },
-  };
+    consumers: [
+      // Every lead event the same way: what differs between them is read from the event.
+      () =>
+        subscribeGroup(
+          bus,
+          DELIVER_GROUP,
+          {
+            'lead.captured': fanOut,
+            'lead.scored': fanOut,
+            'lead.updated': fanOut,
+            'lead.deleted': fanOut,
+            'lead.merged': fanOut,
+            'lead.enrolled': fanOut,
+          },
+          {
+            maxAttempts: DELIVER_MAX_ATTEMPTS,
+            ...(options.eventRetryDelayMs ? { retryDelayMs: options.eventRetryDelayMs } : {}),
+          },
+        ),
+      () => subscribeGroup(bus, CREATOR_SYNC_GROUP, createCreatorHandler({ collections, logger, now })),
+    ],
+    workers: [dispatcher],
+    close: () => mailer.close(),
+  });
 }

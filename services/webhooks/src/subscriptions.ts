@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { badRequest, conflict, notFound, uniqueBy } from '@lead-capture/kit';
+import { badRequest, conflict, findPage, notFound, uniqueBy } from '@lead-capture/kit';
 import type { DeliveryDispatcher } from './dispatcher.js';
 import { cancelHeld, releaseHeld } from './pausing.js';
 import { dueNowWithNewWindow } from './schedule.js';
@@ -213,14 +213,12 @@ export class SubscriptionCatalog {
     if (query.startDate) range.$gte = isoOf(query.startDate, 'startDate');
     if (query.endDate) range.$lte = isoOf(query.endDate, 'endDate');
     if (Object.keys(range).length > 0) filter.createdAt = range;
-    const [deliveries, total] = await Promise.all([
-      this.collections.deliveries.find(filter, {
-        sort: { createdAt: -1, _id: 1 },
-        skip: (query.page - 1) * query.limit,
-        limit: query.limit,
-      }),
-      this.collections.deliveries.countDocuments(filter),
-    ]);
+    const { found: deliveries, total } = await findPage(
+      this.collections.deliveries,
+      filter,
+      { createdAt: -1, _id: 1 },
+      query,
+    );
     const attempts =
       deliveries.length === 0
         ? []

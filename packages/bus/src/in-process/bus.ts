@@ -80,7 +80,7 @@ export interface InProcessBusStats {
   fetched: number;
 }
 
-export interface InProcessMessageBus extends MessageBus {
+export interface InProcessMessageBus<Group extends string = string> extends MessageBus<Group> {
   /** Counters of what the bus holds in memory (tests, diagnostics). */
   stats(): InProcessBusStats;
 }
@@ -91,7 +91,9 @@ export interface InProcessMessageBus extends MessageBus {
  * attached), competing consumers within a group, retries with backoff, dead letters, broadcast.
  * The queues are in the journal; the bus fetches from it what its handlers are about to handle.
  */
-export function createInProcessBus(options: InProcessBusOptions): InProcessMessageBus {
+export function createInProcessBus<Group extends string = string>(
+  options: InProcessBusOptions,
+): InProcessMessageBus<Group> {
   return new InProcessBus(options);
 }
 
@@ -258,7 +260,7 @@ type Outcome =
 
 type State = 'running' | 'draining' | 'closed';
 
-class InProcessBus implements InProcessMessageBus {
+class InProcessBus implements InProcessMessageBus<string> {
   readonly kind = 'in-process' as const;
   private readonly store: SqlQueueStore;
   private readonly groups = new Map<string, Group>();

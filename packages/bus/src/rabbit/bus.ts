@@ -51,7 +51,9 @@ export interface RabbitBusOptions {
  * Connects to RabbitMQ (retrying for up to `connectTimeoutMs`) and returns the bus. From then on it
  * reconnects by itself: see the package README for what survives a disconnect.
  */
-export async function createRabbitBus(options: RabbitBusOptions): Promise<MessageBus> {
+export async function createRabbitBus<Group extends string = string>(
+  options: RabbitBusOptions,
+): Promise<MessageBus<Group>> {
   const bus = new RabbitBus(options);
   await bus.start(options.connectTimeoutMs ?? 30_000);
   return bus;
@@ -65,7 +67,7 @@ type State = 'running' | 'draining' | 'closed';
  * acks, retries, dead-lettering) and the dead-letter admin (list, replay). This class owns the
  * subscriptions and the order of shutdown.
  */
-class RabbitBus implements MessageBus {
+class RabbitBus implements MessageBus<string> {
   readonly kind = 'rabbitmq' as const;
   private readonly names: RabbitNames;
   private readonly session: RabbitSession;

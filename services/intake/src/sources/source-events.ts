@@ -1,11 +1,12 @@
-import type { EventEnvelope, KnownEvent, SourceReceiving } from '@lead-capture/contracts';
+import type { GroupEvent, SourceReceiving } from '@lead-capture/contracts';
+import type { GroupHandlers } from '@lead-capture/kit';
 import type { SourceChange, SourceDirectory } from './directory.js';
 
 /**
  * The change a source.* event makes to the token read model. Events without a revision count as
  * revision 0: they fill in what is missing but never override anything held.
  */
-export function sourceChangeOf(event: KnownEvent): SourceChange | null {
+export function sourceChangeOf(event: GroupEvent<'intake.source.sync'>): SourceChange {
   switch (event.type) {
     case 'source.created': {
       const { sourceId, revision = 0, name, fieldMappings, webhookToken } = event.data;
@@ -23,8 +24,6 @@ export function sourceChangeOf(event: KnownEvent): SourceChange | null {
       const { sourceId, revision = 0 } = event.data;
       return { sourceId, revision, deleted: true };
     }
-    default:
-      return null;
   }
 }
 
@@ -39,10 +38,14 @@ function receivingOf(data: SourceReceiving): SourceReceiving {
 }
 
 /** Handler of the intake.source.sync group. Idempotent: applying a change twice changes nothing. */
-export function sourceEventsHandler(directory: SourceDirectory) {
-  return async (event: EventEnvelope): Promise<void> => {
-    // The bus validated the payload against the schema of event.type before this runs.
-    const change = sourceChangeOf(event as KnownEvent);
-    if (change) await directory.apply(change);
+export function sourceEventsHandler(directory: SourceDirectory): GroupHandlers<'intake.source.sync'> {
+  const apply = async (event: GroupEvent<'intake.source.sync'>): Promise<void> => {
+    await directory.apply(sourceChangeOf(event));
+  };
+  return {
+    'source.created': apply,
+    'source.updated': apply,
+    'source.token_rotated': apply,
+    'source.deleted': apply,
   };
 }

@@ -1,5 +1,5 @@
-import type { EventEnvelope, LeadCaptured } from '@lead-capture/contracts';
 import type { Collection } from '@lead-capture/docstore';
+import type { GroupHandlers } from '@lead-capture/kit';
 import type { SubmissionDoc } from '../collections.js';
 
 /**
@@ -7,13 +7,14 @@ import type { SubmissionDoc } from '../collections.js';
  * duplicated). Idempotent; a lead.captured of a submission the intake does not hold (a CSV import
  * row, or one past retention) changes nothing.
  */
-export function leadLinkHandler(submissions: Collection<SubmissionDoc>) {
-  return async (event: EventEnvelope): Promise<void> => {
-    // The bus validated the payload against lead.captured's schema before this runs.
-    const { submissionId, leadId, isDuplicate } = event.data as LeadCaptured;
-    await submissions.updateOne(
-      { _id: submissionId, outcome: { $in: ['accepted', 'lead_created', 'duplicate_lead'] } },
-      { $set: { outcome: isDuplicate ? 'duplicate_lead' : 'lead_created', leadId } },
-    );
+export function leadLinkHandler(submissions: Collection<SubmissionDoc>): GroupHandlers<'intake.lead.link'> {
+  return {
+    'lead.captured': async (event) => {
+      const { submissionId, leadId, isDuplicate } = event.data;
+      await submissions.updateOne(
+        { _id: submissionId, outcome: { $in: ['accepted', 'lead_created', 'duplicate_lead'] } },
+        { $set: { outcome: isDuplicate ? 'duplicate_lead' : 'lead_created', leadId } },
+      );
+    },
   };
 }

@@ -1,4 +1,4 @@
-import { errorResponses, pagination } from '@lead-capture/kit';
+import { errorResponses, findPage, pagination } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { LEAD_LIST_QUERY_SCHEMA, type LeadListQuery, resolveLeadFilter, sortOf } from '../../list-query.js';
 import { loadViewContext, toListItem } from '../../views.js';
@@ -26,10 +26,7 @@ export async function leadsRoutes(app: FastifyInstance, deps: LeadRouteDeps): Pr
     async (request) => {
       const { page, limit } = request.query;
       const filter = await resolveLeadFilter(request.query, tags);
-      const [found, total] = await Promise.all([
-        leads.find(filter, { sort: sortOf(request.query.sort), skip: (page - 1) * limit, limit }),
-        leads.countDocuments(filter),
-      ]);
+      const { found, total } = await findPage(leads, filter, sortOf(request.query.sort), { page, limit });
       const view = await loadViewContext(deps.context.collections, found);
       return {
         data: found.map((lead) => toListItem(lead, view)),

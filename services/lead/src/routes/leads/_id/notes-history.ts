@@ -1,4 +1,4 @@
-import { errorResponses, pagination, requireScope } from '@lead-capture/kit';
+import { errorResponses, findPage, pagination, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import type { NoteDoc, UserDoc } from '../../../store.js';
 import { LEAD_CHANGE } from '../../audit.js';
@@ -56,13 +56,12 @@ export function registerNotesHistoryRoutes(app: FastifyInstance, { context, acti
     async (request) => {
       const lead = await actions.requireLead(request.params.id);
       const { page, limit } = request.query;
-      const [found, total] = await Promise.all([
-        notes.find(
-          { leadId: lead._id },
-          { sort: { createdAt: -1, _id: -1 }, skip: (page - 1) * limit, limit },
-        ),
-        notes.countDocuments({ leadId: lead._id }),
-      ]);
+      const { found, total } = await findPage(
+        notes,
+        { leadId: lead._id },
+        { createdAt: -1, _id: -1 },
+        { page, limit },
+      );
       const authors = await authorsOf(found);
       return { data: found.map((note) => toNote(note, authors)), pagination: pagination(page, limit, total) };
     },
