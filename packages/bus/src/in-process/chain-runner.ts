@@ -1,9 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { EventEnvelope } from '@lead-capture/contracts';
 import type { DocStore, Transaction } from '@lead-capture/docstore';
-import { errorMessage, parseMessage, type RetryPolicy, truncate } from '../envelope.js';
+import { errorMessage, parseMessage, type RetryPolicy } from '../envelope.js';
 import type { DeliveryReporter } from '../observe.js';
 import type { BusLogger, DeliveryContext, EventHandler, EventValidator, StagedPublish } from '../types.js';
+import { ChainRound, failureOutcome, HopFailed } from './chain-round.js';
 import { type DeliveryChange, type DeliveryDoc, type DeliveryState, deliveryId } from './deliveries.js';
 
 /** A handler a hop may be handed to as a function call: a subscriber of this process with `chain`. */
@@ -76,55 +77,6 @@ class HopFrame {
 }
 
 const currentHop = new AsyncLocalStorage<HopFrame>();
-
-/** A chained handler failed: its head's savepoint is rolled back and the chain runs again. */
-class HopFailed extends Error {
-  constructor(
-    readonly group: string,
-    readonly reason: string,
-    readonly handlerMs: number,
-  ) {
-    super(reason);
-  }
-}
-
-/** One run of a head's chain in its savepoint: what follows its commit or its rollback. */
-class ChainRound {
-  readonly afterCommit: (() => void)[] = [];
-  readonly ifRolledBack: (() => void)[] = [];
-  #nestedFailure: { error: unknown } | null = null;
-
-  constructor(
-    /** The groups that failed in an earlier run of this chain: their events are queued as retries. */
-    readonly failed: ReadonlyMap<string, HopFailed>,
-    private readonly reporter: DeliveryReporter,
-  ) {}
-
-  /** A transaction the running handler opened (in place) failed. */
-  nestedFailed(error: unknown): void {
-    this.#nestedFailure ??= { error };
-  }
-
-  throwIfNestedFailed(): void {
-    const failure = this.#nestedFailure;
-    this.#nestedFailure = null;
-    if (failure) throw failure.error;
-  }
-
-  /** A handler's outcome, reported once this run commits (a rolled-back run reports nothing). */
-  report(
-    group: string,
-    envelope: EventEnvelope,
-    attempt: number,
-    result: number | HopFailed,
-    policy: RetryPolicy,
-  ): void {
-    const failed = result instanceof HopFailed;
-    const outcome = !failed ? 'handled' : attempt >= policy.maxAttempts ? 'dead-lettered' : 'retried';
-    const handlerMs = failed ? result.handlerMs : result;
-    this.afterCommit.push(() => this.reporter.completed(group, envelope, attempt, outcome, handlerMs));
-  }
-}
 
 /**
  * Chained stages (issue 25; Flink's operator chaining): where a consumer of an event is hosted by
@@ -458,46 +410,4 @@ export class ChainRunner {
       if (outcome.state === 'delayed') host.retryAt(group, outcome.change(seq).availableAt);
     });
   }
-}
-
-/** Where a failed attempt goes: a delayed retry (its back-off), or the dead letters after the last. */
-function failureOutcome(
-  policy: RetryPolicy,
-  attempt: number,
-  reason: string,
-): {
-  state: 'delayed' | 'dead';
-  change(seq: number): DeliveryChange;
-} {
-  const now = Date.now();
-  let delayMs: number | null = null;
-  let why = reason;
-  if (attempt < policy.maxAttempts) {
-    try {
-      delayMs = policy.retryDelayMs(attempt);
-    } catch (policyError) {
-      why = `${reason} (no retry: ${errorMessage(policyError)})`;
-    }
-  }
-  if (delayMs === null) {
-    const deadAt = new Date(now).toISOString();
-    return {
-      state: 'dead',
-      change: (seq) => ({
-        seq,
-        state: 'dead',
-        attempt,
-        availableAt: now,
-        reason: truncate(why),
-        attempts: attempt,
-        deadAt,
-      }),
-    };
-  }
-  const availableAt = now + delayMs;
-  // Delayed even without a delay: the retry timer moves it to pending once this commit is visible.
-  return {
-    state: 'delayed',
-    change: (seq) => ({ seq, state: 'delayed', attempt: attempt + 1, availableAt, lastError: truncate(why) }),
-  };
 }
