@@ -162,7 +162,7 @@ describe.runIf(available)('the distributed runtime under faults: a process, the 
     expect(statuses).toEqual(Array(burstSize).fill(200));
 
     await expectEachListedOnce(api, burstSource.id, tag, accepted);
-    await captured().untilSeen(burstSize, scoredOfBurst, {
+    await captured().untilLeadsSeen(burstSize, scoredOfBurst, {
       what: 'every lead of the burst scored',
       timeoutMs: RECOVERED_WITHIN_MS,
     });

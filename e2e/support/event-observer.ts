@@ -58,6 +58,23 @@ export class EventObserver {
     );
   }
 
+  /**
+   * Resolves once events of `count` distinct leads that `matches` accepts were seen: an event the
+   * broker delivers twice (at least once) is one lead's, not two.
+   */
+  async untilLeadsSeen(
+    count: number,
+    matches: EventFilter,
+    options: { what: string; timeoutMs: number },
+  ): Promise<void> {
+    await waitFor(
+      options.what,
+      () => this.leadIds(matches).size >= count,
+      options.timeoutMs,
+      () => `${this.leadIds(matches).size} leads seen (${this.seen(matches).length} events)`,
+    );
+  }
+
   close(): Promise<void> {
     return this.bus.close();
   }
