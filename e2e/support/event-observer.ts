@@ -45,33 +45,36 @@ export class EventObserver {
   }
 
   /** Resolves within a few ms of the `count`th event that `matches` accepts. */
-  async untilSeen(
+  untilSeen(
     count: number,
     matches: EventFilter,
     options: { what: string; timeoutMs: number },
   ): Promise<void> {
-    await waitFor(
-      options.what,
-      () => this.seen(matches).length >= count,
-      options.timeoutMs,
-      () => `${this.seen(matches).length} seen`,
-    );
+    return this.#until(() => this.seen(matches).length, count, options);
   }
 
   /**
    * Resolves once events of `count` distinct leads that `matches` accepts were seen: an event the
    * broker delivers twice (at least once) is one lead's, not two.
    */
-  async untilLeadsSeen(
+  untilLeadsSeen(
     count: number,
     matches: EventFilter,
     options: { what: string; timeoutMs: number },
   ): Promise<void> {
+    return this.#until(() => this.leadIds(matches).size, count, options);
+  }
+
+  async #until(
+    current: () => number,
+    count: number,
+    options: { what: string; timeoutMs: number },
+  ): Promise<void> {
     await waitFor(
       options.what,
-      () => this.leadIds(matches).size >= count,
+      () => current() >= count,
       options.timeoutMs,
-      () => `${this.leadIds(matches).size} leads seen (${this.seen(matches).length} events)`,
+      () => `${current()} seen`,
     );
   }
 
