@@ -1,8 +1,7 @@
 import { CSV_IMPORT_SOURCE, LEAD_STATUSES, QUALIFICATIONS } from '@lead-capture/contracts';
 import { badRequest, errorResponses } from '@lead-capture/kit';
-import type { FastifyInstance } from 'fastify';
 import type { LeadCollections } from '../../store.js';
-import type { LeadRouteDeps } from '../deps.js';
+import { readRoute } from '../lead-route.js';
 import {
   STATS_MAX_DAYS,
   STATS_QUERY_SCHEMA,
@@ -158,40 +157,34 @@ function compareText(a: string, b: string): number {
  * index range in the embedded store, a count scan in MongoDB). Every lead has one of the five
  * statuses, so their sum is the total without a count over everything.
  */
-export function registerStatsRoute(app: FastifyInstance, { context }: LeadRouteDeps): void {
-  const { leads } = context.collections;
-  app.get<{ Querystring: StatsQuery }>(
-    '/api/leads/stats',
-    {
-      schema: {
-        querystring: STATS_QUERY_SCHEMA,
-        response: { 200: STATS_RESPONSE_SCHEMA, ...errorResponses(400, 401, 429) },
-      },
-    },
-    async (request) => {
-      const { days, createdAt, range } = statsWindow(request.query, context.now().getTime());
-      const scope: Scope = createdAt ? { createdAt } : {};
-      const [byStatus, byQualification, sources, perDay] = await Promise.all([
-        Promise.all(LEAD_STATUSES.map((status) => leads.countDocuments({ status, ...scope }))),
-        Promise.all(QUALIFICATIONS.map((qualification) => leads.countDocuments({ qualification, ...scope }))),
-        knownSourceCounts(context.collections, scope),
-        Promise.all(days.map((day) => leads.countDocuments({ createdAt: { $gte: day.from, $lt: day.to } }))),
-      ]);
-      const total = byStatus.reduce((sum, count) => sum + count, 0);
-      const ranked = await topSources(context.collections, sources, total, STATS_TOP_SOURCES, scope);
-      const converted = await Promise.all(
-        ranked.map((source) => leads.countDocuments({ sourceId: source.id, status: 'converted', ...scope })),
-      );
-      return {
-        ...(range ? { range } : {}),
-        total,
-        byStatus: Object.fromEntries(LEAD_STATUSES.map((status, i) => [status, byStatus[i]])),
-        byQualification: Object.fromEntries(
-          QUALIFICATIONS.map((qualification, i) => [qualification, byQualification[i]]),
-        ),
-        bySource: ranked.map((source, i) => ({ ...source, converted: converted[i] ?? 0 })),
-        perDay: days.map((day, i) => ({ date: day.date, count: perDay[i] })),
-      };
-    },
-  );
-}
+export const registerStatsRoute = readRoute<{ Querystring: StatsQuery }>({
+  url: '/api/leads/stats',
+  querystring: STATS_QUERY_SCHEMA,
+  response: { 200: STATS_RESPONSE_SCHEMA, ...errorResponses(400, 401, 429) },
+  read: async (request, { context }) => {
+    const { leads } = context.collections;
+    const { days, createdAt, range } = statsWindow(request.query, context.now().getTime());
+    const scope: Scope = createdAt ? { createdAt } : {};
+    const [byStatus, byQualification, sources, perDay] = await Promise.all([
+      Promise.all(LEAD_STATUSES.map((status) => leads.countDocuments({ status, ...scope }))),
+      Promise.all(QUALIFICATIONS.map((qualification) => leads.countDocuments({ qualification, ...scope }))),
+      knownSourceCounts(context.collections, scope),
+      Promise.all(days.map((day) => leads.countDocuments({ createdAt: { $gte: day.from, $lt: day.to } }))),
+    ]);
+    const total = byStatus.reduce((sum, count) => sum + count, 0);
+    const ranked = await topSources(context.collections, sources, total, STATS_TOP_SOURCES, scope);
+    const converted = await Promise.all(
+      ranked.map((source) => leads.countDocuments({ sourceId: source.id, status: 'converted', ...scope })),
+    );
+    return {
+      ...(range ? { range } : {}),
+      total,
+      byStatus: Object.fromEntries(LEAD_STATUSES.map((status, i) => [status, byStatus[i]])),
+      byQualification: Object.fromEntries(
+        QUALIFICATIONS.map((qualification, i) => [qualification, byQualification[i]]),
+      ),
+      bySource: ranked.map((source, i) => ({ ...source, converted: converted[i] ?? 0 })),
+      perDay: days.map((day, i) => ({ date: day.date, count: perDay[i] })),
+    };
+  },
+});
