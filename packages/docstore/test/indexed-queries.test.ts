@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import Database from 'libsql';
 import { describe, expect, it } from 'vitest';
-import { STORE_FILE } from '../src/embedded/store.js';
+import { STORE_FILE } from '../src/embedded/open.js';
 import type { Collection, Filter, FindOptions, IndexKeys, SortSpec, SqlValue } from '../src/index.js';
 import { seededRandom } from './random.js';
 import { type EmbeddedStore, storeDir } from './temp-dir.js';
