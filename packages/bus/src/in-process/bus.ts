@@ -1,13 +1,12 @@
 import type { EventEnvelope } from '@lead-capture/contracts';
 import type { DocStore, Transaction } from '@lead-capture/docstore';
-import { assertPublishable, buildEnvelope } from '../envelope.js';
+import { BaseBus } from '../base-bus.js';
+import { assertPublishable } from '../envelope.js';
 import { UnroutableError } from '../errors.js';
 import { DeliveryReporter } from '../observe.js';
 import type {
   DeadLetter,
   EventHandler,
-  EventValidator,
-  PublishOptions,
   QueueStats,
   StagedPublish,
   SubscribeOptions,
@@ -38,9 +37,7 @@ export function createInProcessBus<Group extends string = string>(
   return new InProcessBus(options);
 }
 
-type State = 'running' | 'draining' | 'closed';
-
-class InProcessBus implements InProcessMessageBus<string> {
+class InProcessBus extends BaseBus implements InProcessMessageBus<string> {
   readonly kind = 'in-process' as const;
   private readonly store: SqlQueueStore;
   private readonly groups = new Map<string, Group>();
@@ -50,7 +47,6 @@ class InProcessBus implements InProcessMessageBus<string> {
   /** `loaded` has resolved: a publish inside a transaction must not wait for it (see stage). */
   private isLoaded = false;
   private readonly sequence = new Sequence();
-  private state: State = 'running';
   private closing: Promise<void> | null = null;
   private readonly reporter: DeliveryReporter;
   /** Runs chained handlers (SubscribeOptions.chain) where the store can: the embedded one. */
@@ -58,6 +54,7 @@ class InProcessBus implements InProcessMessageBus<string> {
   private readonly dispatcher: Dispatcher;
 
   constructor(private readonly options: InProcessBusOptions) {
+    super(options.validate);
     this.store = queueStoreOf(options);
     this.reporter = new DeliveryReporter(options.observer, options.logger);
     this.chain = options.store.ambientTransaction ? new ChainRunner(this.chainHost()) : null;
@@ -70,10 +67,6 @@ class InProcessBus implements InProcessMessageBus<string> {
       },
       () => {},
     );
-  }
-
-  private get validate(): EventValidator | undefined {
-    return this.options.validate;
   }
 
   stats(): InProcessBusStats {
@@ -102,25 +95,8 @@ class InProcessBus implements InProcessMessageBus<string> {
 
   // ---- publishing -------------------------------------------------------------------------------
 
-  async publish<TData>(
-    type: string,
-    data: TData,
-    options?: PublishOptions,
-  ): Promise<EventEnvelope<string, TData>> {
-    this.assertOpen();
-    const envelope = buildEnvelope(type, data, options, this.validate);
-    await this.route(envelope);
-    return envelope;
-  }
-
-  async publishEnvelope(envelope: EventEnvelope): Promise<void> {
-    this.assertOpen();
-    assertPublishable(envelope, this.validate);
-    await this.route(envelope);
-  }
-
   /** Resolves once every matching group's delivery is in the journal, in one write. */
-  private async route(envelope: EventEnvelope): Promise<void> {
+  protected async send(envelope: EventEnvelope): Promise<void> {
     await this.loaded;
     // Inside a chained handler the deliveries join its transaction: released once it commits.
     if (await this.chain?.publishInChain(envelope)) return;
@@ -350,10 +326,6 @@ class InProcessBus implements InProcessMessageBus<string> {
     this.state = 'closed';
     // Reads and retry moves under way finish before the caller closes the store.
     await this.dispatcher.close(this.groups.values());
-  }
-
-  private assertOpen(): void {
-    if (this.state === 'closed') throw new Error('Message bus is closed');
   }
 
   /** Restores the known groups and the sequence, and arms the timers of waiting retries. */
