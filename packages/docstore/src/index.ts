@@ -1,4 +1,5 @@
-export { type EmbeddedDocStore, type EmbeddedStoreOptions, openEmbeddedStore } from './embedded/store.js';
+export { type EmbeddedStoreOptions, openEmbeddedStore } from './embedded/open.js';
+export type { EmbeddedDocStore } from './embedded/store.js';
 export type { StoreLogger } from './logger.js';
 export { type MongoStoreOptions, openMongoStore } from './mongodb/store.js';
 export { type OpenStoreOptions, openStore } from './open-store.js';

@@ -1,4 +1,4 @@
-import { openEmbeddedStore } from './embedded/store.js';
+import { openEmbeddedStore } from './embedded/open.js';
 import type { StoreLogger } from './logger.js';
 import { openMongoStore } from './mongodb/store.js';
 import type { DocStore } from './types.js';

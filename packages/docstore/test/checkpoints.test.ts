@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it, onTestFinished } from 'vitest';
-import { STORE_FILE } from '../src/embedded/store.js';
+import { STORE_FILE } from '../src/embedded/open.js';
 import { openEmbeddedStore } from '../src/index.js';
 import { tempDir } from './temp-dir.js';
 

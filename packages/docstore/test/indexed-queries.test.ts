@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import Database from 'libsql';
 import { describe, expect, it } from 'vitest';
-import { STORE_FILE } from '../src/embedded/store.js';
+import { STORE_FILE } from '../src/embedded/open.js';
 import type { Collection, Filter, FindOptions, IndexKeys, SortSpec, SqlValue } from '../src/index.js';
 import { seededRandom } from './random.js';
 import { type EmbeddedStore, storeDir } from './temp-dir.js';
@@ -59,7 +59,7 @@ describe('embedded store: queries through indexes', () => {
   // Many queries against a collection SQL cannot help (the scan): slow on a busy machine, not a measure.
   it('answer exactly as a scan does, through inserts, updates and deletes', async () => {
     const dataDir = await storeDir('indexed');
-    // A short probe, so that conjunctions of equalities take both of the plans (see Table's plan).
+    // A short probe, so that conjunctions of equalities take both of the plans (see QueryPlanner).
     const store = await dataDir.open({ planProbeRows: 10 });
     const random = seededRandom(20240501);
     const plain = store.collection('plain');

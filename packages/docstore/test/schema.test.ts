@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import Database from 'libsql';
 import { describe, expect, it } from 'vitest';
+import { STORE_FILE } from '../src/embedded/open.js';
 import { MIGRATIONS, type Migration } from '../src/embedded/schema.js';
-import { STORE_FILE } from '../src/embedded/store.js';
 import { storeDir } from './temp-dir.js';
 
 /** The store file's schema version, read with a connection of its own (the store closed). */

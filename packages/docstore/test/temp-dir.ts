@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
-import type { EmbeddedStoreOptions } from '../src/embedded/store.js';
+import type { EmbeddedStoreOptions } from '../src/embedded/open.js';
 import { openEmbeddedStore } from '../src/index.js';
 
 /** A fresh directory under the OS temp dir, and a function that removes it. */

@@ -56,3 +56,21 @@ export function deliverySeqOf(id: string): number {
 
 /** The fields of a delivery that only retries and dead letters carry. */
 export const OPTIONAL_FIELDS = ['lastError', 'reason', 'attempts', 'deadAt'] as const;
+
+/** Positions in the queues: increasing, across restarts too, and never behind the clock (in µs). */
+export class Sequence {
+  /** The highest sequence in the journal at start: deliveries up to it may have been handled before. */
+  boot = 0;
+  private last = 0;
+
+  /** Continues from the highest sequence in the journal. */
+  start(boot: number): void {
+    this.boot = boot;
+    this.last = boot;
+  }
+
+  next(): number {
+    this.last = Math.max(this.last + 1, Date.now() * 1000);
+    return this.last;
+  }
+}

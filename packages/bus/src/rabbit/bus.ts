@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { EventEnvelope } from '@lead-capture/contracts';
-import { assertPublishable, buildEnvelope } from '../envelope.js';
+import { BaseBus } from '../base-bus.js';
 import { DeliveryReporter } from '../observe.js';
 import type {
   BusLogger,
@@ -10,7 +10,6 @@ import type {
   EventValidator,
   GroupDeclaration,
   MessageBus,
-  PublishOptions,
   QueueStats,
   SubscribeOptions,
   Subscription,
@@ -59,15 +58,13 @@ export async function createRabbitBus<Group extends string = string>(
   return bus;
 }
 
-type State = 'running' | 'draining' | 'closed';
-
 /**
  * The MessageBus over RabbitMQ, composed of its four parts: the session (connection, publishing
  * channel, reconnect loop), the topology (what is declared on the broker), delivery (consumers,
  * acks, retries, dead-lettering) and the dead-letter admin (list, replay). This class owns the
  * subscriptions and the order of shutdown.
  */
-class RabbitBus implements MessageBus<string> {
+class RabbitBus extends BaseBus implements MessageBus<string> {
   readonly kind = 'rabbitmq' as const;
   private readonly names: RabbitNames;
   private readonly session: RabbitSession;
@@ -75,10 +72,10 @@ class RabbitBus implements MessageBus<string> {
   private readonly deadLetters: RabbitDeadLetters;
   private readonly queues: RabbitQueueStats;
   private readonly subscriptions = new Set<RabbitSubscription>();
-  private state: State = 'running';
   private closing: Promise<void> | null = null;
 
-  constructor(private readonly options: RabbitBusOptions) {
+  constructor(options: RabbitBusOptions) {
+    super(options.validate);
     this.names = rabbitNames(options);
     const publishTimeoutMs = options.publishTimeoutMs ?? 5000;
     const topology = new RabbitTopology(this.names, options.declareGroups);
@@ -129,24 +126,7 @@ class RabbitBus implements MessageBus<string> {
     }
   }
 
-  async publish<TData>(
-    type: string,
-    data: TData,
-    options?: PublishOptions,
-  ): Promise<EventEnvelope<string, TData>> {
-    this.assertOpen();
-    const envelope = buildEnvelope(type, data, options, this.options.validate);
-    await this.sendEnvelope(envelope);
-    return envelope;
-  }
-
-  async publishEnvelope(envelope: EventEnvelope): Promise<void> {
-    this.assertOpen();
-    assertPublishable(envelope, this.options.validate);
-    await this.sendEnvelope(envelope);
-  }
-
-  private sendEnvelope(envelope: EventEnvelope): Promise<void> {
+  protected send(envelope: EventEnvelope): Promise<void> {
     return this.session.send(this.names.exchange, envelope.type, Buffer.from(JSON.stringify(envelope)), {
       contentType: 'application/json',
       messageId: envelope.id,
@@ -212,9 +192,5 @@ class RabbitBus implements MessageBus<string> {
     await Promise.all([...this.subscriptions].map((subscription) => this.cancel(subscription)));
     this.state = 'closed';
     await this.session.close();
-  }
-
-  private assertOpen(): void {
-    if (this.state === 'closed') throw new Error('Message bus is closed');
   }
 }

@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { Aggregator, update as applyModifier, Query } from 'mingo';
+import { Aggregator } from 'mingo';
 import { isEqual } from 'mingo/util';
-import { ownValue, setOwn } from '../own-properties.js';
 import type {
   Collection,
   DeleteResult,
@@ -11,18 +9,19 @@ import type {
   FindOptions,
   IndexKeys,
   IndexOptions,
-  Projection,
   UpdateOptions,
   UpdateResult,
   UpdateSpec,
 } from '../types.js';
 import { upsertEqualities } from '../upsert.js';
 import { ambientFrame } from './ambient.js';
+import { assertOperators, immutableIdError, toStored, updated, upserted } from './document-updates.js';
+import type { Db, Row } from './host.js';
 import { defaultIndexName, type IndexDefinition } from './indexes.js';
-import { applySimpleUpdate } from './simple-update.js';
+import { project } from './projection.js';
 import type { EmbeddedDocStore } from './store.js';
-import type { Db, Row, Table } from './table.js';
-import { cloneValue, isPlainObject, normalizeValue, type PlainObject } from './values.js';
+import type { Table } from './table.js';
+import { cloneValue, isPlainObject } from './values.js';
 
 /** The transaction a collection writes in: writes run at once, and only while it is open. */
 export interface TransactionScope {
@@ -99,14 +98,14 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
   async findOne(filter: Filter, options: Omit<FindOptions, 'limit'> = {}): Promise<TDoc | null> {
     const db = this.#readDb();
     for (const row of this.#table.select(db, filter, { ...options, limit: 1 })) {
-      return this.#output([row.doc], options.projection)[0];
+      return project<TDoc>([row.doc], options.projection)[0];
     }
     return null;
   }
 
   async find(filter: Filter, options: FindOptions = {}): Promise<TDoc[]> {
     const db = this.#readDb();
-    return this.#output(
+    return project<TDoc>(
       Array.from(this.#table.select(db, filter, options), (row) => row.doc),
       options.projection,
     );
@@ -126,7 +125,7 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
     const db = this.#store.openReadConnection();
     try {
       for (const row of this.#table.select(db, filter, options)) {
-        yield this.#output([row.doc], options.projection)[0];
+        yield project<TDoc>([row.doc], options.projection)[0];
         this.#store.assertUsable();
       }
     } finally {
@@ -200,7 +199,7 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
       this.#table.insert(inserted);
       return returnAfter ? inserted : null;
     });
-    return document ? this.#output([cloneValue(document) as Document], options.projection)[0] : null;
+    return document ? project<TDoc>([cloneValue(document) as Document], options.projection)[0] : null;
   }
 
   async replaceOne(filter: Filter, replacement: TDoc, options: UpdateOptions = {}): Promise<UpdateResult> {
@@ -253,7 +252,7 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
       if (target) this.#table.remove(target);
       return target?.doc ?? null;
     });
-    return deleted ? this.#output([deleted])[0] : null;
+    return deleted ? project<TDoc>([deleted])[0] : null;
   }
 
   /**
@@ -321,55 +320,6 @@ export class EmbeddedCollection<TDoc extends Document> implements Collection<TDo
       return definition.name;
     });
   }
-
-  #output(documents: Document[], projection: Projection = {}): TDoc[] {
-    const paths = Object.keys(projection);
-    if (paths.length === 0) return documents as TDoc[];
-    // mingo leaves the other fields out by copying the kept ones key by key, which would turn a
-    // `__proto__` field into the copy's prototype: fields are left out of the document instead.
-    if (paths.every((path) => projection[path] === 0)) {
-      for (const document of documents) for (const path of paths) leaveOut(document, path.split('.'));
-      return documents as TDoc[];
-    }
-    const included = topLevelInclusion(projection);
-    if (included) return documents.map((document) => keepFields(document, included)) as TDoc[];
-    return new Query({})
-      .find(documents, projection)
-      .all()
-      .map((document) => cloneValue(document)) as TDoc[];
-  }
-}
-
-/**
- * The fields an inclusion projection of top-level fields keeps (`_id` unless it says `_id: 0`), or
- * null when the projection is another kind (dotted paths, operators): mingo projects those.
- */
-function topLevelInclusion(projection: Projection): Set<string> | null {
-  const kept = new Set<string>(['_id']);
-  for (const [path, value] of Object.entries(projection)) {
-    if (path.includes('.') || path.startsWith('$')) return null;
-    if (value === 1) kept.add(path);
-    else if (path === '_id' && value === 0) kept.delete('_id');
-    else return null;
-  }
-  return kept;
-}
-
-/** A new document with only the `kept` fields of `document`, in the document's order. */
-function keepFields(document: Document, kept: Set<string>): Document {
-  const projected: Record<string, unknown> = {};
-  for (const key of Object.keys(document)) if (kept.has(key)) setOwn(projected, key, document[key]);
-  return projected as Document;
-}
-
-/** Removes the field at the path, in every element of the arrays on the way (as MongoDB's projection). */
-function leaveOut(value: unknown, [first, ...rest]: string[]): void {
-  if (Array.isArray(value)) {
-    for (const item of value) leaveOut(item, [first, ...rest]);
-  } else if (isPlainObject(value)) {
-    if (rest.length === 0) delete value[first];
-    else leaveOut(ownValue(value, first), rest);
-  }
 }
 
 /** True when an object in the value has a prototype other than a plain object's (or an array's, a Date's). */
@@ -380,135 +330,6 @@ function hasForeignPrototype(value: unknown): boolean {
   if (Array.isArray(value)) return value.some(hasForeignPrototype);
   if (!isPlainObject(value)) return true;
   return Object.values(value).some(hasForeignPrototype);
-}
-
-/** A stored copy of a document given by a caller: a string _id (generated when absent), values normalized. */
-function toStored(document: PlainObject): Document {
-  const { _id = randomUUID(), ...fields } = document;
-  if (typeof _id !== 'string') throw new TypeError(`_id must be a string, got ${JSON.stringify(_id)}`);
-  return normalizeValue({ _id, ...fields }, '') as Document;
-}
-
-function assertOperators(update: UpdateSpec): void {
-  const keys = Object.keys(update);
-  if (keys.length === 0 || !keys.every((key) => key.startsWith('$'))) {
-    throw new Error('Update document requires atomic operators ($set, $inc, ...)');
-  }
-}
-
-function immutableIdError(): Error {
-  return new Error("Performing an update on the path '_id' would modify the immutable field '_id'");
-}
-
-/** $setOnInsert applies only when an upsert inserts; mingo does not know it. */
-function withoutSetOnInsert(update: UpdateSpec): UpdateSpec {
-  const { $setOnInsert: _onInsertOnly, ...modifier } = update;
-  return modifier;
-}
-
-/** The new version of `current` after the update, or null when the update changes nothing. */
-function updated(current: Document, update: UpdateSpec, filter: Filter): Document | null {
-  const modifier = withoutSetOnInsert(update);
-  if (Object.keys(modifier).length === 0) return null;
-  const draft = cloneValue(current) as PlainObject;
-  // The filter lets the positional operator ($) find the array element it matched. mingo refuses
-  // paths under _id, as MongoDB does.
-  if (modify(draft, modifier, filter).length === 0) return null;
-  return toStored(draft);
-}
-
-/**
- * The document an upsert inserts: the filter's equality fields, then the update, then $setOnInsert.
- * The _id (from the filter, else from $setOnInsert) is set directly: mingo's updates refuse it.
- */
-function upserted(filter: Filter, update: UpdateSpec): Document {
-  const { _id: filterId, ...equalities } = upsertEqualities(filter);
-  const { _id: insertId, ...onInsert } = isPlainObject(update.$setOnInsert) ? update.$setOnInsert : {};
-  const modifier = withoutSetOnInsert(update);
-  const draft: PlainObject = {};
-  if (Object.keys(equalities).length > 0) modify(draft, { $set: equalities });
-  if (Object.keys(modifier).length > 0) modify(draft, modifier);
-  if (Object.keys(onInsert).length > 0) modify(draft, { $set: onInsert });
-  return toStored({ _id: filterId ?? insertId, ...draft });
-}
-
-/**
- * mingo's update on a draft, given a copy of the update's objects to place as they are: mingo's own
- * copies assign key by key, which turns a `__proto__` key of a value into the copy's prototype.
- * Returns the fields it changed.
- */
-function modify(draft: PlainObject, modifier: UpdateSpec, filter?: Filter): string[] {
-  const simple = applySimpleUpdate(draft, modifier, ownCopy);
-  if (simple) return simple;
-  const resolved = filter ? resolveSharedPositionals(draft, modifier, filter) : modifier;
-  return applyModifier(draft, ownCopy(resolved) as UpdateSpec, undefined, filter, { cloneMode: 'none' });
-}
-
-/** A key no stored document uses: it marks the element the positional operator matched. */
-const POSITIONAL_PROBE = '\u0000positional-probe';
-
-/**
- * MongoDB lets one update set several fields of the element `$` matched (`{'items.$.qty': 1,
- * 'items.$.note': 'x'}`); mingo refuses two `$` paths into one array as a conflict. For those
- * arrays only, let mingo find the matched element once (a probe update on a copy) and write its
- * index into every such path, which mingo accepts. Anything else is left to mingo as it is.
- */
-function resolveSharedPositionals(draft: PlainObject, modifier: UpdateSpec, filter: Filter): UpdateSpec {
-  const pathsPerArray = new Map<string, number>();
-  for (const fields of Object.values(modifier)) {
-    if (!isPlainObject(fields)) continue;
-    for (const path of Object.keys(fields)) {
-      const at = path.indexOf('.$');
-      if (at > 0 && (path.length === at + 2 || path[at + 2] === '.')) {
-        const array = path.slice(0, at);
-        pathsPerArray.set(array, (pathsPerArray.get(array) ?? 0) + 1);
-      }
-    }
-  }
-  const shared = [...pathsPerArray].filter(([, count]) => count > 1).map(([array]) => array);
-  if (shared.length === 0) return modifier;
-  const indexOf = new Map<string, number>();
-  for (const array of shared) {
-    const probe = cloneValue(draft) as PlainObject;
-    try {
-      applyModifier(probe, { $set: { [`${array}.$.${POSITIONAL_PROBE}`]: true } }, undefined, filter, {
-        cloneMode: 'none',
-      });
-    } catch {
-      continue;
-    }
-    const elements = array.split('.').reduce<unknown>((value, key) => (value as PlainObject)?.[key], probe);
-    const index = Array.isArray(elements)
-      ? elements.findIndex((element) => isPlainObject(element) && POSITIONAL_PROBE in element)
-      : -1;
-    if (index >= 0) indexOf.set(array, index);
-  }
-  if (indexOf.size === 0) return modifier;
-  const rewritten: UpdateSpec = {};
-  for (const [operator, fields] of Object.entries(modifier)) {
-    if (!isPlainObject(fields)) {
-      rewritten[operator] = fields;
-      continue;
-    }
-    const renamed: PlainObject = {};
-    for (const [path, value] of Object.entries(fields)) {
-      const array = [...indexOf.keys()].find((candidate) => path.startsWith(`${candidate}.$`));
-      const target =
-        array === undefined ? path : `${array}.${indexOf.get(array)}${path.slice(array.length + 2)}`;
-      setOwn(renamed, target, value);
-    }
-    rewritten[operator] = renamed;
-  }
-  return rewritten;
-}
-
-/** A copy of plain objects and arrays, own keys kept as data; other values (Dates, RegExps) as they are. */
-function ownCopy(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(ownCopy);
-  if (!isPlainObject(value)) return value;
-  const copy: PlainObject = {};
-  for (const [key, item] of Object.entries(value)) setOwn(copy, key, ownCopy(item));
-  return copy;
 }
 
 function sameKeys(a: IndexKeys, b: IndexKeys): boolean {

@@ -1,4 +1,4 @@
-import type { Db } from './table.js';
+import type { Db } from './host.js';
 
 /**
  * One step of the embedded store's layout. `version` is its place in the list (1, 2, …); `up` changes

@@ -1,142 +1,21 @@
-import { type FileHandle, open } from 'node:fs/promises';
-import { join, resolve as resolvePath } from 'node:path';
-import Database from 'libsql';
 import type { StoreLogger } from '../logger.js';
-import type {
-  Collection,
-  DocStore,
-  Document,
-  NestingOptions,
-  SqlAccess,
-  SqlStatements,
-  SqlValue,
-  Transaction,
-} from '../types.js';
+import type { Collection, DocStore, Document, NestingOptions, SqlAccess, Transaction } from '../types.js';
 import { type AmbientFrame, ambientFrame, runInFrame } from './ambient.js';
-import { type CheckpointCounts, Checkpointer } from './checkpointer.js';
+import type { CatalogEntry } from './catalog.js';
+import type { CheckpointCounts } from './checkpointer.js';
 import { EmbeddedCollection, type TransactionScope } from './collection.js';
-import { type DirectoryLock, lockDirectory } from './lock.js';
-import { secureDataDirectory } from './permissions.js';
-import { MIGRATIONS, type Migration, migrateSchema } from './schema.js';
-import {
-  type CatalogEntry,
-  type Db,
-  PLAN_PROBE_ROWS,
-  type Statement,
-  Table,
-  type TableHost,
-} from './table.js';
+import { openConnection } from './connection.js';
+import { type Batch, GroupCommit } from './group-commit.js';
+import type { Db, Statement, TableHost } from './host.js';
+import type { DirectoryLock } from './lock.js';
+import type { EmbeddedStoreOptions } from './open.js';
+import { PLAN_PROBE_ROWS } from './query-plan.js';
+import { sqlAccess } from './sql-access.js';
+import { Table } from './table.js';
+import { WriteMutex } from './write-mutex.js';
 
-export interface EmbeddedStoreOptions {
-  /** Where the data lives: `store.sqlite` (and its `-wal`, `-shm`) and the `LOCK` file. */
-  dataDir: string;
-  logger?: StoreLogger;
-  /** How often documents past a TTL index's expiry are removed. Default 60 s, as MongoDB's TTL monitor. */
-  ttlSweepIntervalMs?: number;
-  /** SQLite page cache per connection, in KiB. Default 16 MiB. */
-  cacheKiB?: number;
-  /**
-   * How many index entries a query plan first follows an equality for, to learn whether it is
-   * selective (see Table's plan). Default PLAN_PROBE_ROWS; tests lower it to reach every plan with
-   * few rows.
-   */
-  planProbeRows?: number;
-  /** The layout's migrations (see schema.ts); tests give a longer list. Default MIGRATIONS. */
-  migrations?: readonly Migration[];
-}
-
-export const STORE_FILE = 'store.sqlite';
 /** Writes committed together at most; a batch this large commits before the end of its turn. */
 const MAX_BATCH = 2000;
-/**
- * The WAL size past which the writer checkpoints itself after a commit (see Checkpointer), so that
- * its next write rewinds the WAL; SQLite cuts the file back to this size then (journal_size_limit).
- */
-const WAL_LIMIT_BYTES = 16 * 2 ** 20;
-
-function openConnection(path: string, cacheKiB: number, readonly: boolean): Db {
-  const db = new Database(path, readonly ? { readonly: true } : {});
-  // libsql (0.5) ignores `readonly` and opens the file read-write: SQLite itself refuses writes here.
-  if (readonly) db.pragma('query_only = ON');
-  if (!readonly) {
-    db.pragma('journal_mode = WAL');
-    // Checkpoints run on a thread of their own (see Checkpointer), not inside this connection's commits.
-    db.pragma('wal_autocheckpoint = 0');
-    // A WAL that grew under a burst is cut back to this size once it is reset.
-    db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
-  }
-  // The writer's COMMIT does not wait for the disk: the store syncs the WAL itself, off the event
-  // loop, before it acknowledges a batch (see #syncCommitted). Checkpoints still sync (NORMAL).
-  db.pragma(readonly ? 'synchronous = FULL' : 'synchronous = NORMAL');
-  db.pragma(`cache_size = -${cacheKiB}`);
-  db.pragma('busy_timeout = 10000');
-  db.pragma('temp_store = MEMORY');
-  return db;
-}
-
-/**
- * The connection's page size in bytes. libsql's `pragma(name, { simple: true })` answers a row
- * object, not the value as better-sqlite3 does: read the column from the row.
- */
-function pageSize(db: Db): number {
-  const [row] = db.pragma('page_size') as { page_size?: unknown }[];
-  const bytes = Number(row?.page_size);
-  if (!Number.isInteger(bytes) || bytes <= 0)
-    throw new Error(`Unexpected SQLite page size: ${String(row?.page_size)}`);
-  return bytes;
-}
-
-/**
- * Opens (or creates) the embedded store in `dataDir`, its layout brought to the latest schema version
- * (see schema.ts); a store of a newer version than this code knows is refused.
- */
-export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<EmbeddedDocStore> {
-  const started = Date.now();
-  const dataDir = resolvePath(options.dataDir);
-  // Created 0700, or tightened to 0700 / 0600 when it exists: it holds tokens, hashes, personal data.
-  await secureDataDirectory(dataDir, options.logger);
-  const lock = await lockDirectory(dataDir);
-  const connections: Db[] = [];
-  try {
-    const path = join(dataDir, STORE_FILE);
-    const cacheKiB = options.cacheKiB ?? 16 * 1024;
-    const writer = openConnection(path, cacheKiB, false);
-    connections.push(writer);
-    const migrated = migrateSchema(writer, dataDir, options.migrations ?? MIGRATIONS);
-    if (migrated.length > 0)
-      options.logger?.info({ dataDir, versions: migrated }, 'docstore schema migrated');
-    const reader = openConnection(path, cacheKiB, true);
-    connections.push(reader);
-    const catalog = (
-      writer.prepare('SELECT name, indexes, types, elements, columns FROM catalog').raw().all() as string[][]
-    ).map(
-      ([name, indexes, types, elements, columns]): CatalogEntry => ({
-        name: name!,
-        indexes: JSON.parse(indexes!),
-        types: JSON.parse(types!),
-        elements: JSON.parse(elements!),
-        columns: JSON.parse(columns!),
-      }),
-    );
-    const store = new EmbeddedDocStore(dataDir, path, writer, reader, catalog, lock, options);
-    options.logger?.info(
-      { dataDir, collections: catalog.length, ms: Date.now() - started },
-      'docstore opened (embedded, SQLite)',
-    );
-    return store;
-  } catch (error) {
-    for (const db of connections) db.close();
-    await lock.release();
-    throw error;
-  }
-}
-
-interface Batch {
-  promise: Promise<void>;
-  resolve(): void;
-  reject(error: unknown): void;
-  writes: number;
-}
 
 /**
  * The embedded implementation of DocStore on SQLite. Writes run at once, synchronously, on the writer
@@ -159,30 +38,15 @@ export class EmbeddedDocStore implements DocStore, TableHost {
   readonly #tables = new Map<string, Table>();
   readonly #statements = new Map<Db, Map<string, Statement>>();
   readonly #ttlTimer: NodeJS.Timeout;
-  readonly #checkpointer: Checkpointer;
-  readonly #walLimitFrames: number;
+  readonly #commits: GroupCommit;
   readonly planProbeRows: number;
-  #batch: Batch | null = null;
-  #commitScheduled = false;
-  /** Committed batches waiting for the WAL sync that acknowledges them. */
-  readonly #committed: Batch[] = [];
-  #syncing: Promise<void> | null = null;
-  /** A batch waits for the sync under way, then commits. */
-  #commitAfterSync = false;
-  /** The WAL file, kept open for fdatasync. */
-  #wal: FileHandle | null = null;
-  /** What waits for the batch's commit (a new table becoming visible to the reader). */
-  readonly #commitHooks: (() => void)[] = [];
   #depth = 0;
   #undo: (() => void)[] = [];
-  /** The write mutex: held by an open transaction (and handed from one waiter to the next). */
-  #locked = false;
-  readonly #waiters: (() => void)[] = [];
-  #transactionOpen = false;
+  /** Held by an open transaction or a write. */
+  readonly #mutex = new WriteMutex();
   #closing: Promise<void> | null = null;
-  #failure: Error | null = null;
   /** Each open transaction's state, for SQL writes that name the transaction (sql.write(work, tx)). */
-  readonly #transactions = new WeakMap<Transaction, { readonly open: boolean }>();
+  readonly #transactions = new WeakMap<Transaction, TransactionScope>();
   readonly sql: SqlAccess;
 
   constructor(
@@ -202,9 +66,8 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     this.#logger = options.logger;
     this.planProbeRows = options.planProbeRows ?? PLAN_PROBE_ROWS;
 
-    this.sql = this.#sqlAccess();
-    this.#checkpointer = new Checkpointer(path, options.logger);
-    this.#walLimitFrames = Math.floor(WAL_LIMIT_BYTES / pageSize(writer));
+    this.sql = sqlAccess(this, this.#transactions);
+    this.#commits = new GroupCommit(writer, path, dataDir, options.logger);
     for (const entry of catalog) this.#tables.set(entry.name, new Table(this, entry, entry.name));
     this.#ttlTimer = setInterval(() => this.#removeExpired(), options.ttlSweepIntervalMs ?? 60_000).unref();
   }
@@ -243,27 +106,21 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     inlineNested?: (error: unknown) => void,
   ): Promise<T> {
     this.assertUsable();
-    if (!this.#tryLock()) await this.#lockWhenFree();
+    if (!this.#mutex.tryLock()) await this.#mutex.lockWhenFree();
     let batch: Batch;
     let result: T;
     try {
       this.assertUsable();
-      batch = this.#openBatch();
+      batch = this.#commits.openBatch();
       const mark = this.#begin();
-      this.#transactionOpen = true;
+      this.#commits.transactionOpen = true;
       let finished = false;
       const state = {
         get open() {
           return !finished;
         },
       };
-      const tx: Transaction = {
-        collection: <TDoc extends Document = Document>(name: string) => {
-          this.table(name);
-          return new EmbeddedCollection<TDoc>(name, this, state);
-        },
-      };
-      this.#transactions.set(tx, state);
+      const tx = this.#transactionIn(state);
       try {
         result = ambient
           ? await runInFrame(this.#frame(state, tx, inlineNested), () => work(tx))
@@ -274,16 +131,28 @@ export class EmbeddedDocStore implements DocStore, TableHost {
         throw error;
       } finally {
         finished = true;
-        this.#transactionOpen = false;
+        this.#commits.transactionOpen = false;
       }
       this.#end(mark, true);
       batch.writes++;
     } finally {
-      this.#unlock();
-      if (this.#batch) this.#scheduleCommit();
+      this.#mutex.unlock();
+      if (this.#commits.hasBatch) this.#commits.scheduleCommit();
     }
     await batch.promise;
     return result;
+  }
+
+  /** A transaction whose collections write in `scope`, known to sql.write. */
+  #transactionIn(scope: TransactionScope): Transaction {
+    const tx: Transaction = {
+      collection: <TDoc extends Document = Document>(name: string) => {
+        this.table(name);
+        return new EmbeddedCollection<TDoc>(name, this, scope);
+      },
+    };
+    this.#transactions.set(tx, scope);
+    return tx;
   }
 
   #frame(scope: TransactionScope, tx: Transaction, inlineNested?: (error: unknown) => void): AmbientFrame {
@@ -316,13 +185,7 @@ export class EmbeddedDocStore implements DocStore, TableHost {
           return !finished && parent.scope.open;
         },
       };
-      const tx: Transaction = {
-        collection: <TDoc extends Document = Document>(name: string) => {
-          this.table(name);
-          return new EmbeddedCollection<TDoc>(name, this, scope);
-        },
-      };
-      this.#transactions.set(tx, scope);
+      const tx = this.#transactionIn(scope);
       let result: T;
       try {
         result = await runInFrame(this.#frame(scope, tx, inlineNested), () => work(tx));
@@ -362,12 +225,8 @@ export class EmbeddedDocStore implements DocStore, TableHost {
     clearInterval(this.#ttlTimer);
     try {
       // An open transaction finishes first (its work may still write).
-      if (!this.#tryLock()) await this.#lockWhenFree();
-      if (this.#batch && !this.#failure) this.#commit();
-      while (this.#syncing) await this.#syncing;
-      // The writer's close checkpoints what is left and removes the WAL: nobody else may be at it.
-      await this.#checkpointer.close();
-      await this.#wal?.close();
+      if (!this.#mutex.tryLock()) await this.#mutex.lockWhenFree();
+      await this.#commits.close();
       this.#reader.close();
       this.writer.close();
     } finally {
@@ -378,11 +237,12 @@ export class EmbeddedDocStore implements DocStore, TableHost {
 
   assertUsable(): void {
     if (this.#closing) throw new Error('The docstore is closed');
-    if (this.#failure) {
+    const failure = this.#commits.failure;
+    if (failure) {
       throw new Error(
-        `The docstore stopped accepting work (${this.#failure.message}); restart the process to recover`,
+        `The docstore stopped accepting work (${failure.message}); restart the process to recover`,
         {
-          cause: this.#failure,
+          cause: failure,
         },
       );
     }
@@ -447,7 +307,7 @@ export class EmbeddedDocStore implements DocStore, TableHost {
   }
 
   onCommit(done: () => void): void {
-    this.#commitHooks.push(done);
+    this.#commits.onCommit(done);
   }
 
   #begin(): number {
@@ -481,178 +341,31 @@ export class EmbeddedDocStore implements DocStore, TableHost {
       if (!scope.open) throw new Error('The transaction is over: write through the store instead');
       return work();
     }
-    const waited = !this.#tryLock();
-    if (waited) await this.#lockWhenFree();
+    const waited = !this.#mutex.tryLock();
+    if (waited) await this.#mutex.lockWhenFree();
     let batch: Batch;
     let result: T;
     try {
       this.assertUsable();
-      batch = this.#openBatch();
+      batch = this.#commits.openBatch();
       result = work();
       batch.writes++;
     } finally {
-      this.#unlock();
+      this.#mutex.unlock();
     }
-    if (batch.writes >= MAX_BATCH) this.#commit();
-    else this.#scheduleCommit();
+    if (batch.writes >= MAX_BATCH) this.#commits.commit();
+    else this.#commits.scheduleCommit();
     await batch.promise;
     return result;
   }
 
-  #tryLock(): boolean {
-    if (this.#locked || this.#waiters.length > 0) return false;
-    this.#locked = true;
-    return true;
-  }
-
-  #lockWhenFree(): Promise<void> {
-    return new Promise((resolve) => this.#waiters.push(resolve));
-  }
-
-  #unlock(): void {
-    const next = this.#waiters.shift();
-    if (next) next();
-    else this.#locked = false;
-  }
-
-  #openBatch(): Batch {
-    if (this.#batch) return this.#batch;
-    this.writer.exec('BEGIN IMMEDIATE');
-    let resolve!: () => void;
-    let reject!: (error: unknown) => void;
-    const promise = new Promise<void>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    // A failed commit rejects every waiting write; nobody may be waiting yet.
-    promise.catch(() => undefined);
-    this.#batch = { promise, resolve, reject, writes: 0 };
-    return this.#batch;
-  }
-
-  #scheduleCommit(): void {
-    if (this.#commitScheduled) return;
-    this.#commitScheduled = true;
-    setImmediate(() => {
-      this.#commitScheduled = false;
-      // An open transaction keeps the batch open; it schedules the commit when it ends. While the
-      // WAL is being synced, the batch grows instead: it commits when the sync ends, so there is at
-      // most one commit per sync and hot pages are written once for many writes (group commit).
-      if (this.#transactionOpen || !this.#batch) return;
-      if (this.#syncing) this.#commitAfterSync = true;
-      else this.#commit();
-    });
-  }
-
-  #commit(): void {
-    const batch = this.#batch;
-    if (!batch) return;
-    this.#batch = null;
-    try {
-      this.writer.exec('COMMIT');
-    } catch (error) {
-      this.#failure = new Error(`The docstore could not commit: ${String(error)}`, { cause: error });
-      this.#logger?.error({ err: error, dataDir: this.#dataDir }, 'docstore commit failed');
-      try {
-        this.writer.exec('ROLLBACK');
-      } catch {
-        // Already rolled back.
-      }
-      batch.reject(this.#failure);
-      return;
-    }
-    for (const done of this.#commitHooks.splice(0)) done();
-    if (this.#checkpointer.takeForegroundTurn(this.#walLimitFrames)) this.#checkpointNow();
-    this.#checkpointer.request();
-    this.#committed.push(batch);
-    this.#syncCommitted();
-  }
-
-  #sqlAccess(): SqlAccess {
-    const on = (db: Db): SqlStatements => ({
-      run: (sql, params = []) => {
-        const { changes } = this.statement(db, sql).run(params as SqlValue[]) as { changes: number };
-        return { changes };
-      },
-      get: (sql, params = []) => this.statement(db, sql).get(params as SqlValue[]) as unknown[] | undefined,
-      all: (sql, params = []) => this.statement(db, sql).all(params as SqlValue[]) as unknown[][],
-    });
-    const writer = on(this.writer);
-    const reader = on(this.#reader);
-    const transactionState = (tx: Transaction | undefined) => {
-      if (!tx) return null;
-      const state = this.#transactions.get(tx);
-      if (!state) throw new Error('Not a transaction of this store');
-      return state;
-    };
-    return {
-      write: async (work, tx) => {
-        const state = transactionState(tx);
-        return this.write(() => this.atomically(() => work(writer)), state);
-      },
-      execute: async (sql, params, tx) => {
-        const state = transactionState(tx);
-        return this.write(() => writer.run(sql, params), state);
-      },
-      read: (work) => {
-        this.assertUsable();
-        return work(reader);
-      },
-    };
-  }
-
   /** How many checkpoints ran, and by whom (tests, diagnostics). */
   checkpoints(): CheckpointCounts {
-    return this.#checkpointer.counts();
-  }
-
-  /** The writer's own checkpoint: when the WAL outgrew its limit (see Checkpointer). */
-  #checkpointNow(): void {
-    try {
-      this.writer.pragma('wal_checkpoint(PASSIVE)');
-    } catch (error) {
-      this.#logger?.warn({ err: error, dataDir: this.#dataDir }, 'docstore checkpoint failed');
-    }
-  }
-
-  /**
-   * Acknowledges committed batches once the WAL that holds them is on disk. One fdatasync at a time,
-   * on libuv's thread pool, so the event loop goes on meanwhile; the batches committed while one runs
-   * share the next (group commit). A failed sync fails the store, as a failed commit does.
-   */
-  #syncCommitted(): void {
-    if (this.#syncing || this.#committed.length === 0) return;
-    const batches = this.#committed.splice(0);
-    this.#syncing = this.#syncWal()
-      .then(
-        () => {
-          for (const batch of batches) batch.resolve();
-        },
-        (error: unknown) => {
-          this.#failure ??= new Error(`The docstore could not sync its log: ${String(error)}`, {
-            cause: error,
-          });
-          this.#logger?.error({ err: error, dataDir: this.#dataDir }, 'docstore sync failed');
-          for (const batch of batches) batch.reject(this.#failure);
-        },
-      )
-      .finally(() => {
-        this.#syncing = null;
-        if (this.#commitAfterSync) {
-          this.#commitAfterSync = false;
-          if (!this.#transactionOpen && this.#batch && !this.#failure) this.#commit();
-        }
-        this.#syncCommitted();
-      });
-  }
-
-  async #syncWal(): Promise<void> {
-    this.#wal ??= await open(`${this.#path}-wal`, 'r+');
-    await this.#wal.datasync();
+    return this.#commits.checkpoints();
   }
 
   #removeExpired(): void {
-    if (this.#closing || this.#failure || this.#locked) return;
+    if (this.#closing || this.#commits.failure || this.#mutex.locked) return;
     const now = Date.now();
     for (const table of this.#tables.values()) {
       for (const index of table.indexes) {

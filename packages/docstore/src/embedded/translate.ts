@@ -99,6 +99,21 @@ function negate(condition: Condition): Condition {
   return { sql: `NOT COALESCE((${condition.sql}), 0)`, params: condition.params, exact: true };
 }
 
+type OperatorCondition = (field: FieldInfo, operand: unknown) => Condition;
+
+/** The condition of each operator that needs only its own operand (`$regex` reads `$options` too). */
+const OPERATOR_CONDITIONS = new Map<string, OperatorCondition>([
+  ['$eq', equals],
+  ['$ne', (field, operand) => negate(equals(field, operand))],
+  ['$in', within],
+  ['$nin', (field, operand) => negate(within(field, operand))],
+  ...['$gt', '$gte', '$lt', '$lte'].map((operator): [string, OperatorCondition] => [
+    operator,
+    (field, operand) => range(field, operator, operand),
+  ]),
+  ['$exists', (field, operand) => exists(field, Boolean(operand))],
+]);
+
 function fieldCondition(path: string, condition: unknown, lookup: FieldLookup): Condition {
   if (path.split('.').includes('__proto__')) return UNDECIDED;
   const field = lookup(path);
@@ -107,28 +122,12 @@ function fieldCondition(path: string, condition: unknown, lookup: FieldLookup): 
   if (isPlainObject(condition) && Object.keys(condition).some((key) => key.startsWith('$'))) {
     const parts: Condition[] = [];
     for (const [operator, operand] of Object.entries(condition)) {
+      const simple = OPERATOR_CONDITIONS.get(operator);
+      if (simple) {
+        parts.push(simple(field, operand));
+        continue;
+      }
       switch (operator) {
-        case '$eq':
-          parts.push(equals(field, operand));
-          break;
-        case '$ne':
-          parts.push(negate(equals(field, operand)));
-          break;
-        case '$in':
-          parts.push(within(field, operand));
-          break;
-        case '$nin':
-          parts.push(negate(within(field, operand)));
-          break;
-        case '$gt':
-        case '$gte':
-        case '$lt':
-        case '$lte':
-          parts.push(range(field, operator, operand));
-          break;
-        case '$exists':
-          parts.push(exists(field, Boolean(operand)));
-          break;
         case '$regex': {
           const options = typeof condition.$options === 'string' ? condition.$options : '';
           if (operand instanceof RegExp) parts.push(regex(field, operand.source, operand.flags + options));

@@ -1,0 +1,97 @@
+/**
+ * The tables a collection keeps beside its rows, each entry naming its row (`rid`): a key table per
+ * unique index, a trigram table per substring index, an element table per path that needs one.
+ */
+import type { Document } from '../types.js';
+import { quote } from './columns.js';
+import type { TableHost } from './host.js';
+import { duplicateKeyError, elementKeys, type IndexDefinition, uniqueKeys } from './indexes.js';
+import { pathValues } from './values.js';
+
+export function elementTable(collection: string, path: string): string {
+  return quote(`m:${collection}:${path}`);
+}
+
+export function uniqueTable(collection: string, index: IndexDefinition): string {
+  return quote(`u:${collection}:${index.name}`);
+}
+
+export function ftsTable(collection: string, index: IndexDefinition): string {
+  return quote(`s:${collection}:${index.name}`);
+}
+
+/** Moves the document's keys in a unique index from `previous` to `next` (either may be null). */
+export function moveUniqueKeys(
+  host: TableHost,
+  collection: string,
+  index: IndexDefinition,
+  rid: number,
+  next: Document | null,
+  previous: Document | null,
+): void {
+  const db = host.writer;
+  const table = uniqueTable(collection, index);
+  const old = new Set(previous ? uniqueKeys(index, previous).map((key) => key.key) : []);
+  const fresh = next ? uniqueKeys(index, next) : [];
+  const kept = new Set<string>();
+  for (const { key } of fresh) if (old.has(key)) kept.add(key);
+  const remove = host.statement(db, `DELETE FROM ${table} WHERE key = ? AND rid = ?`);
+  for (const key of old) if (!kept.has(key)) remove.run(key, rid);
+  const add = host.statement(db, `INSERT INTO ${table} (key, rid) VALUES (?, ?)`);
+  for (const { key, values } of fresh) {
+    if (kept.has(key)) continue;
+    try {
+      add.run(key, rid);
+    } catch (error) {
+      if (!String((error as { code?: string }).code).startsWith('SQLITE_CONSTRAINT')) throw error;
+      const keyValue = Object.fromEntries(Object.keys(index.keys).map((path, i) => [path, values[i]]));
+      throw duplicateKeyError(collection, index.name, keyValue);
+    }
+  }
+}
+
+/** Moves the document's keys in the path's element table from `previous` to `next` (either may be null). */
+export function moveElements(
+  host: TableHost,
+  collection: string,
+  path: string,
+  rid: number,
+  previous: Document | null,
+  next: Document | null,
+): void {
+  const old = previous ? elementKeys(previous, path) : [];
+  const fresh = next ? elementKeys(next, path) : [];
+  if (old.length === 0 && fresh.length === 0) return;
+  const kept = new Set(fresh);
+  const gone = new Set(old);
+  const db = host.writer;
+  const table = elementTable(collection, path);
+  const remove = host.statement(db, `DELETE FROM ${table} WHERE key = ? AND rid = ?`);
+  for (const key of old) if (!kept.has(key)) remove.run(key, rid);
+  const add = host.statement(db, `INSERT INTO ${table} (key, rid) VALUES (?, ?)`);
+  for (const key of fresh) if (!gone.has(key)) add.run(key, rid);
+}
+
+/** Moves the document's text in a substring index's trigram table from `previous` to `next`. */
+export function moveText(
+  host: TableHost,
+  collection: string,
+  index: IndexDefinition,
+  rid: number,
+  previous: Document | null,
+  next: Document | null,
+): void {
+  const [path] = Object.keys(index.keys);
+  const textOf = (document: Document | null) => {
+    if (!document) return null;
+    const strings = pathValues(document, path).filter((value) => typeof value === 'string');
+    return strings.length > 0 ? strings.join('\n') : null;
+  };
+  const before = textOf(previous);
+  const after = textOf(next);
+  if (before === after) return;
+  const db = host.writer;
+  const table = ftsTable(collection, index);
+  if (before !== null) host.statement(db, `DELETE FROM ${table} WHERE rowid = ?`).run(rid);
+  if (after !== null) host.statement(db, `INSERT INTO ${table} (rowid, t) VALUES (?, ?)`).run(rid, after);
+}
