@@ -6,6 +6,7 @@ import {
   type Document,
   type EmbeddedDocStore,
   type EmbeddedStoreOptions,
+  type Filter,
   openEmbeddedStore,
   openStore,
 } from '../src/index.js';
@@ -330,6 +331,102 @@ describe('embedded store: transactions run in place (NestingOptions.inlineNested
       'ROLLBACK TO s1; RELEASE s1',
       'ROLLBACK TO s0; RELEASE s0',
     ]);
+    await store.close();
+  });
+});
+
+describe('embedded store: a write with key, text and element tables runs without a savepoint', () => {
+  type Person = { _id: string; email: string; handle: string; name: string; tags: string[] };
+  const ada: Person = {
+    _id: 'a',
+    email: 'ada@acme.com',
+    handle: 'ada',
+    name: 'Ada Lovelace',
+    tags: ['math'],
+  };
+  const bob: Person = {
+    _id: 'b',
+    email: 'bob@acme.com',
+    handle: 'bob',
+    name: 'Bob Babbage',
+    tags: ['engines'],
+  };
+
+  async function people() {
+    const store = await open();
+    const collection = store.collection<Person>('people');
+    await collection.createIndex({ email: 1 }, { unique: true });
+    await collection.createIndex({ handle: 1 }, { unique: true });
+    await collection.createIndex({ name: 1 }, { substring: true });
+    await collection.createIndex({ tags: 1 });
+    await collection.insertMany([ada, bob]);
+    const savepoints: string[] = [];
+    const prepare = store.writer.prepare.bind(store.writer);
+    store.writer.prepare = ((sql: string) => {
+      if (sql.startsWith('SAVEPOINT')) savepoints.push(sql);
+      return prepare(sql);
+    }) as typeof store.writer.prepare;
+    store.forget(store.writer);
+    return { store, collection, savepoints };
+  }
+
+  /**
+   * What each index finds, once a write has committed what the failed one left in the open batch: a
+   * key, text or element it left behind would show here (reads see committed data only).
+   */
+  async function found(collection: Awaited<ReturnType<typeof people>>['collection']) {
+    await collection.updateOne({ _id: 'b' }, { $set: { seen: Date.now() } });
+    const ids = async (filter: Filter) =>
+      (await collection.find(filter, { sort: { _id: 1 } })).map((d) => d._id);
+    return {
+      all: await ids({}),
+      byEmail: await ids({ email: { $in: ['ada@acme.com', 'bob@acme.com', 'carol@acme.com'] } }),
+      byHandle: await ids({ handle: { $in: ['ada', 'bob', 'carol'] } }),
+      byName: await ids({ name: { $regex: 'Carol|Lovelace|Babbage' } }),
+      byTag: await ids({ tags: { $in: ['math', 'engines', 'poetry'] } }),
+    };
+  }
+
+  it('undoes an insert that fails on its second unique key, with its first key, text and elements', async () => {
+    const { store, collection, savepoints } = await people();
+    const before = await found(collection);
+    const carol = {
+      _id: 'c',
+      email: 'carol@acme.com',
+      handle: 'bob',
+      name: 'Carol Herschel',
+      tags: ['poetry'],
+    };
+    await expect(collection.insertOne(carol)).rejects.toMatchObject({
+      code: 11000,
+      keyValue: { handle: 'bob' },
+    });
+    expect(await found(collection)).toEqual(before);
+    // Nothing of it was left behind: the same document with a free handle goes in.
+    await collection.insertOne({ ...carol, handle: 'carol' });
+    expect((await found(collection)).byEmail).toEqual(['a', 'b', 'c']);
+    expect(savepoints).toEqual([]);
+    await store.close();
+  });
+
+  it('undoes an update that fails on its second unique key, restoring the document and its tables', async () => {
+    const { store, collection, savepoints } = await people();
+    const before = await found(collection);
+    await expect(
+      collection.updateOne(
+        { _id: 'a' },
+        { $set: { email: 'carol@acme.com', handle: 'bob', name: 'Carol Herschel', tags: ['poetry'] } },
+      ),
+    ).rejects.toMatchObject({ code: 11000 });
+    expect(await found(collection)).toEqual(before);
+    expect(await collection.findOne({ _id: 'a' })).toEqual(ada);
+    await collection.updateOne({ _id: 'a' }, { $set: { email: 'carol@acme.com', handle: 'carol' } });
+    expect(await collection.findOne({ email: 'carol@acme.com' })).toMatchObject({
+      _id: 'a',
+      handle: 'carol',
+    });
+    expect(await collection.findOne({ email: 'ada@acme.com' })).toBeNull();
+    expect(savepoints).toEqual([]);
     await store.close();
   });
 });

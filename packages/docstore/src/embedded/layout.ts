@@ -10,6 +10,7 @@ import {
   moveElements,
   moveText,
   moveUniqueKeys,
+  type UndoSteps,
   uniqueTable,
 } from './side-tables.js';
 import type { FieldInfo } from './translate.js';
@@ -259,12 +260,12 @@ export class TableLayout {
   }
 
   /** Moves a row's entries in the side tables from `previous` to `next` (either may be null). */
-  moveSideEntries(rid: number, previous: Document | null, next: Document | null): void {
+  moveSideEntries(rid: number, previous: Document | null, next: Document | null, undo?: UndoSteps): void {
     for (const index of this.indexes) {
-      if (index.unique) moveUniqueKeys(this.#host, this.name, index, rid, next, previous);
-      if (index.substring) moveText(this.#host, this.name, index, rid, previous, next);
+      if (index.unique) moveUniqueKeys(this.#host, this.name, index, rid, next, previous, undo);
+      if (index.substring) moveText(this.#host, this.name, index, rid, previous, next, undo);
     }
-    for (const path of this.#elements) moveElements(this.#host, this.name, path, rid, previous, next);
+    for (const path of this.#elements) moveElements(this.#host, this.name, path, rid, previous, next, undo);
   }
 
   /**

@@ -20,6 +20,12 @@ export function ftsTable(collection: string, index: IndexDefinition): string {
   return quote(`s:${collection}:${index.name}`);
 }
 
+/**
+ * The inverses of the side-table statements a row's write ran, pushed as they run (see
+ * Table.#compensated): run backwards, they undo the write.
+ */
+export type UndoSteps = (() => void)[];
+
 /** Moves the document's keys in a unique index from `previous` to `next` (either may be null). */
 export function moveUniqueKeys(
   host: TableHost,
@@ -28,6 +34,7 @@ export function moveUniqueKeys(
   rid: number,
   next: Document | null,
   previous: Document | null,
+  undo?: UndoSteps,
 ): void {
   const db = host.writer;
   const table = uniqueTable(collection, index);
@@ -36,12 +43,17 @@ export function moveUniqueKeys(
   const kept = new Set<string>();
   for (const { key } of fresh) if (old.has(key)) kept.add(key);
   const remove = host.statement(db, `DELETE FROM ${table} WHERE key = ? AND rid = ?`);
-  for (const key of old) if (!kept.has(key)) remove.run(key, rid);
   const add = host.statement(db, `INSERT INTO ${table} (key, rid) VALUES (?, ?)`);
+  for (const key of old) {
+    if (kept.has(key)) continue;
+    remove.run(key, rid);
+    undo?.push(() => add.run(key, rid));
+  }
   for (const { key, values } of fresh) {
     if (kept.has(key)) continue;
     try {
       add.run(key, rid);
+      undo?.push(() => remove.run(key, rid));
     } catch (error) {
       if (!String((error as { code?: string }).code).startsWith('SQLITE_CONSTRAINT')) throw error;
       const keyValue = Object.fromEntries(Object.keys(index.keys).map((path, i) => [path, values[i]]));
@@ -58,6 +70,7 @@ export function moveElements(
   rid: number,
   previous: Document | null,
   next: Document | null,
+  undo?: UndoSteps,
 ): void {
   const old = previous ? elementKeys(previous, path) : [];
   const fresh = next ? elementKeys(next, path) : [];
@@ -67,9 +80,17 @@ export function moveElements(
   const db = host.writer;
   const table = elementTable(collection, path);
   const remove = host.statement(db, `DELETE FROM ${table} WHERE key = ? AND rid = ?`);
-  for (const key of old) if (!kept.has(key)) remove.run(key, rid);
   const add = host.statement(db, `INSERT INTO ${table} (key, rid) VALUES (?, ?)`);
-  for (const key of fresh) if (!gone.has(key)) add.run(key, rid);
+  for (const key of old) {
+    if (kept.has(key)) continue;
+    remove.run(key, rid);
+    undo?.push(() => add.run(key, rid));
+  }
+  for (const key of fresh) {
+    if (gone.has(key)) continue;
+    add.run(key, rid);
+    undo?.push(() => remove.run(key, rid));
+  }
 }
 
 /** Moves the document's text in a substring index's trigram table from `previous` to `next`. */
@@ -80,6 +101,7 @@ export function moveText(
   rid: number,
   previous: Document | null,
   next: Document | null,
+  undo?: UndoSteps,
 ): void {
   const [path] = Object.keys(index.keys);
   const textOf = (document: Document | null) => {
@@ -92,6 +114,14 @@ export function moveText(
   if (before === after) return;
   const db = host.writer;
   const table = ftsTable(collection, index);
-  if (before !== null) host.statement(db, `DELETE FROM ${table} WHERE rowid = ?`).run(rid);
-  if (after !== null) host.statement(db, `INSERT INTO ${table} (rowid, t) VALUES (?, ?)`).run(rid, after);
+  const remove = host.statement(db, `DELETE FROM ${table} WHERE rowid = ?`);
+  const add = host.statement(db, `INSERT INTO ${table} (rowid, t) VALUES (?, ?)`);
+  if (before !== null) {
+    remove.run(rid);
+    undo?.push(() => add.run(rid, before));
+  }
+  if (after !== null) {
+    add.run(rid, after);
+    undo?.push(() => remove.run(rid));
+  }
 }

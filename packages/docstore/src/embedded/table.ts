@@ -7,6 +7,7 @@ import { duplicateKeyError, type IndexDefinition } from './indexes.js';
 import { TableLayout } from './layout.js';
 import { QueryPlanner } from './query-plan.js';
 import { allRows, fewRowsById, rowsOf, SMALL_WINDOW, sortRows, withTieBreak } from './row-reads.js';
+import type { UndoSteps } from './side-tables.js';
 import { documentMatcher } from './simple-match.js';
 import { type Condition, translateFilter } from './translate.js';
 import { DATE_TYPE, pathValues } from './values.js';
@@ -56,8 +57,15 @@ export class Table {
 
   insert(document: Document): void {
     const layout = this.#layout;
-    if (layout.oneStatement() && !layout.grows(document)) {
-      this.#insertRow(document);
+    if (layout.created && !layout.grows(document)) {
+      const rid = this.#insertRow(document);
+      if (layout.oneStatement()) return;
+      this.#compensated((undo) => {
+        undo.push(() =>
+          this.#host.statement(this.#host.writer, `DELETE FROM ${this.rows} WHERE rid = ?`).run(rid),
+        );
+        layout.moveSideEntries(rid, null, document, undo);
+      });
       return;
     }
     this.#host.atomically(() => {
@@ -90,8 +98,13 @@ export class Table {
 
   replace(row: Row, next: Document): void {
     const layout = this.#layout;
-    if (layout.oneStatement() && !layout.grows(next)) {
+    if (layout.created && !layout.grows(next)) {
       this.#updateRow(row, next);
+      if (layout.oneStatement()) return;
+      this.#compensated((undo) => {
+        undo.push(() => this.#updateRow({ rid: row.rid, doc: next }, row.doc));
+        layout.moveSideEntries(row.rid, row.doc, next, undo);
+      });
       return;
     }
     this.#host.atomically(() => {
@@ -99,6 +112,23 @@ export class Table {
       layout.moveSideEntries(row.rid, row.doc, next);
       layout.track(next);
     });
+  }
+
+  /**
+   * Runs the side-table statements of a row's write without a savepoint: `work` pushes onto `undo`
+   * the inverse of every statement it ran, and a failure (a duplicate key, above all) runs them
+   * backwards before it is rethrown, so the write leaves nothing behind, as a savepoint would. A
+   * savepoint costs more than its two statements: SQLite copies every page first written in it to
+   * its sub-journal, and the lead chain opened ten per lead that way.
+   */
+  #compensated(work: (undo: UndoSteps) => void): void {
+    const undo: UndoSteps = [];
+    try {
+      work(undo);
+    } catch (error) {
+      for (let step = undo.length - 1; step >= 0; step--) undo[step]!();
+      throw error;
+    }
   }
 
   #updateRow(row: Row, next: Document): void {
