@@ -8,6 +8,12 @@ export const STREAM_CONFIG = {
     default: 1000,
     doc: 'Live stream (GET /api/stream): events each gateway process keeps for clients that reconnect with Last-Event-ID; an older id gets event: reset',
   }),
+  STREAM_LINGER_MS: int({
+    min: 0,
+    max: 3_600_000,
+    default: 60_000,
+    doc: 'Live stream: how long a gateway process keeps receiving lead events after its last stream closed, so a reconnecting client resumes with Last-Event-ID; with no stream open it receives none (a later Last-Event-ID gets event: reset)',
+  }),
   STREAM_HEARTBEAT_MS: int({
     min: 100,
     max: 300_000,

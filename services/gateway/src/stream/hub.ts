@@ -23,6 +23,8 @@ export interface StreamHubOptions {
   now?: () => number;
   /** Called when a client is dropped for reading too slowly. */
   onDrop?: () => void;
+  /** Called when the last open stream ends. */
+  onEmpty?: () => void;
   /** Whether the principal may keep its stream (user active, tokens not revoked, key valid). */
   stillAllowed: (principal: StreamPrincipal) => Promise<boolean>;
 }
@@ -47,6 +49,8 @@ export const EVENT_ID_SHAPE = /^\d{1,16}$/;
 class EventRing {
   private readonly frames: string[];
   private nextId: number;
+  /** No id below it can be resumed: the events before a gap (see skipGap). */
+  private floor = 0;
 
   constructor(
     private readonly size: number,
@@ -62,7 +66,17 @@ class EventRing {
 
   /** The oldest id still held (lastId + 1 while empty). */
   get oldestId(): number {
-    return Math.max(this.firstId, this.nextId - this.size);
+    return Math.max(this.firstId, this.floor, this.nextId - this.size);
+  }
+
+  /**
+   * Events may have been missed since the last one (nobody was listening): one id is skipped and
+   * nothing before it can be resumed, so a client whose last event came before it gets a reset.
+   */
+  skipGap(): void {
+    if (this.nextId === this.firstId) return;
+    this.nextId++;
+    this.floor = this.nextId;
   }
 
   push(frameOf: (id: number) => string): number {
@@ -158,6 +172,11 @@ export class StreamHub {
     for (const client of this.clients) this.end(client);
   }
 
+  /** The events since the last one were not received (see EventRing.skipGap). */
+  skipGap(): void {
+    this.ring.skipGap();
+  }
+
   /** A lead event from the bus: framed once, kept, written to every client that keeps up. */
   publish(envelope: EventEnvelope): void {
     this.ring.push((id) => eventFrame(id, envelope));
@@ -236,6 +255,7 @@ export class StreamHub {
     const open = (this.perPrincipal.get(capKey) ?? 1) - 1;
     if (open > 0) this.perPrincipal.set(capKey, open);
     else this.perPrincipal.delete(capKey);
+    if (this.clients.size === 0) this.options.onEmpty?.();
   }
 
   /** Ends the clients whose principal lost its access (one check per principal). */

@@ -1,4 +1,4 @@
-import type { MessageBus, Subscription } from '@lead-capture/bus';
+import type { MessageBus } from '@lead-capture/bus';
 import { LIVE_STREAM_EVENT_TYPES, LIVE_STREAM_SUBSCRIPTION } from '@lead-capture/contracts';
 import type { DocStore } from '@lead-capture/docstore';
 import type { Logger } from '@lead-capture/kit';
@@ -12,6 +12,7 @@ import type { LiveStreamSettings } from './config.js';
 import { StreamHub } from './hub.js';
 import { createStreamPrincipals } from './principals.js';
 import { streamRoutes } from './routes.js';
+import { LiveSubscription } from './subscription.js';
 import { createStreamTickets } from './tickets.js';
 
 export { STREAM_PATH, STREAM_TICKETS_PATH } from './routes.js';
@@ -36,8 +37,9 @@ export interface LiveStream {
 
 /**
  * The live lead stream: a broadcast subscription of this process to the lead events dashboards show
- * (contracts' LIVE_STREAM_EVENT_TYPES; over RabbitMQ an exclusive queue per gateway process), fanned
- * out to its open Server-Sent Events streams, and the stream tickets browsers open them with.
+ * (contracts' LIVE_STREAM_EVENT_TYPES; over RabbitMQ an exclusive queue per gateway process), held
+ * while streams are open (LiveSubscription), fanned out to its open Server-Sent Events streams, and
+ * the stream tickets browsers open them with.
  */
 export async function createLiveStream(deps: {
   store: DocStore;
@@ -64,8 +66,19 @@ export async function createLiveStream(deps: {
     help: 'Live stream clients dropped for reading too slowly',
     registers: [deps.registry],
   });
+  const subscription = new LiveSubscription({
+    subscribe: () =>
+      bus.subscribe(
+        { group: LIVE_STREAM_SUBSCRIPTION, types: [...LIVE_STREAM_EVENT_TYPES], broadcast: true },
+        async (event) => hub.publish(event),
+      ),
+    lingerMs: config.STREAM_LINGER_MS,
+    onGap: () => hub.skipGap(),
+    logger,
+  });
   const hub = new StreamHub({
     onDrop: () => dropped.inc(),
+    onEmpty: () => subscription.release(),
     bufferSize: config.STREAM_BUFFER_EVENTS,
     clientBufferBytes: config.STREAM_CLIENT_BUFFER_BYTES,
     heartbeatMs: config.STREAM_HEARTBEAT_MS,
@@ -75,7 +88,6 @@ export async function createLiveStream(deps: {
     now,
     stillAllowed: async (principal) => (await principals.identityOf(principal)) !== null,
   });
-  let subscription: Subscription | undefined;
   new Gauge({
     name: 'live_stream_clients',
     help: 'Open live streams (GET /api/stream) of this process',
@@ -94,18 +106,12 @@ export async function createLiveStream(deps: {
       apiKey: (apiKeyId) => hub.recheck((principal) => principal.apiKeyId === apiKeyId),
     },
     async register(app) {
-      await app.register(streamRoutes, { hub, tickets, principals });
-      app.addHook('onReady', async () => {
-        subscription = await bus.subscribe(
-          { group: LIVE_STREAM_SUBSCRIPTION, types: [...LIVE_STREAM_EVENT_TYPES], broadcast: true },
-          async (event) => hub.publish(event),
-        );
-        hub.start();
-      });
+      await app.register(streamRoutes, { hub, tickets, principals, subscription });
+      app.addHook('onReady', async () => hub.start());
       // Open streams never end by themselves: end them, or closing the server would wait for them.
       app.addHook('preClose', async () => {
         hub.close();
-        await subscription?.cancel();
+        await subscription.close();
       });
     },
   };

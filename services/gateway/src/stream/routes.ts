@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errorResponses } from '../routes/schemas.js';
 import { EVENT_ID_SHAPE, type StreamHub } from './hub.js';
 import type { StreamPrincipals } from './principals.js';
+import type { LiveSubscription } from './subscription.js';
 import { type StreamTickets, TICKET_TTL_MS } from './tickets.js';
 
 export const STREAM_PATH = '/api/stream';
@@ -55,9 +56,14 @@ function identityOf(request: FastifyRequest): Identity {
 /** POST /api/stream/tickets and GET /api/stream. */
 export async function streamRoutes(
   app: FastifyInstance,
-  options: { hub: StreamHub; tickets: StreamTickets; principals: StreamPrincipals },
+  options: {
+    hub: StreamHub;
+    tickets: StreamTickets;
+    principals: StreamPrincipals;
+    subscription: LiveSubscription;
+  },
 ): Promise<void> {
-  const { hub, tickets, principals } = options;
+  const { hub, tickets, principals, subscription } = options;
 
   app.post(
     STREAM_TICKETS_PATH,
@@ -124,6 +130,11 @@ export async function streamRoutes(
           RETRY_AFTER_OVER_CAP_SECONDS,
         );
       }
+      // Events flow before the stream opens: none that follows its first line is missed.
+      await subscription.hold().catch((error: unknown) => {
+        request.log.warn({ err: error }, 'Could not subscribe the live stream to the bus');
+        throw unavailable('The live stream is unavailable; retry shortly', 5);
+      });
       reply.hijack();
       const { raw } = reply;
       // The headers hooks set so far (security, rate limit), then the stream's own.
