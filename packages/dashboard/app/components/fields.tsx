@@ -1,27 +1,26 @@
 import type { ComponentChildren } from 'preact';
 
-/** One <option> a value, the value its own label (a select's list of statuses, qualifications...). */
-export function ValueOptions({ values }: { values: readonly (string | number)[] }) {
-  return (
-    <>
-      {values.map((value) => (
-        <option key={String(value)} value={String(value)}>
-          {value}
-        </option>
-      ))}
-    </>
-  );
+/** What a list offers: a value that is its own label (a status), or an item under its name (a user). */
+export type Choice = string | number | { id: string; name: string };
+
+function choiceOf(choice: Choice): { value: string; label: string } {
+  return typeof choice === 'object'
+    ? { value: choice.id, label: choice.name }
+    : { value: String(choice), label: String(choice) };
 }
 
-/** One <option> an item, by its id and under its name (sources, users, pipelines, stages). */
-export function NamedOptions({ items }: { items: readonly { id: string; name: string }[] }) {
+/** One <option> a choice (a select's statuses, sources, users, stages...). */
+export function Options({ choices }: { choices: readonly Choice[] }) {
   return (
     <>
-      {items.map((item) => (
-        <option key={item.id} value={item.id}>
-          {item.name}
-        </option>
-      ))}
+      {choices.map((choice) => {
+        const { value, label } = choiceOf(choice);
+        return (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        );
+      })}
     </>
   );
 }
@@ -38,41 +37,96 @@ interface InputProps {
   placeholder?: string;
   autoComplete?: string;
   disabled?: boolean;
+  onBlur?: () => void;
   'aria-invalid'?: boolean;
   'aria-describedby'?: string;
 }
 
+/**
+ * What is wrong with a field's value, said under it: the field is marked invalid, and described by
+ * the words when they have an id.
+ */
+interface ProblemProps {
+  problem?: string;
+  problemId?: string;
+}
+
+function invalidWhen({ problem, problemId }: ProblemProps) {
+  return { 'aria-invalid': problem ? true : undefined, 'aria-describedby': problem ? problemId : undefined };
+}
+
+function ProblemText({ problem, problemId }: ProblemProps) {
+  return problem ? (
+    <span id={problemId} class="field-error">
+      {problem}
+    </span>
+  ) : null;
+}
+
 /** A labelled input whose value the caller holds (text unless `type` says otherwise). */
 export function TextField(
-  props: InputProps & {
-    label: ComponentChildren;
-    value: string;
-    onValue: (value: string) => void;
-  },
+  props: InputProps &
+    ProblemProps & {
+      label: ComponentChildren;
+      value: string;
+      onValue: (value: string) => void;
+    },
 ) {
-  const { label, value, onValue, type = 'text', ...input } = props;
+  const { label, value, onValue, type = 'text', problem, problemId, ...input } = props;
   return (
     <label>
       {label}
       {/* Preact types each input type apart; these all take a string value. */}
       <input
+        {...invalidWhen({ problem, problemId })}
         {...input}
         type={type as 'text'}
         value={value}
         onInput={(event) => onValue(event.currentTarget.value)}
       />
+      <ProblemText problem={problem} problemId={problemId} />
     </label>
   );
 }
 
-/** A labelled select whose value the caller holds; its options are the children. */
+/** A labelled textarea whose value the caller holds. */
+export function TextAreaField(
+  props: ProblemProps & {
+    label: ComponentChildren;
+    value: string;
+    onValue: (value: string) => void;
+    rows: number;
+    required?: boolean;
+  },
+) {
+  const { label, value, onValue, problem, problemId, ...textarea } = props;
+  return (
+    <label>
+      {label}
+      <textarea
+        {...textarea}
+        {...invalidWhen({ problem, problemId })}
+        value={value}
+        onInput={(event) => onValue(event.currentTarget.value)}
+      />
+      <ProblemText problem={problem} problemId={problemId} />
+    </label>
+  );
+}
+
+/**
+ * A labelled select whose value the caller holds. Its options: `none` (the empty value, what no
+ * choice means: "Any"), then `choices`, then the children.
+ */
 export function SelectField(props: {
   label: ComponentChildren;
   value: string;
   onValue: (value: string) => void;
   name?: string;
   disabled?: boolean;
-  children: ComponentChildren;
+  none?: string;
+  choices?: readonly Choice[];
+  children?: ComponentChildren;
 }) {
   return (
     <label>
@@ -83,6 +137,8 @@ export function SelectField(props: {
         disabled={props.disabled}
         onChange={(event) => props.onValue(event.currentTarget.value)}
       >
+        {props.none !== undefined && <option value="">{props.none}</option>}
+        {props.choices && <Options choices={props.choices} />}
         {props.children}
       </select>
     </label>
@@ -127,7 +183,7 @@ export function CheckList<T extends string>(props: {
   return (
     <>
       {props.choices.map((choice) => {
-        const [value, label] = typeof choice === 'string' ? [choice, choice] : [choice.id, choice.name];
+        const { value, label } = choiceOf(choice) as { value: T; label: string };
         return (
           <label class="check" key={value}>
             <input

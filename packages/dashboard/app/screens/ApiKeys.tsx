@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
-import { api, unwrap } from '../api/client.js';
-import { SelectField, TextField, ValueOptions } from '../components/fields.js';
+import { api, inPath, unwrap } from '../api/client.js';
+import { Options, SelectField, TextField } from '../components/fields.js';
 import { InlineForm, ShownOnce } from '../components/forms.js';
 import { CardTable } from '../components/lists.js';
-import { ConfirmButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
+import { ActionButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
 const SCOPES = ['read', 'full'] as const;
 type Scope = (typeof SCOPES)[number];
@@ -43,7 +43,7 @@ export function ApiKeys() {
       >
         <TextField label="Label" required maxLength={100} value={label} onValue={setLabel} />
         <SelectField label="Scope" value={scope} onValue={(value) => setScope(value as Scope)}>
-          <ValueOptions values={SCOPES} />
+          <Options choices={SCOPES} />
         </SelectField>
         <TextField label="Expires (optional)" type="date" value={expiresOn} onValue={setExpiresOn} />
       </InlineForm>
@@ -106,21 +106,15 @@ export function ApiKeys() {
                 />
               </td>
               <td>
-                <ConfirmButton
-                  danger
+                <ActionButton
+                  class="danger"
                   question={`Delete the key ${key.label} permanently?`}
                   action={action}
-                  onConfirm={async () => {
-                    unwrap(
-                      await api.DELETE('/api/api-keys/{id}', {
-                        params: { path: { id: key.id } },
-                      }),
-                    );
-                    await keys.reload();
-                  }}
+                  onRun={async () => unwrap(await api.DELETE('/api/api-keys/{id}', inPath({ id: key.id })))}
+                  onDone={keys.reload}
                 >
                   Delete
-                </ConfirmButton>
+                </ActionButton>
               </td>
             </tr>
           ))}

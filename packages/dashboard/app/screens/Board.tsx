@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { api, type LeadListItem, type Pipeline, unwrap } from '../api/client.js';
+import { api, inPath, type LeadListItem, type Pipeline, unwrap } from '../api/client.js';
 import { rowFromCaptured } from '../api/live-leads.js';
 import { type StreamEvent, useStream } from '../api/stream.js';
-import { NamedOptions } from '../components/fields.js';
+import { Options } from '../components/fields.js';
 import { ErrorMessage, fullName, Status, useAction, useLoad, useThrottled } from '../components/ui.js';
 import { updateQuery, useLocation } from '../router.js';
 
@@ -165,7 +165,7 @@ export function Board() {
       const primaryId = message.data.primaryId;
       const primaryColumn = typeof primaryId === 'string' ? columnOf(current.current, primaryId) : undefined;
       if (typeof primaryId === 'string' && primaryColumn) {
-        void api.GET('/api/leads/{id}', { params: { path: { id: primaryId } } }).then((result) => {
+        void api.GET('/api/leads/{id}', inPath({ id: primaryId })).then((result) => {
           const fresh = result.data;
           if (fresh) setColumns((all) => replaceCard(all, fresh));
         });
@@ -181,7 +181,7 @@ export function Board() {
           refreshCounts();
           // Moved into this pipeline (from another, or from a column's unloaded part): its card.
           if (shownPipelineId && changes.pipelineId === shownPipelineId) {
-            void api.GET('/api/leads/{id}', { params: { path: { id } } }).then((result) => {
+            void api.GET('/api/leads/{id}', inPath({ id })).then((result) => {
               const fresh = result.data;
               const stageId = fresh?.stage?.id;
               if (fresh && stageId && fresh.pipeline?.id === shownPipelineId && !fresh.isDuplicate)
@@ -458,7 +458,7 @@ function BoardCard(props: {
           aria-label={`Move ${fullName(lead)} to stage`}
         >
           {!lead.stage && <option value="">—</option>}
-          <NamedOptions items={stages} />
+          <Options choices={stages} />
         </select>
       </label>
     </li>

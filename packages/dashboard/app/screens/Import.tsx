@@ -5,10 +5,11 @@ import {
   type ImportDryRun,
   type ImportReport,
   type ImportStarted,
+  inPath,
   unwrap,
 } from '../api/client.js';
 import { useStream } from '../api/stream.js';
-import { ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
+import { ActionButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
 /** While the stream is down, the import's status is asked this often instead. */
 const POLL_INTERVAL_MS = 2000;
@@ -172,7 +173,7 @@ export function Import() {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const poll = async () => {
-      const result = await api.GET('/api/leads/imports/{importId}', { params: { path: { importId } } });
+      const result = await api.GET('/api/leads/imports/{importId}', inPath({ importId }));
       if (stopped) return;
       if (result.data) {
         setReport(result.data);
@@ -394,25 +395,16 @@ export function Import() {
               {entry.failed > 0 && entry.importId !== opened?.importId && (
                 <>
                   {' '}
-                  <button
-                    type="button"
+                  <ActionButton
                     class="link"
-                    disabled={opening.pending}
-                    onClick={() =>
-                      void opening.run(async () => {
-                        const { importId } = entry;
-                        setOpened(
-                          unwrap(
-                            await api.GET('/api/leads/imports/{importId}', {
-                              params: { path: { importId } },
-                            }),
-                          ),
-                        );
-                      })
-                    }
+                    action={opening}
+                    onRun={async () => {
+                      const { importId } = entry;
+                      setOpened(unwrap(await api.GET('/api/leads/imports/{importId}', inPath({ importId }))));
+                    }}
                   >
                     Show the failed rows
-                  </button>
+                  </ActionButton>
                 </>
               )}
               {entry.importId === opened?.importId && (

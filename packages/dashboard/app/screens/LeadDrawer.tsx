@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
-import { api, type LeadDetail, type User, unwrap } from '../api/client.js';
+import { api, inPath, type LeadDetail, type User, unwrap } from '../api/client.js';
 import { useStream } from '../api/stream.js';
 import { TextField } from '../components/fields.js';
 import { InlineForm } from '../components/forms.js';
 import {
-  ConfirmButton,
+  ActionButton,
   Drawer,
   ErrorMessage,
   FieldList,
@@ -32,11 +32,11 @@ interface LeadDrawerProps {
 export function LeadDrawer(props: LeadDrawerProps) {
   const { leadId, onClose, onChanged } = props;
   const lead = useLoad(
-    async () => unwrap(await api.GET('/api/leads/{id}', { params: { path: { id: leadId } } })),
+    async () => unwrap(await api.GET('/api/leads/{id}', inPath({ id: leadId }))),
     [leadId],
   );
   const events = useLoad(
-    async () => unwrap(await api.GET('/api/leads/{id}/events', { params: { path: { id: leadId } } })).data,
+    async () => unwrap(await api.GET('/api/leads/{id}/events', inPath({ id: leadId }))).data,
     [leadId],
   );
 
@@ -155,9 +155,7 @@ function Tags({ lead, onChanged }: { lead: LeadDetail; onChanged: () => void }) 
               onClick={() =>
                 void action.run(async () => {
                   unwrap(
-                    await api.DELETE('/api/leads/{id}/tags/{tagId}', {
-                      params: { path: { id: lead.id, tagId: tag.id } },
-                    }),
+                    await api.DELETE('/api/leads/{id}/tags/{tagId}', inPath({ id: lead.id, tagId: tag.id })),
                   );
                   onChanged();
                 })
@@ -193,17 +191,15 @@ function DeleteLead({ lead, onDeleted }: { lead: LeadDetail; onDeleted: () => vo
   const action = useAction();
   return (
     <section class="danger-zone" aria-label="Delete">
-      <ConfirmButton
-        danger
+      <ActionButton
+        class="danger"
         question={`Delete ${fullName(lead)} and everything about this lead, permanently?`}
         action={action}
-        onConfirm={async () => {
-          unwrap(await api.DELETE('/api/leads/{id}', { params: { path: { id: lead.id } } }));
-          onDeleted();
-        }}
+        onRun={async () => unwrap(await api.DELETE('/api/leads/{id}', inPath({ id: lead.id })))}
+        onDone={onDeleted}
       >
         Delete lead
-      </ConfirmButton>
+      </ActionButton>
       <ErrorMessage error={action.error} />
     </section>
   );

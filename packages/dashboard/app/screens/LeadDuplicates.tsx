@@ -1,4 +1,4 @@
-import { api, type LeadDetail, type User, unwrap } from '../api/client.js';
+import { api, inPath, type LeadDetail, type User, unwrap } from '../api/client.js';
 import { ErrorMessage, formatDate, fullName, useLoad } from '../components/ui.js';
 import { MergeToggle, matchReason, useMergePreview } from './MergeReview.js';
 
@@ -13,8 +13,7 @@ export function Duplicates(props: {
 }) {
   const { lead, users, onMerged, onOpenLead } = props;
   const duplicates = useLoad(
-    async () =>
-      unwrap(await api.GET('/api/leads/{id}/duplicates', { params: { path: { id: lead.id } } })).data,
+    async () => unwrap(await api.GET('/api/leads/{id}/duplicates', inPath({ id: lead.id }))).data,
     [lead.id, lead.updatedAt],
   );
   if (lead.isDuplicate && lead.duplicateOf) {
@@ -67,7 +66,7 @@ function DuplicateOf(props: {
 }) {
   const { lead, primaryId, onOpenLead } = props;
   const primary = useLoad(
-    async () => unwrap(await api.GET('/api/leads/{id}', { params: { path: { id: primaryId } } })),
+    async () => unwrap(await api.GET('/api/leads/{id}', inPath({ id: primaryId }))),
     [primaryId],
   );
   const preview = useMergePreview(primaryId, lead.id, lead.updatedAt);

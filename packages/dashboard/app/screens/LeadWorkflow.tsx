@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, type LeadDetail, STATUSES, type Status, type User, unwrap } from '../api/client.js';
 import { session } from '../api/session.js';
-import { NamedOptions, ValueOptions } from '../components/fields.js';
+import { Options } from '../components/fields.js';
 import { ErrorMessage, useAction, useLoad } from '../components/ui.js';
 
 /** A lead's status, pipeline and stage, and assignee, each changed as soon as it is chosen. */
@@ -43,7 +43,7 @@ export function WorkflowControls(props: {
             );
           }}
         >
-          <ValueOptions values={STATUSES} />
+          <Options choices={STATUSES} />
         </select>
       </label>
       {pipelines.data && pipelines.data.length > 0 && (
@@ -56,7 +56,7 @@ export function WorkflowControls(props: {
             onChange={(event) => setChosenPipelineId(event.currentTarget.value)}
           >
             {!shownPipelineId && <option value="">—</option>}
-            <NamedOptions items={pipelines.data} />
+            <Options choices={pipelines.data} />
           </select>
         </label>
       )}
@@ -83,7 +83,7 @@ export function WorkflowControls(props: {
             {(moving || !lead.stage) && (
               <option value="">{moving ? 'Choose a stage to move the lead' : '—'}</option>
             )}
-            <NamedOptions items={shownPipeline.stages} />
+            <Options choices={shownPipeline.stages} />
           </select>
         </label>
       )}
@@ -114,7 +114,7 @@ export function WorkflowControls(props: {
           }}
         >
           <option value="">Unassigned</option>
-          <NamedOptions items={assignees} />
+          <Options choices={assignees} />
           {!assigneeKnown && <option value={lead.assignedTo ?? ''}>{lead.assignedTo}</option>}
         </select>
       </label>

@@ -5,7 +5,7 @@ import { exportQuery, FILTER_KEYS, type LeadFilters as Filters, readFilters } fr
 import { applyToRow, leadIdsOf, rowFromCaptured } from '../api/live-leads.js';
 import { type StreamEvent, type StreamMessage, useStream } from '../api/stream.js';
 import { NoLeadsYet } from '../components/empty.js';
-import { ValueOptions } from '../components/fields.js';
+import { Options } from '../components/fields.js';
 import { Pager } from '../components/lists.js';
 import {
   ErrorMessage,
@@ -381,7 +381,7 @@ export function Leads() {
           <label>
             Per page{' '}
             <select value={String(limit)} onChange={(event) => update({ limit: event.currentTarget.value })}>
-              <ValueOptions values={[20, 50, 100]} />
+              <Options choices={[20, 50, 100]} />
             </select>
           </label>
         </Pager>

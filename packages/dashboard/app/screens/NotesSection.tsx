@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
-import { api, type LeadDetail, unwrap } from '../api/client.js';
+import { api, inPath, type LeadDetail, unwrap } from '../api/client.js';
 import { session } from '../api/session.js';
 import { useStream } from '../api/stream.js';
-import { ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
+import { ActionButton, ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
 
 /** The newest notes the drawer shows (the API's largest page). */
 const NOTES_SHOWN = 100;
@@ -68,6 +68,8 @@ export function NotesSection({
   const [text, setText] = useState('');
   const add = useAction();
   const remove = useAction();
+  const deleteNote = async (noteId: string) =>
+    unwrap(await api.DELETE('/api/leads/{id}/notes/{noteId}', inPath({ id: leadId, noteId })));
   const me = session.user;
 
   async function submit() {
@@ -129,25 +131,16 @@ export function NotesSection({
                 {note.author.apiKeyId && <span class="muted"> (API key)</span>} ·{' '}
                 <RelativeTime iso={note.createdAt} />
                 {(mine || me?.role === 'admin') && (
-                  <button
-                    type="button"
+                  <ActionButton
                     class="link note-delete"
-                    disabled={remove.pending}
-                    aria-label={`Delete the note of ${formatDate(note.createdAt)}`}
-                    onClick={() => {
-                      if (!confirm('Delete this note? This cannot be undone.')) return;
-                      void remove.run(async () => {
-                        unwrap(
-                          await api.DELETE('/api/leads/{id}/notes/{noteId}', {
-                            params: { path: { id: leadId, noteId: note.id } },
-                          }),
-                        );
-                        await notes.reload();
-                      });
-                    }}
+                    action={remove}
+                    label={`Delete the note of ${formatDate(note.createdAt)}`}
+                    question="Delete this note? This cannot be undone."
+                    onRun={() => deleteNote(note.id)}
+                    onDone={notes.reload}
                   >
                     Delete
-                  </button>
+                  </ActionButton>
                 )}
               </p>
               <p class="note-text">{note.text}</p>

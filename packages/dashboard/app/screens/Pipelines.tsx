@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, type Pipeline, unwrap } from '../api/client.js';
+import { api, inPath, type Pipeline, unwrap } from '../api/client.js';
 import { CheckField, TextField } from '../components/fields.js';
 import { EditorForm } from '../components/forms.js';
 import { ErrorMessage, useAction, useLoad } from '../components/ui.js';
@@ -110,7 +110,7 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
           label: 'Delete pipeline',
           question: `Delete the pipeline ${pipeline.name} and its stages?`,
           run: async () => {
-            unwrap(await api.DELETE('/api/pipelines/{id}', { params: { path: { id: pipeline.id } } }));
+            unwrap(await api.DELETE('/api/pipelines/{id}', inPath({ id: pipeline.id })));
           },
         }
       }

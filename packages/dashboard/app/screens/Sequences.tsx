@@ -1,5 +1,12 @@
 import { useState } from 'preact/hooks';
-import { api, QUALIFICATIONS, type Sequence, type SequenceEnrollment, unwrap } from '../api/client.js';
+import {
+  api,
+  inPath,
+  QUALIFICATIONS,
+  type Sequence,
+  type SequenceEnrollment,
+  unwrap,
+} from '../api/client.js';
 import { CheckField, CheckList, TextField } from '../components/fields.js';
 import { EditorForm } from '../components/forms.js';
 import { CardTable } from '../components/lists.js';
@@ -152,7 +159,7 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
           label: 'Delete sequence',
           question: `Delete the sequence ${sequence.name}?`,
           run: async () => {
-            unwrap(await api.DELETE('/api/sequences/{id}', { params: { path: { id: sequence.id } } }));
+            unwrap(await api.DELETE('/api/sequences/{id}', inPath({ id: sequence.id })));
           },
         }
       }

@@ -8,13 +8,13 @@ import {
   type SourceFormat,
 } from '@lead-capture/contracts/source-vocabulary';
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Source, unwrap } from '../api/client.js';
+import { api, inPath, type Source, unwrap } from '../api/client.js';
 import { useStream } from '../api/stream.js';
-import { TextField, ValueOptions } from '../components/fields.js';
+import { Options, TextField } from '../components/fields.js';
 import { InlineForm } from '../components/forms.js';
 import { CardTable, PickList } from '../components/lists.js';
 import {
-  ConfirmButton,
+  ActionButton,
   CopyButton,
   ErrorMessage,
   formatDate,
@@ -113,35 +113,25 @@ function SourceDetail(props: { source: Source; onChanged: () => void; onDeleted:
         </p>
         <div class="actions">
           {source.webhookUrl && <CopyButton text={source.webhookUrl} label="Copy webhook URL" />}
-          <ConfirmButton
+          <ActionButton
             question="Regenerate the token? The current webhook URL stops working at once."
             action={action}
-            onConfirm={async () => {
-              unwrap(
-                await api.POST('/api/sources/{id}/regenerate-token', {
-                  params: { path: { id: source.id } },
-                }),
-              );
-              onChanged();
-            }}
+            onRun={async () =>
+              unwrap(await api.POST('/api/sources/{id}/regenerate-token', inPath({ id: source.id })))
+            }
+            onDone={onChanged}
           >
             Regenerate token
-          </ConfirmButton>
-          <ConfirmButton
-            danger
+          </ActionButton>
+          <ActionButton
+            class="danger"
             question={`Delete the source ${source.name}? Its leads are kept.`}
             action={action}
-            onConfirm={async () => {
-              unwrap(
-                await api.DELETE('/api/sources/{id}', {
-                  params: { path: { id: source.id } },
-                }),
-              );
-              props.onDeleted();
-            }}
+            onRun={async () => unwrap(await api.DELETE('/api/sources/{id}', inPath({ id: source.id })))}
+            onDone={props.onDeleted}
           >
             Delete source
-          </ConfirmButton>
+          </ActionButton>
         </div>
         <ErrorMessage error={action.error} />
       </section>
@@ -276,7 +266,7 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
         <label>
           Format{' '}
           <select value={format} onChange={(event) => setFormat(event.currentTarget.value as SourceFormat)}>
-            <ValueOptions values={SOURCE_FORMATS} />
+            <Options choices={SOURCE_FORMATS} />
           </select>
         </label>
         <p class="muted">
@@ -289,7 +279,7 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
             value={nameSplit}
             onChange={(event) => setNameSplit(event.currentTarget.value as NameSplitRule)}
           >
-            <ValueOptions values={NAME_SPLIT_RULES} />
+            <Options choices={NAME_SPLIT_RULES} />
           </select>
         </label>
         <p class="muted">

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client.js';
-import { SelectField, TextField, ValueOptions } from '../components/fields.js';
+import { Options, SelectField, TextField } from '../components/fields.js';
 import { InlineForm } from '../components/forms.js';
 import { CardTable } from '../components/lists.js';
 import { ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
@@ -61,7 +61,7 @@ export function Users() {
           value={form.role}
           onValue={(value) => setForm({ ...form, role: value as Role })}
         >
-          <ValueOptions values={ROLES} />
+          <Options choices={ROLES} />
         </SelectField>
       </InlineForm>
       <ErrorMessage error={action.error ?? users.error} />
