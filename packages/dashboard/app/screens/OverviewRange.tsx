@@ -1,5 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { Status } from '../api/client.js';
+import { TextField } from '../components/fields.js';
+import { Form } from '../components/forms.js';
+import { ErrorMessage } from '../components/ui.js';
 import { updateQuery } from '../router.js';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -52,24 +55,17 @@ export function RangeForm({ range }: { range: DayRange | undefined }) {
     updateQuery({ from: next?.from, to: next?.to });
   };
   return (
-    <form
+    <Form
       class="filters overview-range"
       aria-label="Date range"
-      onSubmit={(event) => {
-        event.preventDefault();
+      onSubmit={() => {
         const found = rangeProblem(from, to);
         if (found) setProblem(found);
         else apply({ from, to });
       }}
     >
-      <label>
-        From
-        <input type="date" name="from" value={from} onInput={(event) => setFrom(event.currentTarget.value)} />
-      </label>
-      <label>
-        To
-        <input type="date" name="to" value={to} onInput={(event) => setTo(event.currentTarget.value)} />
-      </label>
+      <TextField label="From" type="date" name="from" value={from} onValue={setFrom} />
+      <TextField label="To" type="date" name="to" value={to} onValue={setTo} />
       <button type="submit">Apply range</button>
       {PRESETS.map((days) => (
         <button
@@ -84,12 +80,8 @@ export function RangeForm({ range }: { range: DayRange | undefined }) {
       <button type="button" class="ghost" disabled={!range} onClick={() => apply(undefined)}>
         All time
       </button>
-      {problem && (
-        <p class="error" role="alert">
-          {problem}
-        </p>
-      )}
-    </form>
+      <ErrorMessage error={problem} />
+    </Form>
   );
 }
 
