@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
 
 /** What a list offers: a value that is its own label (a status), or an item under its name (a user). */
 export type Choice = string | number | { id: string; name: string };
@@ -23,6 +24,22 @@ export function Options({ choices }: { choices: readonly Choice[] }) {
       })}
     </>
   );
+}
+
+/**
+ * A form's text values, held together: `field(name)` gives a TextField or SelectField its value and
+ * onValue; `reset` empties the form (back to `initial`).
+ */
+export function useFields<T extends Record<string, string>>(initial: T) {
+  const [values, setValues] = useState(initial);
+  return {
+    values,
+    reset: () => setValues(initial),
+    field: (name: keyof T & string) => ({
+      value: values[name],
+      onValue: (value: string) => setValues({ ...values, [name]: value }),
+    }),
+  };
 }
 
 /** What the text fields of the screens set on their input besides its value. */

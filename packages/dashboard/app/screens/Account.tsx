@@ -3,6 +3,7 @@ import { api, unwrap } from '../api/client.js';
 import { session } from '../api/session.js';
 import { TextField } from '../components/fields.js';
 import { Form } from '../components/forms.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage, FieldList, useAction } from '../components/ui.js';
 
 /** The signed-in user's own account: who they are, and their password. */
@@ -16,8 +17,7 @@ export function Account() {
   const action = useAction();
   if (!user) return null;
   return (
-    <section aria-labelledby="account-title">
-      <h1 id="account-title">Your account</h1>
+    <TitledSection id="account-title" title="Your account">
       <FieldList
         rows={[
           ['Name', user.name],
@@ -88,6 +88,6 @@ export function Account() {
           Change password
         </button>
       </Form>
-    </section>
+    </TitledSection>
   );
 }

@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import { api, inPath, unwrap } from '../api/client.js';
-import { Options, SelectField, TextField } from '../components/fields.js';
+import { SelectField, TextField } from '../components/fields.js';
 import { InlineForm, ShownOnce } from '../components/forms.js';
 import { CardTable } from '../components/lists.js';
+import { TitledSection } from '../components/sections.js';
 import { ActionButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
 const SCOPES = ['read', 'full'] as const;
@@ -15,36 +16,35 @@ export function ApiKeys() {
   const [expiresOn, setExpiresOn] = useState('');
   const [created, setCreated] = useState<string | undefined>(undefined);
   const action = useAction();
+  const generate = async () => {
+    const key = unwrap(
+      await api.POST('/api/api-keys', {
+        body: {
+          label: label.trim(),
+          scope,
+          ...(expiresOn
+            ? {
+                expiresAt: new Date(`${expiresOn}T23:59:59`).toISOString(),
+              }
+            : {}),
+        },
+      }),
+    );
+    setCreated(key.key);
+    setLabel('');
+    await keys.reload();
+  };
 
   return (
-    <section aria-labelledby="keys-title">
-      <h1 id="keys-title">API keys</h1>
-      <InlineForm
-        submitLabel="Generate key"
-        action={action}
-        onSubmit={async () => {
-          const key = unwrap(
-            await api.POST('/api/api-keys', {
-              body: {
-                label: label.trim(),
-                scope,
-                ...(expiresOn
-                  ? {
-                      expiresAt: new Date(`${expiresOn}T23:59:59`).toISOString(),
-                    }
-                  : {}),
-              },
-            }),
-          );
-          setCreated(key.key);
-          setLabel('');
-          await keys.reload();
-        }}
-      >
+    <TitledSection id="keys-title" title="API keys">
+      <InlineForm submitLabel="Generate key" action={action} onSubmit={generate}>
         <TextField label="Label" required maxLength={100} value={label} onValue={setLabel} />
-        <SelectField label="Scope" value={scope} onValue={(value) => setScope(value as Scope)}>
-          <Options choices={SCOPES} />
-        </SelectField>
+        <SelectField
+          label="Scope"
+          choices={SCOPES}
+          value={scope}
+          onValue={(value) => setScope(value as Scope)}
+        />
         <TextField label="Expires (optional)" type="date" value={expiresOn} onValue={setExpiresOn} />
       </InlineForm>
       {created && (
@@ -120,6 +120,6 @@ export function ApiKeys() {
           ))}
         </CardTable>
       )}
-    </section>
+    </TitledSection>
   );
 }

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client.js';
 import { CardTable, PickList } from '../components/lists.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
 
 export function DeadLetters() {
@@ -31,8 +32,7 @@ export function DeadLetters() {
     });
 
   return (
-    <section aria-labelledby="dead-title">
-      <h1 id="dead-title">Dead letters</h1>
+    <TitledSection id="dead-title" title="Dead letters">
       <p class="muted">
         Messages a consumer gave up on after its retries. Replay sends them to the consumer again.
       </p>
@@ -81,6 +81,6 @@ export function DeadLetters() {
           </CardTable>
         </section>
       )}
-    </section>
+    </TitledSection>
   );
 }

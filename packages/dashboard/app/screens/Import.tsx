@@ -9,6 +9,7 @@ import {
   unwrap,
 } from '../api/client.js';
 import { useStream } from '../api/stream.js';
+import { TitledSection } from '../components/sections.js';
 import { ActionButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
 /** While the stream is down, the import's status is asked this often instead. */
@@ -223,8 +224,7 @@ export function Import() {
   const processed = progress ? processedOf(progress) : 0;
 
   return (
-    <section aria-labelledby="import-title">
-      <h1 id="import-title">Import leads from CSV</h1>
+    <TitledSection id="import-title" title="Import leads from CSV">
       <p class="muted">
         A header row, then one lead per row. Columns are recognised by their names (e-mail, first and last
         name, full name, phone, company, as HubSpot, Salesforce, Pipedrive and others name them); check what
@@ -377,8 +377,7 @@ export function Import() {
           )}
         </section>
       )}
-      <section aria-labelledby="import-history-title">
-        <h2 id="import-history-title">Recent imports</h2>
+      <TitledSection id="import-history-title" level={2} title="Recent imports">
         <ErrorMessage error={history.error ?? opening.error} />
         {history.data?.data.length === 0 && (
           <p class="empty-state" data-empty="imports">
@@ -416,7 +415,7 @@ export function Import() {
             </li>
           ))}
         </ul>
-      </section>
-    </section>
+      </TitledSection>
+    </TitledSection>
   );
 }

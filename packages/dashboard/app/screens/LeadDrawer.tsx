@@ -3,6 +3,7 @@ import { api, inPath, type LeadDetail, type User, unwrap } from '../api/client.j
 import { useStream } from '../api/stream.js';
 import { TextField } from '../components/fields.js';
 import { InlineForm } from '../components/forms.js';
+import { TitledSection } from '../components/sections.js';
 import {
   ActionButton,
   Drawer,
@@ -107,17 +108,15 @@ function LeadFields({ lead }: { lead: LeadDetail }) {
   for (const [key, value] of Object.entries(lead.customFields ?? {}))
     rows.push([key, typeof value === 'string' ? value : JSON.stringify(value)]);
   return (
-    <section aria-labelledby="lead-fields">
-      <h3 id="lead-fields">Details</h3>
+    <TitledSection id="lead-fields" level={3} title="Details">
       <FieldList rows={rows} />
-    </section>
+    </TitledSection>
   );
 }
 
 function Score({ lead }: { lead: LeadDetail }) {
   return (
-    <section aria-labelledby="lead-score">
-      <h3 id="lead-score">Score</h3>
+    <TitledSection id="lead-score" level={3} title="Score">
       <p>
         <strong class="score">{lead.score}</strong> / 100{' '}
         {lead.qualification ? (
@@ -136,7 +135,7 @@ function Score({ lead }: { lead: LeadDetail }) {
           ))}
         </ul>
       )}
-    </section>
+    </TitledSection>
   );
 }
 
@@ -144,8 +143,7 @@ function Tags({ lead, onChanged }: { lead: LeadDetail; onChanged: () => void }) 
   const [name, setName] = useState('');
   const action = useAction();
   return (
-    <section aria-labelledby="lead-tags">
-      <h3 id="lead-tags">Tags</h3>
+    <TitledSection id="lead-tags" level={3} title="Tags">
       <ul class="tags">
         {lead.tags.map((tag) => (
           <li key={tag.id}>
@@ -183,7 +181,7 @@ function Tags({ lead, onChanged }: { lead: LeadDetail; onChanged: () => void }) 
         <TextField label="New tag" value={name} maxLength={100} onValue={setName} />
       </InlineForm>
       <ErrorMessage error={action.error} />
-    </section>
+    </TitledSection>
   );
 }
 

@@ -1,4 +1,5 @@
 import { api, inPath, type LeadDetail, type User, unwrap } from '../api/client.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage, formatDate, fullName, useLoad } from '../components/ui.js';
 import { MergeToggle, matchReason, useMergePreview } from './MergeReview.js';
 
@@ -29,8 +30,7 @@ export function Duplicates(props: {
   }
   if (!duplicates.data || duplicates.data.length === 0) return null;
   return (
-    <section aria-labelledby="lead-duplicates">
-      <h3 id="lead-duplicates">Duplicates</h3>
+    <TitledSection id="lead-duplicates" level={3} title="Duplicates">
       <ul class="duplicates">
         {duplicates.data.map((duplicate) => (
           <li key={duplicate.id}>
@@ -52,7 +52,7 @@ export function Duplicates(props: {
           </li>
         ))}
       </ul>
-    </section>
+    </TitledSection>
   );
 }
 
@@ -72,8 +72,7 @@ function DuplicateOf(props: {
   const preview = useMergePreview(primaryId, lead.id, lead.updatedAt);
   const primaryName = primary.data ? fullName(primary.data) : 'an earlier lead';
   return (
-    <section aria-labelledby="lead-duplicates">
-      <h3 id="lead-duplicates">Duplicate</h3>
+    <TitledSection id="lead-duplicates" level={3} title="Duplicate">
       <p class="flagged">
         Flagged as a duplicate of{' '}
         <button type="button" class="link" onClick={() => onOpenLead(primaryId)}>
@@ -96,6 +95,6 @@ function DuplicateOf(props: {
           }}
         />
       )}
-    </section>
+    </TitledSection>
   );
 }

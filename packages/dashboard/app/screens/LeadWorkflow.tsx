@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, type LeadDetail, STATUSES, type Status, type User, unwrap } from '../api/client.js';
 import { session } from '../api/session.js';
 import { Options } from '../components/fields.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage, useAction, useLoad } from '../components/ui.js';
 
 /** A lead's status, pipeline and stage, and assignee, each changed as soon as it is chosen. */
@@ -24,8 +25,7 @@ export function WorkflowControls(props: {
   const assigneeKnown = lead.assignedTo === null || assignees.some((user) => user.id === lead.assignedTo);
 
   return (
-    <section aria-labelledby="lead-workflow" class="workflow">
-      <h3 id="lead-workflow">Status and assignment</h3>
+    <TitledSection id="lead-workflow" level={3} class="workflow" title="Status and assignment">
       <label>
         Status
         <select
@@ -119,6 +119,6 @@ export function WorkflowControls(props: {
         </select>
       </label>
       <ErrorMessage error={action.error} />
-    </section>
+    </TitledSection>
   );
 }

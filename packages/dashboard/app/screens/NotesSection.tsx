@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, inPath, type LeadDetail, unwrap } from '../api/client.js';
 import { session } from '../api/session.js';
 import { useStream } from '../api/stream.js';
+import { TitledSection } from '../components/sections.js';
 import { ActionButton, ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
 
 /** The newest notes the drawer shows (the API's largest page). */
@@ -86,8 +87,7 @@ export function NotesSection({
   const list = notes.data?.data ?? [];
   const total = notes.data?.pagination.total ?? 0;
   return (
-    <section aria-labelledby="lead-notes">
-      <h3 id="lead-notes">Notes</h3>
+    <TitledSection id="lead-notes" level={3} title="Notes">
       {lead.notes && <PinnedNote lead={lead} onChanged={onChanged} />}
       <form
         class="note-add"
@@ -153,7 +153,7 @@ export function NotesSection({
           The {list.length} newest of {total} notes are shown.
         </p>
       )}
-    </section>
+    </TitledSection>
   );
 }
 

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Status } from '../api/client.js';
 import { TextField } from '../components/fields.js';
 import { Form } from '../components/forms.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage } from '../components/ui.js';
 import { updateQuery } from '../router.js';
 
@@ -109,8 +110,7 @@ export function Funnel({ byStatus, total }: { byStatus: Record<Status, number>; 
   const width = 400;
   const barHeight = 28;
   return (
-    <section aria-labelledby="funnel-title">
-      <h2 id="funnel-title">Funnel</h2>
+    <TitledSection id="funnel-title" level={2} title="Funnel">
       <svg
         class="funnel"
         viewBox={`0 0 ${width} ${steps.length * (barHeight + 6)}`}
@@ -155,7 +155,7 @@ export function Funnel({ byStatus, total }: { byStatus: Record<Status, number>; 
         Steps from each lead's current status; {byStatus.closed} closed{' '}
         {byStatus.closed === 1 ? 'lead' : 'leads'} counted as captured only.
       </p>
-    </section>
+    </TitledSection>
   );
 }
 
@@ -165,8 +165,7 @@ export function ConversionBySource({
   sources: Array<{ id: string; name: string; deleted: boolean; count: number; converted: number }>;
 }) {
   return (
-    <section aria-labelledby="conversion-title">
-      <h2 id="conversion-title">Conversion by source</h2>
+    <TitledSection id="conversion-title" level={2} title="Conversion by source">
       {sources.length === 0 ? (
         <p class="muted">No source has sent a lead in this period.</p>
       ) : (
@@ -194,6 +193,6 @@ export function ConversionBySource({
           </tbody>
         </table>
       )}
-    </section>
+    </TitledSection>
   );
 }

@@ -3,15 +3,15 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, QUALIFICATIONS, unwrap } from '../api/client.js';
 import { CheckField, CheckList, TextAreaField, TextField } from '../components/fields.js';
 import { Form } from '../components/forms.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage, Status, useAction, useLoad } from '../components/ui.js';
 
 export function Settings() {
   return (
-    <section aria-labelledby="settings-title">
-      <h1 id="settings-title">Settings</h1>
+    <TitledSection id="settings-title" title="Settings">
       <NotificationSettings />
       <ScoringSettings />
-    </section>
+    </TitledSection>
   );
 }
 

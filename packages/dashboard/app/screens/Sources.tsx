@@ -13,6 +13,7 @@ import { useStream } from '../api/stream.js';
 import { Options, TextField } from '../components/fields.js';
 import { InlineForm } from '../components/forms.js';
 import { CardTable, PickList } from '../components/lists.js';
+import { TitledSection } from '../components/sections.js';
 import {
   ActionButton,
   CopyButton,
@@ -46,8 +47,7 @@ export function Sources() {
   const select = (id: string | undefined) => updateQuery({ source: id });
 
   return (
-    <section aria-labelledby="sources-title">
-      <h1 id="sources-title">Sources</h1>
+    <TitledSection id="sources-title" title="Sources">
       <InlineForm
         submitLabel="Create source"
         action={create}
@@ -93,7 +93,7 @@ export function Sources() {
           />
         )}
       </div>
-    </section>
+    </TitledSection>
   );
 }
 
@@ -103,8 +103,7 @@ function SourceDetail(props: { source: Source; onChanged: () => void; onDeleted:
   return (
     <article class="source-detail" aria-labelledby="source-name">
       <h2 id="source-name">{source.name}</h2>
-      <section aria-labelledby="webhook-title">
-        <h3 id="webhook-title">Webhook</h3>
+      <TitledSection id="webhook-title" level={3} title="Webhook">
         <p>
           <label>
             Webhook URL
@@ -134,7 +133,7 @@ function SourceDetail(props: { source: Source; onChanged: () => void; onDeleted:
           </ActionButton>
         </div>
         <ErrorMessage error={action.error} />
-      </section>
+      </TitledSection>
       <MappingEditor source={source} onSaved={onChanged} />
       <Submissions source={source} />
     </article>
@@ -243,8 +242,7 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
   }, [sample, source.id, mappingsKey, format, nameSplit]);
 
   return (
-    <section aria-labelledby="mapping-title">
-      <h3 id="mapping-title">Field mappings</h3>
+    <TitledSection id="mapping-title" level={3} title="Field mappings">
       <p class="muted">
         Rename incoming fields to lead fields or attribution; anything unmapped is kept as custom data.
       </p>
@@ -369,7 +367,7 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
           )}
         </figure>
       </div>
-    </section>
+    </TitledSection>
   );
 }
 
