@@ -182,6 +182,16 @@ export function CheckField(props: {
   );
 }
 
+/** `list` with its item at `index` changed by `changes` (a stage, a step of a draft). */
+export function changedAt<T>(list: readonly T[], index: number, changes: Partial<T>): T[] {
+  return list.map((item, i) => (i === index ? { ...item, ...changes } : item));
+}
+
+/** `list` without its item at `index`. */
+export function removedAt<T>(list: readonly T[], index: number): T[] {
+  return list.filter((_, i) => i !== index);
+}
+
 /** `list` with `value` in it (at the end) or out of it. */
 export function toggled<T>(list: readonly T[], value: T, on: boolean): T[] {
   return on ? [...list.filter((item) => item !== value), value] : list.filter((item) => item !== value);
