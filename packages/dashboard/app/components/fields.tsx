@@ -182,14 +182,23 @@ export function CheckField(props: {
   );
 }
 
-/** `list` with its item at `index` changed by `changes` (a stage, a step of a draft). */
-export function changedAt<T>(list: readonly T[], index: number, changes: Partial<T>): T[] {
-  return list.map((item, i) => (i === index ? { ...item, ...changes } : item));
-}
-
-/** `list` without its item at `index`. */
-export function removedAt<T>(list: readonly T[], index: number): T[] {
-  return list.filter((_, i) => i !== index);
+/**
+ * The edits of a list a draft holds (a pipeline's stages, a sequence's steps): each hands `onList`
+ * the list it makes.
+ */
+export function listEdits<T>(list: readonly T[], onList: (list: T[]) => void) {
+  return {
+    change: (index: number, changes: Partial<T>) =>
+      onList(list.map((item, i) => (i === index ? { ...item, ...changes } : item))),
+    remove: (index: number) => onList(list.filter((_, i) => i !== index)),
+    add: (item: T) => onList([...list, item]),
+    move: (index: number, by: number) => {
+      const moved = [...list];
+      const [item] = moved.splice(index, 1);
+      if (item) moved.splice(index + by, 0, item);
+      onList(moved);
+    },
+  };
 }
 
 /** `list` with `value` in it (at the end) or out of it. */

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, inPath, type Pipeline, unwrap } from '../api/client.js';
-import { CheckField, changedAt, removedAt } from '../components/fields.js';
+import { CheckField, listEdits } from '../components/fields.js';
 import { type RecordCalls, RecordEditor, RecordList } from '../components/records.js';
 import { useLoad } from '../components/ui.js';
 
@@ -63,14 +63,7 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
         }
       : structuredClone(NEW_PIPELINE),
   );
-  const setStage = (index: number, changes: Partial<StageDraft>) =>
-    setDraft({ ...draft, stages: changedAt(draft.stages, index, changes) });
-  const moveStage = (index: number, by: number) => {
-    const stages = [...draft.stages];
-    const [stage] = stages.splice(index, 1);
-    if (stage) stages.splice(index + by, 0, stage);
-    setDraft({ ...draft, stages });
-  };
+  const stages = listEdits(draft.stages, (list) => setDraft({ ...draft, stages: list }));
 
   return (
     <RecordEditor
@@ -98,30 +91,30 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
                 aria-label={`Stage ${index + 1} name`}
                 required
                 value={stage.name}
-                onInput={(e) => setStage(index, { name: e.currentTarget.value })}
+                onInput={(e) => stages.change(index, { name: e.currentTarget.value })}
               />
               <input
                 type="color"
                 aria-label={`Stage ${index + 1} colour`}
                 value={stage.color}
-                onInput={(e) => setStage(index, { color: e.currentTarget.value })}
+                onInput={(e) => stages.change(index, { color: e.currentTarget.value })}
               />
               <CheckField
                 label="Win"
                 checked={stage.isWin}
-                onChange={(checked) => setStage(index, { isWin: checked })}
+                onChange={(checked) => stages.change(index, { isWin: checked })}
               />
               <CheckField
                 label="Lost"
                 checked={stage.isLost}
-                onChange={(checked) => setStage(index, { isLost: checked })}
+                onChange={(checked) => stages.change(index, { isLost: checked })}
               />
               <button
                 type="button"
                 class="ghost"
                 aria-label={`Move stage ${index + 1} up`}
                 disabled={index === 0}
-                onClick={() => moveStage(index, -1)}
+                onClick={() => stages.move(index, -1)}
               >
                 ↑
               </button>
@@ -130,7 +123,7 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
                 class="ghost"
                 aria-label={`Move stage ${index + 1} down`}
                 disabled={index === draft.stages.length - 1}
-                onClick={() => moveStage(index, 1)}
+                onClick={() => stages.move(index, 1)}
               >
                 ↓
               </button>
@@ -139,7 +132,7 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
                 class="ghost"
                 aria-label={`Remove stage ${index + 1}`}
                 disabled={draft.stages.length === 1}
-                onClick={() => setDraft({ ...draft, stages: removedAt(draft.stages, index) })}
+                onClick={() => stages.remove(index)}
               >
                 ✕
               </button>
@@ -148,12 +141,7 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
         </ol>
         <button
           type="button"
-          onClick={() =>
-            setDraft({
-              ...draft,
-              stages: [...draft.stages, { name: '', color: '#64748b', isWin: false, isLost: false }],
-            })
-          }
+          onClick={() => stages.add({ name: '', color: '#64748b', isWin: false, isLost: false })}
         >
           Add stage
         </button>

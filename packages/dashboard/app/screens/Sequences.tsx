@@ -7,7 +7,7 @@ import {
   type SequenceEnrollment,
   unwrap,
 } from '../api/client.js';
-import { CheckField, CheckList, changedAt, removedAt, TextField } from '../components/fields.js';
+import { CheckField, CheckList, listEdits, TextField } from '../components/fields.js';
 import { CardTable } from '../components/lists.js';
 import { type RecordCalls, RecordEditor, RecordList } from '../components/records.js';
 import { ErrorMessage, formatDate, useLoad } from '../components/ui.js';
@@ -125,8 +125,7 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
         name: sources.data ? `Deleted source ${id.slice(0, 8)}` : id,
       })),
   ];
-  const setStep = (index: number, changes: Partial<SequenceDraft['steps'][number]>) =>
-    setDraft({ ...draft, steps: changedAt(draft.steps, index, changes) });
+  const steps = listEdits(draft.steps, (list) => setDraft({ ...draft, steps: list }));
   return (
     <RecordEditor
       noun="sequence"
@@ -190,13 +189,13 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
               <DelayInput
                 label={index === 0 ? 'Send after enrolment' : 'Send after the previous step'}
                 minutes={step.delayMinutes}
-                onChange={(delayMinutes) => setStep(index, { delayMinutes })}
+                onChange={(delayMinutes) => steps.change(index, { delayMinutes })}
               />
               <TextField
                 label="Subject"
                 required
                 value={step.subject}
-                onValue={(value) => setStep(index, { subject: value })}
+                onValue={(value) => steps.change(index, { subject: value })}
               />
               <label>
                 Body
@@ -204,29 +203,21 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
                   rows={4}
                   required
                   value={step.body}
-                  onInput={(e) => setStep(index, { body: e.currentTarget.value })}
+                  onInput={(e) => steps.change(index, { body: e.currentTarget.value })}
                 />
               </label>
               <button
                 type="button"
                 class="ghost"
                 disabled={draft.steps.length === 1}
-                onClick={() => setDraft({ ...draft, steps: removedAt(draft.steps, index) })}
+                onClick={() => steps.remove(index)}
               >
                 Remove step {index + 1}
               </button>
             </li>
           ))}
         </ol>
-        <button
-          type="button"
-          onClick={() =>
-            setDraft({
-              ...draft,
-              steps: [...draft.steps, { delayMinutes: 1440, subject: '', body: '' }],
-            })
-          }
-        >
+        <button type="button" onClick={() => steps.add({ delayMinutes: 1440, subject: '', body: '' })}>
           Add step
         </button>
       </fieldset>
