@@ -9,6 +9,7 @@ import {
   unwrap,
 } from '../api/client.js';
 import { useStream } from '../api/stream.js';
+import { Form } from '../components/forms.js';
 import { TitledSection } from '../components/sections.js';
 import { ActionButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
@@ -230,10 +231,9 @@ export function Import() {
         name, full name, phone, company, as HubSpot, Salesforce, Pipedrive and others name them); check what
         each column is imported as, change it where needed, then import.
       </p>
-      <form
+      <Form
         class="inline"
-        onSubmit={(event) => {
-          event.preventDefault();
+        onSubmit={() => {
           if (!file || !check?.dryRun) return;
           void importing.run(async () => {
             setProgress(undefined);
@@ -297,7 +297,7 @@ export function Import() {
               ? `Import ${check.dryRun.accepted} row${check.dryRun.accepted === 1 ? '' : 's'}`
               : 'Import'}
         </button>
-      </form>
+      </Form>
       <p class="muted" id="import-enrol-help">
         Unchecked, the leads are scored and assigned as usual but no sequence e-mails them; checked, each one
         starts every active sequence it matches, as a lead from a form does.

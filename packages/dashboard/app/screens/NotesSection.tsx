@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, inPath, type LeadDetail, unwrap } from '../api/client.js';
 import { session } from '../api/session.js';
 import { useStream } from '../api/stream.js';
+import { Form } from '../components/forms.js';
 import { TitledSection } from '../components/sections.js';
 import { ActionButton, ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
 
@@ -89,10 +90,9 @@ export function NotesSection({
   return (
     <TitledSection id="lead-notes" level={3} title="Notes">
       {lead.notes && <PinnedNote lead={lead} onChanged={onChanged} />}
-      <form
+      <Form
         class="note-add"
-        onSubmit={(event) => {
-          event.preventDefault();
+        onSubmit={() => {
           void submit();
         }}
       >
@@ -115,7 +115,7 @@ export function NotesSection({
         <button type="submit" class="primary" disabled={add.pending || text.trim() === ''}>
           {add.pending ? 'Adding…' : 'Add note'}
         </button>
-      </form>
+      </Form>
       <ErrorMessage error={notes.error ?? remove.error} />
       {notes.data && list.length === 0 && !lead.notes && <p class="muted">No notes yet.</p>}
       {!notes.data && !notes.error && <Status>Loading the notes…</Status>}
@@ -189,9 +189,8 @@ function PinnedNote({ lead, onChanged }: { lead: LeadDetail; onChanged: (lead: L
         )}
       </p>
       {editing ? (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
+        <Form
+          onSubmit={() => {
             void save(value);
           }}
         >
@@ -214,7 +213,7 @@ function PinnedNote({ lead, onChanged }: { lead: LeadDetail; onChanged: (lead: L
               Cancel
             </button>
           </div>
-        </form>
+        </Form>
       ) : (
         <p class="note-text">{lead.notes}</p>
       )}

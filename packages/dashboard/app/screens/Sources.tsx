@@ -11,7 +11,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, inPath, type Source, unwrap } from '../api/client.js';
 import { useStream } from '../api/stream.js';
 import { Options, TextField } from '../components/fields.js';
-import { InlineForm } from '../components/forms.js';
+import { Form, InlineForm } from '../components/forms.js';
 import { CardTable, PickList } from '../components/lists.js';
 import { TitledSection } from '../components/sections.js';
 import {
@@ -246,9 +246,8 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
       <p class="muted">
         Rename incoming fields to lead fields or attribution; anything unmapped is kept as custom data.
       </p>
-      <form
-        onSubmit={(event) => {
-          event.preventDefault();
+      <Form
+        onSubmit={() => {
           void save.run(async () => {
             unwrap(
               await api.PUT('/api/sources/{id}', {
@@ -343,7 +342,7 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
           </button>
         </div>
         <ErrorMessage error={save.error} />
-      </form>
+      </Form>
       <div class="preview">
         <label>
           Sample payload (JSON)
