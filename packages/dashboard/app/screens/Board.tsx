@@ -3,6 +3,7 @@ import { api, inPath, type LeadListItem, type Pipeline, unwrap } from '../api/cl
 import { rowFromCaptured } from '../api/live-leads.js';
 import { type StreamEvent, useStream } from '../api/stream.js';
 import { Options } from '../components/fields.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage, fullName, Status, useAction, useLoad, useThrottled } from '../components/ui.js';
 import { updateQuery, useLocation } from '../router.js';
 
@@ -247,9 +248,10 @@ export function Board() {
   const stages = [...pipeline.stages].sort((a, b) => a.order - b.order);
 
   return (
-    <section aria-labelledby="board-title">
-      <div class="toolbar">
-        <h1 id="board-title">Board</h1>
+    <TitledSection
+      id="board-title"
+      title="Board"
+      actions={
         <label>
           Pipeline{' '}
           <select
@@ -264,7 +266,8 @@ export function Board() {
             ))}
           </select>
         </label>
-      </div>
+      }
+    >
       <p class="muted">
         Every lead of this pipeline, duplicates aside, newest first in each stage. Drag a card, or use its
         “Move to” menu.
@@ -349,7 +352,7 @@ export function Board() {
           );
         })}
       </div>
-    </section>
+    </TitledSection>
   );
 }
 

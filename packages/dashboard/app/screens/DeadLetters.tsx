@@ -48,9 +48,11 @@ export function DeadLetters() {
         empty="No dead letters."
       />
       {group && (
-        <section aria-labelledby="letters-title">
-          <div class="toolbar">
-            <h2 id="letters-title">{group}</h2>
+        <TitledSection
+          id="letters-title"
+          level={2}
+          title={group}
+          actions={
             <button
               type="button"
               disabled={action.pending || !letters.data?.length}
@@ -58,7 +60,8 @@ export function DeadLetters() {
             >
               Replay all shown
             </button>
-          </div>
+          }
+        >
           {letters.loading && <Status>Loading…</Status>}
           <CardTable
             columns={['Type', 'Reason', 'Attempts', 'Dead since', { label: 'Replay', hidden: true }]}
@@ -79,7 +82,7 @@ export function DeadLetters() {
               </tr>
             ))}
           </CardTable>
-        </section>
+        </TitledSection>
       )}
     </TitledSection>
   );

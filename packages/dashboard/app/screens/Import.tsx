@@ -304,8 +304,12 @@ export function Import() {
       </p>
       <ErrorMessage error={importing.error ?? checking.error} />
       {file && check && (
-        <section aria-labelledby="import-columns-title" class="import-columns">
-          <h2 id="import-columns-title">Columns of {file.name}</h2>
+        <TitledSection
+          id="import-columns-title"
+          level={2}
+          class="import-columns"
+          title={<>Columns of {file.name}</>}
+        >
           {check.error && (
             <>
               <ErrorMessage error={check.error} />
@@ -352,11 +356,15 @@ export function Import() {
           {check.dryRun && check.dryRun.errors.length > 0 && (
             <FailedRows rows={check.dryRun.errors} caption="Rows that would fail" />
           )}
-        </section>
+        </TitledSection>
       )}
       {progress && (
-        <section aria-labelledby="import-progress-title" class="import-progress">
-          <h2 id="import-progress-title">{done ? 'Import finished' : 'Importing…'}</h2>
+        <TitledSection
+          id="import-progress-title"
+          level={2}
+          class="import-progress"
+          title={done ? 'Import finished' : 'Importing…'}
+        >
           <progress
             aria-labelledby="import-progress-title"
             max={Math.max(progress.rows, 1)}
@@ -375,7 +383,7 @@ export function Import() {
           {report && report.errors.length > 0 && (
             <FailedRows rows={report.errors} caption="Rows that were not imported" />
           )}
-        </section>
+        </TitledSection>
       )}
       <TitledSection id="import-history-title" level={2} title="Recent imports">
         <ErrorMessage error={history.error ?? opening.error} />

@@ -90,13 +90,16 @@ export function Overview() {
     : `last ${days} days`;
 
   return (
-    <section aria-labelledby="overview-title" aria-busy={overview.loading}>
-      <div class="toolbar">
-        <h1 id="overview-title">Overview</h1>
+    <TitledSection
+      id="overview-title"
+      busy={overview.loading}
+      title="Overview"
+      actions={
         <button type="button" onClick={() => void overview.reload()} disabled={overview.loading}>
           Refresh
         </button>
-      </div>
+      }
+    >
       <RangeForm key={rangeKey} range={range} />
       <p class="muted">
         {data.range
@@ -132,8 +135,7 @@ export function Overview() {
           <p class="big">{Math.max(0, data.total - scored)}</p>
         </article>
       </section>
-      <section aria-labelledby="per-day-title">
-        <h2 id="per-day-title">Leads per day, {period} (UTC)</h2>
+      <TitledSection id="per-day-title" level={2} title={<>Leads per day, {period} (UTC)</>}>
         <svg
           class="chart"
           // Room on the right for today's label, centred under the last bar.
@@ -177,7 +179,7 @@ export function Overview() {
             </tbody>
           </table>
         </div>
-      </section>
+      </TitledSection>
       <Funnel byStatus={data.byStatus} total={data.total} />
       <ConversionBySource sources={data.bySource} />
       <TitledSection id="top-sources-title" level={2} title="Top sources">
@@ -194,6 +196,6 @@ export function Overview() {
           </ol>
         )}
       </TitledSection>
-    </section>
+    </TitledSection>
   );
 }

@@ -10,6 +10,7 @@ import {
 import { CheckField, CheckList, listEdits, TextField } from '../components/fields.js';
 import { CardTable } from '../components/lists.js';
 import { type RecordCalls, RecordEditor, RecordList } from '../components/records.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage, formatDate, useLoad } from '../components/ui.js';
 
 type Qualification = (typeof QUALIFICATIONS)[number];
@@ -236,8 +237,11 @@ function Enrollments({ sequenceId }: { sequenceId: string }) {
     [sequenceId],
   );
   return (
-    <section aria-labelledby="enrollments-title">
-      <h2 id="enrollments-title">Enrolments ({enrollments.data?.pagination.total ?? '…'})</h2>
+    <TitledSection
+      id="enrollments-title"
+      level={2}
+      title={<>Enrolments ({enrollments.data?.pagination.total ?? '…'})</>}
+    >
       <ErrorMessage error={enrollments.error} />
       {enrollments.data?.data.length === 0 ? (
         <p class="empty-state">
@@ -264,7 +268,7 @@ function Enrollments({ sequenceId }: { sequenceId: string }) {
           ))}
         </CardTable>
       )}
-    </section>
+    </TitledSection>
   );
 }
 

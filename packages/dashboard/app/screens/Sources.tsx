@@ -384,13 +384,16 @@ function Submissions({ source }: { source: Source }) {
   const replay = useAction();
   const [replayed, setReplayed] = useState('');
   return (
-    <section aria-labelledby="submissions-title">
-      <div class="toolbar">
-        <h3 id="submissions-title">Submissions</h3>
+    <TitledSection
+      id="submissions-title"
+      level={3}
+      title="Submissions"
+      actions={
         <button type="button" onClick={() => void submissions.reload()}>
           Refresh
         </button>
-      </div>
+      }
+    >
       <ErrorMessage error={submissions.error ?? replay.error} />
       <p class="visually-hidden" aria-live="polite">
         {replayed}
@@ -460,6 +463,6 @@ function Submissions({ source }: { source: Source }) {
           </button>
         </nav>
       )}
-    </section>
+    </TitledSection>
   );
 }

@@ -4,6 +4,7 @@ import { useStream } from '../api/stream.js';
 import { DateRangeFields, SelectField } from '../components/fields.js';
 import { Form } from '../components/forms.js';
 import { CardTable, Pager } from '../components/lists.js';
+import { TitledSection } from '../components/sections.js';
 import {
   ActionButton,
   ErrorMessage,
@@ -98,13 +99,16 @@ export function DeliveryLog(props: {
   const pagination = log.data?.pagination;
 
   return (
-    <section aria-labelledby="deliveries-title">
-      <div class="toolbar">
-        <h3 id="deliveries-title">Delivery log</h3>
+    <TitledSection
+      id="deliveries-title"
+      level={3}
+      title="Delivery log"
+      actions={
         <button type="button" onClick={() => void log.reload()} disabled={log.loading}>
           Refresh
         </button>
-      </div>
+      }
+    >
       <Form class="filters" aria-label="Delivery filters">
         <SelectField
           label="Delivery status"
@@ -203,6 +207,6 @@ export function DeliveryLog(props: {
           onPage={setPage}
         />
       )}
-    </section>
+    </TitledSection>
   );
 }

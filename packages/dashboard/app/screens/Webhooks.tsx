@@ -11,6 +11,7 @@ import { session } from '../api/session.js';
 import { CheckField } from '../components/fields.js';
 import { ShownOnce } from '../components/forms.js';
 import { CardTable } from '../components/lists.js';
+import { TitledSection } from '../components/sections.js';
 import { ActionButton, ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
 import { updateQuery, useLocation } from '../router.js';
 import { DeliveryLog } from './WebhookDeliveryLog.js';
@@ -55,15 +56,17 @@ export function Webhooks() {
   const select = (id: string | undefined) => updateQuery({ subscription: id });
 
   return (
-    <section aria-labelledby="webhooks-title">
-      <div class="toolbar">
-        <h1 id="webhooks-title">Outbound webhooks</h1>
-        {admin && (
+    <TitledSection
+      id="webhooks-title"
+      title="Outbound webhooks"
+      actions={
+        admin && (
           <button type="button" class="primary" onClick={() => setCreating(true)} disabled={creating}>
             New subscription
           </button>
-        )}
-      </div>
+        )
+      }
+    >
       <p class="muted">
         Lead events are POSTed as JSON to each subscription's URL, signed as the Standard Webhooks
         specification says (<code>webhook-id</code>, <code>webhook-timestamp</code>,{' '}
@@ -153,7 +156,7 @@ export function Webhooks() {
           }}
         />
       )}
-    </section>
+    </TitledSection>
   );
 }
 
