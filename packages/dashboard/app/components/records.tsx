@@ -74,8 +74,8 @@ export interface RecordCalls<B> {
 /**
  * The editor of a record a screen lists by name (a pipeline, a sequence): "New <noun>" or "Edit
  * <name>", its Name field first. Save sends `body()` (a create, or an update of `record`); Delete,
- * asked first with `removeQuestion` (of its saved name), shows where the record exists and may be deleted. Either ends
- * the editing (`onDone`), as Cancel does.
+ * asked first with `removeQuestion` of the saved name, shows where the record exists and may be
+ * deleted. Either ends the editing (`onDone`), as Cancel does.
  */
 export function RecordEditor<B>(props: {
   noun: string;
