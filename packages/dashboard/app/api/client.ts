@@ -73,3 +73,8 @@ export function unwrap<T>(result: { data?: T; error?: unknown; response: Respons
   }
   return result.data as T;
 }
+
+/** A call's options naming its path's parameters (`/api/leads/{id}` -> `inPath({ id })`). */
+export function inPath<P extends Record<string, string>>(path: P): { params: { path: P } } {
+  return { params: { path } };
+}

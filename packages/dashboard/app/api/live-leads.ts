@@ -1,3 +1,4 @@
+import { LEAD_FIELDS } from '@lead-capture/contracts/source-vocabulary';
 import type { LeadListItem } from './client.js';
 import type { StreamEvent } from './stream.js';
 
@@ -49,16 +50,8 @@ export function rowFromCaptured(
   };
 }
 
-/** The list fields a `lead.updated` event's `changes` may carry. */
-const UPDATABLE_FIELDS = [
-  'firstName',
-  'lastName',
-  'email',
-  'phone',
-  'company',
-  'status',
-  'assignedTo',
-] as const;
+/** The list fields a `lead.updated` event's `changes` may carry: the lead's own, its status and assignee. */
+const UPDATABLE_FIELDS = [...LEAD_FIELDS, 'status', 'assignedTo'] as const;
 
 /**
  * The row after a `lead.scored` or `lead.updated` event about it; the same row when the event changes

@@ -1,29 +1,45 @@
 import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
 
-/** One <option> a value, the value its own label (a select's list of statuses, qualifications...). */
-export function ValueOptions({ values }: { values: readonly (string | number)[] }) {
+/** What a list offers: a value that is its own label (a status), or an item under its name (a user). */
+export type Choice = string | number | { id: string; name: string };
+
+function choiceOf(choice: Choice): { value: string; label: string } {
+  return typeof choice === 'object'
+    ? { value: choice.id, label: choice.name }
+    : { value: String(choice), label: String(choice) };
+}
+
+/** One <option> a choice (a select's statuses, sources, users, stages...). */
+export function Options({ choices }: { choices: readonly Choice[] }) {
   return (
     <>
-      {values.map((value) => (
-        <option key={String(value)} value={String(value)}>
-          {value}
-        </option>
-      ))}
+      {choices.map((choice) => {
+        const { value, label } = choiceOf(choice);
+        return (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        );
+      })}
     </>
   );
 }
 
-/** One <option> an item, by its id and under its name (sources, users, pipelines, stages). */
-export function NamedOptions({ items }: { items: readonly { id: string; name: string }[] }) {
-  return (
-    <>
-      {items.map((item) => (
-        <option key={item.id} value={item.id}>
-          {item.name}
-        </option>
-      ))}
-    </>
-  );
+/**
+ * A form's text values, held together: `field(name)` gives a TextField or SelectField its value and
+ * onValue; `reset` empties the form (back to `initial`).
+ */
+export function useFields<T extends Record<string, string>>(initial: T) {
+  const [values, setValues] = useState(initial);
+  return {
+    values,
+    reset: () => setValues(initial),
+    field: (name: keyof T & string) => ({
+      value: values[name],
+      onValue: (value: string) => setValues({ ...values, [name]: value }),
+    }),
+  };
 }
 
 /** What the text fields of the screens set on their input besides its value. */
@@ -38,41 +54,96 @@ interface InputProps {
   placeholder?: string;
   autoComplete?: string;
   disabled?: boolean;
+  onBlur?: () => void;
   'aria-invalid'?: boolean;
   'aria-describedby'?: string;
 }
 
+/**
+ * What is wrong with a field's value, said under it: the field is marked invalid, and described by
+ * the words when they have an id.
+ */
+interface ProblemProps {
+  problem?: string;
+  problemId?: string;
+}
+
+function invalidWhen({ problem, problemId }: ProblemProps) {
+  return { 'aria-invalid': problem ? true : undefined, 'aria-describedby': problem ? problemId : undefined };
+}
+
+function ProblemText({ problem, problemId }: ProblemProps) {
+  return problem ? (
+    <span id={problemId} class="field-error">
+      {problem}
+    </span>
+  ) : null;
+}
+
 /** A labelled input whose value the caller holds (text unless `type` says otherwise). */
 export function TextField(
-  props: InputProps & {
-    label: ComponentChildren;
-    value: string;
-    onValue: (value: string) => void;
-  },
+  props: InputProps &
+    ProblemProps & {
+      label: ComponentChildren;
+      value: string;
+      onValue: (value: string) => void;
+    },
 ) {
-  const { label, value, onValue, type = 'text', ...input } = props;
+  const { label, value, onValue, type = 'text', problem, problemId, ...input } = props;
   return (
     <label>
       {label}
       {/* Preact types each input type apart; these all take a string value. */}
       <input
+        {...invalidWhen({ problem, problemId })}
         {...input}
         type={type as 'text'}
         value={value}
         onInput={(event) => onValue(event.currentTarget.value)}
       />
+      <ProblemText problem={problem} problemId={problemId} />
     </label>
   );
 }
 
-/** A labelled select whose value the caller holds; its options are the children. */
+/** A labelled textarea whose value the caller holds. */
+export function TextAreaField(
+  props: ProblemProps & {
+    label: ComponentChildren;
+    value: string;
+    onValue: (value: string) => void;
+    rows: number;
+    required?: boolean;
+  },
+) {
+  const { label, value, onValue, problem, problemId, ...textarea } = props;
+  return (
+    <label>
+      {label}
+      <textarea
+        {...textarea}
+        {...invalidWhen({ problem, problemId })}
+        value={value}
+        onInput={(event) => onValue(event.currentTarget.value)}
+      />
+      <ProblemText problem={problem} problemId={problemId} />
+    </label>
+  );
+}
+
+/**
+ * A labelled select whose value the caller holds. Its options: `none` (the empty value, what no
+ * choice means: "Any"), then `choices`, then the children.
+ */
 export function SelectField(props: {
   label: ComponentChildren;
   value: string;
   onValue: (value: string) => void;
   name?: string;
   disabled?: boolean;
-  children: ComponentChildren;
+  none?: string;
+  choices?: readonly Choice[];
+  children?: ComponentChildren;
 }) {
   return (
     <label>
@@ -83,6 +154,8 @@ export function SelectField(props: {
         disabled={props.disabled}
         onChange={(event) => props.onValue(event.currentTarget.value)}
       >
+        {props.none !== undefined && <option value="">{props.none}</option>}
+        {props.choices && <Options choices={props.choices} />}
         {props.children}
       </select>
     </label>
@@ -109,6 +182,25 @@ export function CheckField(props: {
   );
 }
 
+/**
+ * The edits of a list a draft holds (a pipeline's stages, a sequence's steps): each hands `onList`
+ * the list it makes.
+ */
+export function listEdits<T>(list: readonly T[], onList: (list: T[]) => void) {
+  return {
+    change: (index: number, changes: Partial<T>) =>
+      onList(list.map((item, i) => (i === index ? { ...item, ...changes } : item))),
+    remove: (index: number) => onList(list.filter((_, i) => i !== index)),
+    add: (item: T) => onList([...list, item]),
+    move: (index: number, by: number) => {
+      const moved = [...list];
+      const [item] = moved.splice(index, 1);
+      if (item) moved.splice(index + by, 0, item);
+      onList(moved);
+    },
+  };
+}
+
 /** `list` with `value` in it (at the end) or out of it. */
 export function toggled<T>(list: readonly T[], value: T, on: boolean): T[] {
   return on ? [...list.filter((item) => item !== value), value] : list.filter((item) => item !== value);
@@ -127,7 +219,7 @@ export function CheckList<T extends string>(props: {
   return (
     <>
       {props.choices.map((choice) => {
-        const [value, label] = typeof choice === 'string' ? [choice, choice] : [choice.id, choice.name];
+        const { value, label } = choiceOf(choice) as { value: T; label: string };
         return (
           <label class="check" key={value}>
             <input

@@ -1,7 +1,24 @@
-import type { ComponentChildren } from 'preact';
-import { ConfirmButton, CopyButton, ErrorMessage, type useAction } from './ui.js';
+import type { ComponentChildren, JSX } from 'preact';
+import { ActionButton, CopyButton, ErrorMessage, type useAction } from './ui.js';
 
 type Action = ReturnType<typeof useAction>;
+
+/**
+ * A <form> whose submit stays on the page: `onSubmit` runs instead of the browser's navigation
+ * (none: the fields apply as they change).
+ */
+export function Form(props: Omit<JSX.IntrinsicElements['form'], 'onSubmit'> & { onSubmit?: () => void }) {
+  const { onSubmit, ...form } = props;
+  return (
+    <form
+      {...form}
+      onSubmit={(event) => {
+        event.preventDefault();
+        onSubmit?.();
+      }}
+    />
+  );
+}
 
 /**
  * The end of an editor: the action's error, then its submit button (disabled while it runs),
@@ -53,17 +70,16 @@ export function EditorForm(props: {
 }) {
   const { remove } = props;
   return (
-    <form
+    <Form
       class="editor"
       aria-label={props.titleId ? undefined : props.title}
       aria-labelledby={props.titleId}
-      onSubmit={(event) => {
-        event.preventDefault();
+      onSubmit={() =>
         void props.action.run(async () => {
           await props.onSubmit();
           props.onDone?.();
-        });
-      }}
+        })
+      }
     >
       <h2 id={props.titleId}>{props.title}</h2>
       {props.children}
@@ -74,20 +90,20 @@ export function EditorForm(props: {
         onCancel={props.onCancel}
       >
         {remove && (
-          <ConfirmButton
-            danger
+          <ActionButton
+            class="danger"
             question={remove.question}
             action={props.action}
-            onConfirm={async () => {
+            onRun={async () => {
               await remove.run();
               props.onDone?.();
             }}
           >
             {remove.label}
-          </ConfirmButton>
+          </ActionButton>
         )}
       </FormActions>
-    </form>
+    </Form>
   );
 }
 
@@ -105,13 +121,7 @@ export function InlineForm(props: {
   children: ComponentChildren;
 }) {
   return (
-    <form
-      class="inline"
-      onSubmit={(event) => {
-        event.preventDefault();
-        void props.action.run(props.onSubmit);
-      }}
-    >
+    <Form class="inline" onSubmit={() => void props.action.run(props.onSubmit)}>
       {props.children}
       <button
         type="submit"
@@ -120,7 +130,7 @@ export function InlineForm(props: {
       >
         {props.submitLabel}
       </button>
-    </form>
+    </Form>
   );
 }
 

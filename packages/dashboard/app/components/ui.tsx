@@ -137,24 +137,33 @@ export function Drawer(props: { title: string; onClose: () => void; children: Co
 }
 
 /**
- * A button for a change that cannot be undone (a delete, a token or secret rotation): it asks
- * `question` first, then runs `onConfirm` through `action` (pending state and error message).
+ * A button that runs `onRun`, then `onDone` (a reload), through `action` (disabled while they run,
+ * its error the action's); with `question`, only once the user said yes to it (a change that cannot
+ * be undone: a delete, a token or secret rotation).
  */
-export function ConfirmButton(props: {
-  question: string;
+export function ActionButton(props: {
   action: ReturnType<typeof useAction>;
-  onConfirm: () => Promise<unknown>;
-  danger?: boolean;
+  onRun: () => Promise<unknown>;
+  onDone?: () => unknown;
+  question?: string;
+  class?: string;
+  /** Its accessible name, where the visible text alone does not say which item it acts on. */
+  label?: string;
+  disabled?: boolean;
   children: ComponentChildren;
 }) {
   return (
     <button
       type="button"
-      class={props.danger ? 'danger' : undefined}
-      disabled={props.action.pending}
+      class={props.class}
+      aria-label={props.label}
+      disabled={props.action.pending || props.disabled}
       onClick={() => {
-        if (!confirm(props.question)) return;
-        void props.action.run(props.onConfirm);
+        if (props.question !== undefined && !confirm(props.question)) return;
+        void props.action.run(async () => {
+          await props.onRun();
+          await props.onDone?.();
+        });
       }}
     >
       {props.children}

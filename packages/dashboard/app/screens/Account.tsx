@@ -1,6 +1,9 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client.js';
 import { session } from '../api/session.js';
+import { TextField } from '../components/fields.js';
+import { Form } from '../components/forms.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage, FieldList, useAction } from '../components/ui.js';
 
 /** The signed-in user's own account: who they are, and their password. */
@@ -14,8 +17,7 @@ export function Account() {
   const action = useAction();
   if (!user) return null;
   return (
-    <section aria-labelledby="account-title">
-      <h1 id="account-title">Your account</h1>
+    <TitledSection id="account-title" title="Your account">
       <FieldList
         rows={[
           ['Name', user.name],
@@ -23,11 +25,10 @@ export function Account() {
           ['Role', user.role],
         ]}
       />
-      <form
+      <Form
         class="editor"
         aria-labelledby="password-title"
-        onSubmit={(event) => {
-          event.preventDefault();
+        onSubmit={() => {
           setDone('');
           const mismatch =
             next !== repeated ? 'The two new passwords differ: type the same one twice.' : undefined;
@@ -53,51 +54,40 @@ export function Account() {
         }}
       >
         <h2 id="password-title">Change your password</h2>
-        <label>
-          Current password
-          <input
-            type="password"
-            autoComplete="current-password"
-            required
-            value={current}
-            onInput={(e) => setCurrent(e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          New password (at least 8 characters)
-          <input
-            type="password"
-            autoComplete="new-password"
-            required
-            minLength={8}
-            value={next}
-            aria-invalid={problem ? true : undefined}
-            onInput={(e) => setNext(e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          New password again
-          <input
-            type="password"
-            autoComplete="new-password"
-            required
-            value={repeated}
-            aria-invalid={problem ? true : undefined}
-            aria-describedby={problem ? 'password-problem' : undefined}
-            onInput={(e) => setRepeated(e.currentTarget.value)}
-          />
-          {problem && (
-            <span id="password-problem" class="field-error">
-              {problem}
-            </span>
-          )}
-        </label>
+        <TextField
+          label="Current password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={current}
+          onValue={setCurrent}
+        />
+        <TextField
+          label="New password (at least 8 characters)"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={8}
+          aria-invalid={problem ? true : undefined}
+          value={next}
+          onValue={setNext}
+        />
+        <TextField
+          label="New password again"
+          type="password"
+          autoComplete="new-password"
+          required
+          problem={problem}
+          problemId="password-problem"
+          value={repeated}
+          onValue={setRepeated}
+        />
         <ErrorMessage error={action.error} />
         <p role="status">{done}</p>
         <button type="submit" class="primary" disabled={action.pending}>
           Change password
         </button>
-      </form>
-    </section>
+      </Form>
+    </TitledSection>
   );
 }

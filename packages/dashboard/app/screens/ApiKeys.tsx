@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
-import { api, unwrap } from '../api/client.js';
-import { SelectField, TextField, ValueOptions } from '../components/fields.js';
+import { api, inPath, unwrap } from '../api/client.js';
+import { SelectField, TextField } from '../components/fields.js';
 import { InlineForm, ShownOnce } from '../components/forms.js';
 import { CardTable } from '../components/lists.js';
-import { ConfirmButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
+import { TitledSection } from '../components/sections.js';
+import { ActionButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
 const SCOPES = ['read', 'full'] as const;
 type Scope = (typeof SCOPES)[number];
@@ -15,36 +16,35 @@ export function ApiKeys() {
   const [expiresOn, setExpiresOn] = useState('');
   const [created, setCreated] = useState<string | undefined>(undefined);
   const action = useAction();
+  const generate = async () => {
+    const key = unwrap(
+      await api.POST('/api/api-keys', {
+        body: {
+          label: label.trim(),
+          scope,
+          ...(expiresOn
+            ? {
+                expiresAt: new Date(`${expiresOn}T23:59:59`).toISOString(),
+              }
+            : {}),
+        },
+      }),
+    );
+    setCreated(key.key);
+    setLabel('');
+    await keys.reload();
+  };
 
   return (
-    <section aria-labelledby="keys-title">
-      <h1 id="keys-title">API keys</h1>
-      <InlineForm
-        submitLabel="Generate key"
-        action={action}
-        onSubmit={async () => {
-          const key = unwrap(
-            await api.POST('/api/api-keys', {
-              body: {
-                label: label.trim(),
-                scope,
-                ...(expiresOn
-                  ? {
-                      expiresAt: new Date(`${expiresOn}T23:59:59`).toISOString(),
-                    }
-                  : {}),
-              },
-            }),
-          );
-          setCreated(key.key);
-          setLabel('');
-          await keys.reload();
-        }}
-      >
+    <TitledSection id="keys-title" title="API keys">
+      <InlineForm submitLabel="Generate key" action={action} onSubmit={generate}>
         <TextField label="Label" required maxLength={100} value={label} onValue={setLabel} />
-        <SelectField label="Scope" value={scope} onValue={(value) => setScope(value as Scope)}>
-          <ValueOptions values={SCOPES} />
-        </SelectField>
+        <SelectField
+          label="Scope"
+          choices={SCOPES}
+          value={scope}
+          onValue={(value) => setScope(value as Scope)}
+        />
         <TextField label="Expires (optional)" type="date" value={expiresOn} onValue={setExpiresOn} />
       </InlineForm>
       {created && (
@@ -106,26 +106,20 @@ export function ApiKeys() {
                 />
               </td>
               <td>
-                <ConfirmButton
-                  danger
+                <ActionButton
+                  class="danger"
                   question={`Delete the key ${key.label} permanently?`}
                   action={action}
-                  onConfirm={async () => {
-                    unwrap(
-                      await api.DELETE('/api/api-keys/{id}', {
-                        params: { path: { id: key.id } },
-                      }),
-                    );
-                    await keys.reload();
-                  }}
+                  onRun={async () => unwrap(await api.DELETE('/api/api-keys/{id}', inPath({ id: key.id })))}
+                  onDone={keys.reload}
                 >
                   Delete
-                </ConfirmButton>
+                </ActionButton>
               </td>
             </tr>
           ))}
         </CardTable>
       )}
-    </section>
+    </TitledSection>
   );
 }

@@ -1,8 +1,9 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { api, type LeadListItem, type Pipeline, unwrap } from '../api/client.js';
+import { api, inPath, type LeadListItem, type Pipeline, unwrap } from '../api/client.js';
 import { rowFromCaptured } from '../api/live-leads.js';
 import { type StreamEvent, useStream } from '../api/stream.js';
-import { NamedOptions } from '../components/fields.js';
+import { Options } from '../components/fields.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage, fullName, Status, useAction, useLoad, useThrottled } from '../components/ui.js';
 import { updateQuery, useLocation } from '../router.js';
 
@@ -165,7 +166,7 @@ export function Board() {
       const primaryId = message.data.primaryId;
       const primaryColumn = typeof primaryId === 'string' ? columnOf(current.current, primaryId) : undefined;
       if (typeof primaryId === 'string' && primaryColumn) {
-        void api.GET('/api/leads/{id}', { params: { path: { id: primaryId } } }).then((result) => {
+        void api.GET('/api/leads/{id}', inPath({ id: primaryId })).then((result) => {
           const fresh = result.data;
           if (fresh) setColumns((all) => replaceCard(all, fresh));
         });
@@ -181,7 +182,7 @@ export function Board() {
           refreshCounts();
           // Moved into this pipeline (from another, or from a column's unloaded part): its card.
           if (shownPipelineId && changes.pipelineId === shownPipelineId) {
-            void api.GET('/api/leads/{id}', { params: { path: { id } } }).then((result) => {
+            void api.GET('/api/leads/{id}', inPath({ id })).then((result) => {
               const fresh = result.data;
               const stageId = fresh?.stage?.id;
               if (fresh && stageId && fresh.pipeline?.id === shownPipelineId && !fresh.isDuplicate)
@@ -247,9 +248,10 @@ export function Board() {
   const stages = [...pipeline.stages].sort((a, b) => a.order - b.order);
 
   return (
-    <section aria-labelledby="board-title">
-      <div class="toolbar">
-        <h1 id="board-title">Board</h1>
+    <TitledSection
+      id="board-title"
+      title="Board"
+      actions={
         <label>
           Pipeline{' '}
           <select
@@ -264,7 +266,8 @@ export function Board() {
             ))}
           </select>
         </label>
-      </div>
+      }
+    >
       <p class="muted">
         Every lead of this pipeline, duplicates aside, newest first in each stage. Drag a card, or use its
         “Move to” menu.
@@ -349,7 +352,7 @@ export function Board() {
           );
         })}
       </div>
-    </section>
+    </TitledSection>
   );
 }
 
@@ -458,7 +461,7 @@ function BoardCard(props: {
           aria-label={`Move ${fullName(lead)} to stage`}
         >
           {!lead.stage && <option value="">—</option>}
-          <NamedOptions items={stages} />
+          <Options choices={stages} />
         </select>
       </label>
     </li>

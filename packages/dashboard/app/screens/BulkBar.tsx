@@ -1,6 +1,8 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, type LeadListItem, type Pipeline, STATUSES, type User, unwrap } from '../api/client.js';
-import { NamedOptions, ValueOptions } from '../components/fields.js';
+import { Options } from '../components/fields.js';
+import { Form } from '../components/forms.js';
 import { ErrorMessage, fullName, useAction, useLoad } from '../components/ui.js';
 
 export type BulkActionType = 'assign' | 'status' | 'stage' | 'addTags' | 'removeTags' | 'delete';
@@ -127,13 +129,7 @@ export function BulkBar(props: {
 
   return (
     <section class="bulk-bar" aria-label="Bulk actions">
-      <form
-        class="bulk-form"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void apply();
-        }}
-      >
+      <Form class="bulk-form" onSubmit={() => void apply()}>
         <strong aria-live="polite">{selected.length} selected</strong>
         <label>
           Action{' '}
@@ -169,7 +165,7 @@ export function BulkBar(props: {
         <button type="button" class="ghost" onClick={props.onClear}>
           Clear selection
         </button>
-      </form>
+      </Form>
       <ErrorMessage error={run.error ?? pipelines.error} />
     </section>
   );
@@ -185,47 +181,37 @@ function BulkValue(props: {
   const { action, value, onValue } = props;
   const onChange = (event: { currentTarget: HTMLSelectElement | HTMLInputElement }) =>
     onValue(event.currentTarget.value);
+  // The value of an action that picks one of a list: its options after "Choose…" (no value yet).
+  const choose = (label: string, options: ComponentChildren) => (
+    <label>
+      <span class="visually-hidden">{label}</span>
+      <select id={BULK_VALUE_ID} value={value} onChange={onChange}>
+        <option value="">Choose…</option>
+        {options}
+      </select>
+    </label>
+  );
   switch (action) {
     case 'assign':
-      return (
-        <label>
-          <span class="visually-hidden">Assignee</span>
-          <select id={BULK_VALUE_ID} value={value} onChange={onChange}>
-            <option value="">Choose…</option>
-            <option value="unassigned">Nobody (unassign)</option>
-            {props.users
-              .filter((user) => user.active)
-              .map((user) => (
-                <option key={user.id} value={user.id}>
-                  {user.name}
-                </option>
-              ))}
-          </select>
-        </label>
+      return choose(
+        'Assignee',
+        <Options
+          choices={[
+            { id: 'unassigned', name: 'Nobody (unassign)' },
+            ...props.users.filter((user) => user.active),
+          ]}
+        />,
       );
     case 'status':
-      return (
-        <label>
-          <span class="visually-hidden">Status</span>
-          <select id={BULK_VALUE_ID} value={value} onChange={onChange}>
-            <option value="">Choose…</option>
-            <ValueOptions values={STATUSES} />
-          </select>
-        </label>
-      );
+      return choose('Status', <Options choices={STATUSES} />);
     case 'stage':
-      return (
-        <label>
-          <span class="visually-hidden">Stage</span>
-          <select id={BULK_VALUE_ID} value={value} onChange={onChange}>
-            <option value="">Choose…</option>
-            {props.pipelines.map((pipeline) => (
-              <optgroup key={pipeline.id} label={pipeline.name}>
-                <NamedOptions items={pipeline.stages} />
-              </optgroup>
-            ))}
-          </select>
-        </label>
+      return choose(
+        'Stage',
+        props.pipelines.map((pipeline) => (
+          <optgroup key={pipeline.id} label={pipeline.name}>
+            <Options choices={pipeline.stages} />
+          </optgroup>
+        )),
       );
     case 'addTags':
     case 'removeTags':

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client.js';
 import { CardTable, PickList } from '../components/lists.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
 
 export function DeadLetters() {
@@ -31,8 +32,7 @@ export function DeadLetters() {
     });
 
   return (
-    <section aria-labelledby="dead-title">
-      <h1 id="dead-title">Dead letters</h1>
+    <TitledSection id="dead-title" title="Dead letters">
       <p class="muted">
         Messages a consumer gave up on after its retries. Replay sends them to the consumer again.
       </p>
@@ -48,9 +48,11 @@ export function DeadLetters() {
         empty="No dead letters."
       />
       {group && (
-        <section aria-labelledby="letters-title">
-          <div class="toolbar">
-            <h2 id="letters-title">{group}</h2>
+        <TitledSection
+          id="letters-title"
+          level={2}
+          title={group}
+          actions={
             <button
               type="button"
               disabled={action.pending || !letters.data?.length}
@@ -58,7 +60,8 @@ export function DeadLetters() {
             >
               Replay all shown
             </button>
-          </div>
+          }
+        >
           {letters.loading && <Status>Loading…</Status>}
           <CardTable
             columns={['Type', 'Reason', 'Attempts', 'Dead since', { label: 'Replay', hidden: true }]}
@@ -79,8 +82,8 @@ export function DeadLetters() {
               </tr>
             ))}
           </CardTable>
-        </section>
+        </TitledSection>
       )}
-    </section>
+    </TitledSection>
   );
 }

@@ -5,10 +5,13 @@ import {
   type ImportDryRun,
   type ImportReport,
   type ImportStarted,
+  inPath,
   unwrap,
 } from '../api/client.js';
 import { useStream } from '../api/stream.js';
-import { ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
+import { Form } from '../components/forms.js';
+import { TitledSection } from '../components/sections.js';
+import { ActionButton, ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
 /** While the stream is down, the import's status is asked this often instead. */
 const POLL_INTERVAL_MS = 2000;
@@ -172,7 +175,7 @@ export function Import() {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const poll = async () => {
-      const result = await api.GET('/api/leads/imports/{importId}', { params: { path: { importId } } });
+      const result = await api.GET('/api/leads/imports/{importId}', inPath({ importId }));
       if (stopped) return;
       if (result.data) {
         setReport(result.data);
@@ -222,17 +225,15 @@ export function Import() {
   const processed = progress ? processedOf(progress) : 0;
 
   return (
-    <section aria-labelledby="import-title">
-      <h1 id="import-title">Import leads from CSV</h1>
+    <TitledSection id="import-title" title="Import leads from CSV">
       <p class="muted">
         A header row, then one lead per row. Columns are recognised by their names (e-mail, first and last
         name, full name, phone, company, as HubSpot, Salesforce, Pipedrive and others name them); check what
         each column is imported as, change it where needed, then import.
       </p>
-      <form
+      <Form
         class="inline"
-        onSubmit={(event) => {
-          event.preventDefault();
+        onSubmit={() => {
           if (!file || !check?.dryRun) return;
           void importing.run(async () => {
             setProgress(undefined);
@@ -296,15 +297,19 @@ export function Import() {
               ? `Import ${check.dryRun.accepted} row${check.dryRun.accepted === 1 ? '' : 's'}`
               : 'Import'}
         </button>
-      </form>
+      </Form>
       <p class="muted" id="import-enrol-help">
         Unchecked, the leads are scored and assigned as usual but no sequence e-mails them; checked, each one
         starts every active sequence it matches, as a lead from a form does.
       </p>
       <ErrorMessage error={importing.error ?? checking.error} />
       {file && check && (
-        <section aria-labelledby="import-columns-title" class="import-columns">
-          <h2 id="import-columns-title">Columns of {file.name}</h2>
+        <TitledSection
+          id="import-columns-title"
+          level={2}
+          class="import-columns"
+          title={<>Columns of {file.name}</>}
+        >
           {check.error && (
             <>
               <ErrorMessage error={check.error} />
@@ -351,11 +356,15 @@ export function Import() {
           {check.dryRun && check.dryRun.errors.length > 0 && (
             <FailedRows rows={check.dryRun.errors} caption="Rows that would fail" />
           )}
-        </section>
+        </TitledSection>
       )}
       {progress && (
-        <section aria-labelledby="import-progress-title" class="import-progress">
-          <h2 id="import-progress-title">{done ? 'Import finished' : 'Importing…'}</h2>
+        <TitledSection
+          id="import-progress-title"
+          level={2}
+          class="import-progress"
+          title={done ? 'Import finished' : 'Importing…'}
+        >
           <progress
             aria-labelledby="import-progress-title"
             max={Math.max(progress.rows, 1)}
@@ -374,10 +383,9 @@ export function Import() {
           {report && report.errors.length > 0 && (
             <FailedRows rows={report.errors} caption="Rows that were not imported" />
           )}
-        </section>
+        </TitledSection>
       )}
-      <section aria-labelledby="import-history-title">
-        <h2 id="import-history-title">Recent imports</h2>
+      <TitledSection id="import-history-title" level={2} title="Recent imports">
         <ErrorMessage error={history.error ?? opening.error} />
         {history.data?.data.length === 0 && (
           <p class="empty-state" data-empty="imports">
@@ -394,25 +402,16 @@ export function Import() {
               {entry.failed > 0 && entry.importId !== opened?.importId && (
                 <>
                   {' '}
-                  <button
-                    type="button"
+                  <ActionButton
                     class="link"
-                    disabled={opening.pending}
-                    onClick={() =>
-                      void opening.run(async () => {
-                        const { importId } = entry;
-                        setOpened(
-                          unwrap(
-                            await api.GET('/api/leads/imports/{importId}', {
-                              params: { path: { importId } },
-                            }),
-                          ),
-                        );
-                      })
-                    }
+                    action={opening}
+                    onRun={async () => {
+                      const { importId } = entry;
+                      setOpened(unwrap(await api.GET('/api/leads/imports/{importId}', inPath({ importId }))));
+                    }}
                   >
                     Show the failed rows
-                  </button>
+                  </ActionButton>
                 </>
               )}
               {entry.importId === opened?.importId && (
@@ -424,7 +423,7 @@ export function Import() {
             </li>
           ))}
         </ul>
-      </section>
-    </section>
+      </TitledSection>
+    </TitledSection>
   );
 }

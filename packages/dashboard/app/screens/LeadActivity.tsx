@@ -1,5 +1,6 @@
 import { api, type LeadDetail, type TimelineEvent, type User, unwrap } from '../api/client.js';
 import { session } from '../api/session.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage, FieldList, formatDate, useLoad } from '../components/ui.js';
 import {
   describeActor,
@@ -28,8 +29,7 @@ export function Timeline({
     pipelines: pipelines.data ?? [],
   };
   return (
-    <section aria-labelledby="lead-timeline">
-      <h3 id="lead-timeline">Timeline</h3>
+    <TitledSection id="lead-timeline" level={3} title="Timeline">
       <ErrorMessage error={error} />
       <ol class="timeline">
         {(events ?? []).map((event) => {
@@ -45,15 +45,14 @@ export function Timeline({
           );
         })}
       </ol>
-    </section>
+    </TitledSection>
   );
 }
 
 /** The team notifications sent about the lead and its sequence enrolments. */
 export function Deliveries({ lead }: { lead: LeadDetail }) {
   return (
-    <section aria-labelledby="lead-deliveries">
-      <h3 id="lead-deliveries">Notifications and sequences</h3>
+    <TitledSection id="lead-deliveries" level={3} title="Notifications and sequences">
       <h4>Team notifications</h4>
       {lead.notifications.length === 0 ? (
         <p class="muted">None sent.</p>
@@ -74,7 +73,7 @@ export function Deliveries({ lead }: { lead: LeadDetail }) {
           ))}
         </ul>
       )}
-    </section>
+    </TitledSection>
   );
 }
 
@@ -84,14 +83,13 @@ export function Enrichment({ lead }: { lead: LeadDetail }) {
   const sections = enrichmentSections(lead.enrichment as Record<string, unknown>);
   if (sections.length === 0) return null;
   return (
-    <section aria-labelledby="lead-enrichment">
-      <h3 id="lead-enrichment">Enrichment</h3>
+    <TitledSection id="lead-enrichment" level={3} title="Enrichment">
       {sections.map((section) => (
         <div key={section.title} class="enrichment-group">
           <h4>{section.title}</h4>
           <FieldList rows={section.rows} />
         </div>
       ))}
-    </section>
+    </TitledSection>
   );
 }

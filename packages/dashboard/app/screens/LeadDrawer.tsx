@@ -1,10 +1,11 @@
 import { useState } from 'preact/hooks';
-import { api, type LeadDetail, type User, unwrap } from '../api/client.js';
+import { api, inPath, type LeadDetail, type User, unwrap } from '../api/client.js';
 import { useStream } from '../api/stream.js';
 import { TextField } from '../components/fields.js';
 import { InlineForm } from '../components/forms.js';
+import { TitledSection } from '../components/sections.js';
 import {
-  ConfirmButton,
+  ActionButton,
   Drawer,
   ErrorMessage,
   FieldList,
@@ -32,11 +33,11 @@ interface LeadDrawerProps {
 export function LeadDrawer(props: LeadDrawerProps) {
   const { leadId, onClose, onChanged } = props;
   const lead = useLoad(
-    async () => unwrap(await api.GET('/api/leads/{id}', { params: { path: { id: leadId } } })),
+    async () => unwrap(await api.GET('/api/leads/{id}', inPath({ id: leadId }))),
     [leadId],
   );
   const events = useLoad(
-    async () => unwrap(await api.GET('/api/leads/{id}/events', { params: { path: { id: leadId } } })).data,
+    async () => unwrap(await api.GET('/api/leads/{id}/events', inPath({ id: leadId }))).data,
     [leadId],
   );
 
@@ -107,17 +108,15 @@ function LeadFields({ lead }: { lead: LeadDetail }) {
   for (const [key, value] of Object.entries(lead.customFields ?? {}))
     rows.push([key, typeof value === 'string' ? value : JSON.stringify(value)]);
   return (
-    <section aria-labelledby="lead-fields">
-      <h3 id="lead-fields">Details</h3>
+    <TitledSection id="lead-fields" level={3} title="Details">
       <FieldList rows={rows} />
-    </section>
+    </TitledSection>
   );
 }
 
 function Score({ lead }: { lead: LeadDetail }) {
   return (
-    <section aria-labelledby="lead-score">
-      <h3 id="lead-score">Score</h3>
+    <TitledSection id="lead-score" level={3} title="Score">
       <p>
         <strong class="score">{lead.score}</strong> / 100{' '}
         {lead.qualification ? (
@@ -136,7 +135,7 @@ function Score({ lead }: { lead: LeadDetail }) {
           ))}
         </ul>
       )}
-    </section>
+    </TitledSection>
   );
 }
 
@@ -144,8 +143,7 @@ function Tags({ lead, onChanged }: { lead: LeadDetail; onChanged: () => void }) 
   const [name, setName] = useState('');
   const action = useAction();
   return (
-    <section aria-labelledby="lead-tags">
-      <h3 id="lead-tags">Tags</h3>
+    <TitledSection id="lead-tags" level={3} title="Tags">
       <ul class="tags">
         {lead.tags.map((tag) => (
           <li key={tag.id}>
@@ -155,9 +153,7 @@ function Tags({ lead, onChanged }: { lead: LeadDetail; onChanged: () => void }) 
               onClick={() =>
                 void action.run(async () => {
                   unwrap(
-                    await api.DELETE('/api/leads/{id}/tags/{tagId}', {
-                      params: { path: { id: lead.id, tagId: tag.id } },
-                    }),
+                    await api.DELETE('/api/leads/{id}/tags/{tagId}', inPath({ id: lead.id, tagId: tag.id })),
                   );
                   onChanged();
                 })
@@ -185,7 +181,7 @@ function Tags({ lead, onChanged }: { lead: LeadDetail; onChanged: () => void }) 
         <TextField label="New tag" value={name} maxLength={100} onValue={setName} />
       </InlineForm>
       <ErrorMessage error={action.error} />
-    </section>
+    </TitledSection>
   );
 }
 
@@ -193,17 +189,15 @@ function DeleteLead({ lead, onDeleted }: { lead: LeadDetail; onDeleted: () => vo
   const action = useAction();
   return (
     <section class="danger-zone" aria-label="Delete">
-      <ConfirmButton
-        danger
+      <ActionButton
+        class="danger"
         question={`Delete ${fullName(lead)} and everything about this lead, permanently?`}
         action={action}
-        onConfirm={async () => {
-          unwrap(await api.DELETE('/api/leads/{id}', { params: { path: { id: lead.id } } }));
-          onDeleted();
-        }}
+        onRun={async () => unwrap(await api.DELETE('/api/leads/{id}', inPath({ id: lead.id })))}
+        onDone={onDeleted}
       >
         Delete lead
-      </ConfirmButton>
+      </ActionButton>
       <ErrorMessage error={action.error} />
     </section>
   );

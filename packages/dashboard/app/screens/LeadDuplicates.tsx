@@ -1,4 +1,5 @@
-import { api, type LeadDetail, type User, unwrap } from '../api/client.js';
+import { api, inPath, type LeadDetail, type User, unwrap } from '../api/client.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage, formatDate, fullName, useLoad } from '../components/ui.js';
 import { MergeToggle, matchReason, useMergePreview } from './MergeReview.js';
 
@@ -13,8 +14,7 @@ export function Duplicates(props: {
 }) {
   const { lead, users, onMerged, onOpenLead } = props;
   const duplicates = useLoad(
-    async () =>
-      unwrap(await api.GET('/api/leads/{id}/duplicates', { params: { path: { id: lead.id } } })).data,
+    async () => unwrap(await api.GET('/api/leads/{id}/duplicates', inPath({ id: lead.id }))).data,
     [lead.id, lead.updatedAt],
   );
   if (lead.isDuplicate && lead.duplicateOf) {
@@ -30,8 +30,7 @@ export function Duplicates(props: {
   }
   if (!duplicates.data || duplicates.data.length === 0) return null;
   return (
-    <section aria-labelledby="lead-duplicates">
-      <h3 id="lead-duplicates">Duplicates</h3>
+    <TitledSection id="lead-duplicates" level={3} title="Duplicates">
       <ul class="duplicates">
         {duplicates.data.map((duplicate) => (
           <li key={duplicate.id}>
@@ -53,7 +52,7 @@ export function Duplicates(props: {
           </li>
         ))}
       </ul>
-    </section>
+    </TitledSection>
   );
 }
 
@@ -67,14 +66,13 @@ function DuplicateOf(props: {
 }) {
   const { lead, primaryId, onOpenLead } = props;
   const primary = useLoad(
-    async () => unwrap(await api.GET('/api/leads/{id}', { params: { path: { id: primaryId } } })),
+    async () => unwrap(await api.GET('/api/leads/{id}', inPath({ id: primaryId }))),
     [primaryId],
   );
   const preview = useMergePreview(primaryId, lead.id, lead.updatedAt);
   const primaryName = primary.data ? fullName(primary.data) : 'an earlier lead';
   return (
-    <section aria-labelledby="lead-duplicates">
-      <h3 id="lead-duplicates">Duplicate</h3>
+    <TitledSection id="lead-duplicates" level={3} title="Duplicate">
       <p class="flagged">
         Flagged as a duplicate of{' '}
         <button type="button" class="link" onClick={() => onOpenLead(primaryId)}>
@@ -97,6 +95,6 @@ function DuplicateOf(props: {
           }}
         />
       )}
-    </section>
+    </TitledSection>
   );
 }

@@ -1,7 +1,15 @@
 import { useState } from 'preact/hooks';
 import { QUALIFICATIONS, type Source, STATUSES, type User } from '../api/client.js';
 import { FILTER_KEYS } from '../api/filters.js';
-import { DateRangeFields, NamedOptions, SelectField, ValueOptions } from '../components/fields.js';
+import { DateRangeFields, SelectField, TextField } from '../components/fields.js';
+import { Form } from '../components/forms.js';
+
+type FilterKey = (typeof FILTER_KEYS)[number];
+
+const DUPLICATES_CHOICES = [
+  { id: 'exclude', name: 'Hidden' },
+  { id: 'only', name: 'Only duplicates' },
+];
 
 /** The leads list's filters, read from and written to the URL's query (`onChange`). */
 export function LeadFilters(props: {
@@ -11,84 +19,45 @@ export function LeadFilters(props: {
   onChange: (changes: Record<string, string | undefined>) => void;
 }) {
   const { query, sources, users, onChange } = props;
-  const [search, setSearch] = useState(query.get('search') ?? '');
-  const [tag, setTag] = useState(query.get('tag') ?? '');
+  // What is typed is applied when the field is left or the form submitted, not at each key.
+  const [typed, setTyped] = useState({ search: query.get('search') ?? '', tag: query.get('tag') ?? '' });
   const active = FILTER_KEYS.some((key) => query.get(key));
+  const applyTyped = (key: keyof typeof typed) => ({ [key]: typed[key].trim() || undefined });
+  const typedField = (key: keyof typeof typed) => ({
+    name: key,
+    value: typed[key],
+    onValue: (value: string) => setTyped({ ...typed, [key]: value }),
+    onBlur: () => onChange(applyTyped(key)),
+  });
+  const picked = (key: FilterKey) => ({
+    value: query.get(key) ?? '',
+    onValue: (value: string) => onChange({ [key]: value }),
+  });
 
   return (
-    <form
+    <Form
       class="filters"
       aria-label="Filters"
-      onSubmit={(event) => {
-        event.preventDefault();
-        onChange({ search: search.trim() || undefined, tag: tag.trim() || undefined });
-      }}
+      onSubmit={() => onChange({ ...applyTyped('search'), ...applyTyped('tag') })}
     >
-      <label>
-        Search
-        <input
-          type="search"
-          name="search"
-          placeholder="Name, e-mail, phone, company"
-          value={search}
-          maxLength={200}
-          onInput={(event) => setSearch(event.currentTarget.value)}
-          onBlur={() => onChange({ search: search.trim() || undefined })}
-        />
-      </label>
-      <SelectField
-        label="Status"
-        value={query.get('status') ?? ''}
-        onValue={(status) => onChange({ status })}
-      >
-        <option value="">Any</option>
-        <ValueOptions values={STATUSES} />
-      </SelectField>
-      <SelectField
-        label="Qualification"
-        value={query.get('qualification') ?? ''}
-        onValue={(qualification) => onChange({ qualification })}
-      >
-        <option value="">Any</option>
-        <ValueOptions values={QUALIFICATIONS} />
-      </SelectField>
-      <SelectField
-        label="Source"
-        value={query.get('sourceId') ?? ''}
-        onValue={(sourceId) => onChange({ sourceId })}
-      >
-        <option value="">Any</option>
-        <NamedOptions items={sources} />
-      </SelectField>
+      <TextField
+        label="Search"
+        type="search"
+        placeholder="Name, e-mail, phone, company"
+        maxLength={200}
+        {...typedField('search')}
+      />
+      <SelectField label="Status" none="Any" choices={STATUSES} {...picked('status')} />
+      <SelectField label="Qualification" none="Any" choices={QUALIFICATIONS} {...picked('qualification')} />
+      <SelectField label="Source" none="Any" choices={sources} {...picked('sourceId')} />
       <SelectField
         label="Assignee"
-        value={query.get('assignedTo') ?? ''}
-        onValue={(assignedTo) => onChange({ assignedTo })}
-      >
-        <option value="">Anyone</option>
-        <option value="unassigned">Unassigned</option>
-        <NamedOptions items={users} />
-      </SelectField>
-      <label>
-        Tag
-        <input
-          type="text"
-          name="tag"
-          value={tag}
-          maxLength={100}
-          onInput={(event) => setTag(event.currentTarget.value)}
-          onBlur={() => onChange({ tag: tag.trim() || undefined })}
-        />
-      </label>
-      <SelectField
-        label="Duplicates"
-        value={query.get('duplicates') ?? ''}
-        onValue={(duplicates) => onChange({ duplicates })}
-      >
-        <option value="">Shown</option>
-        <option value="exclude">Hidden</option>
-        <option value="only">Only duplicates</option>
-      </SelectField>
+        none="Anyone"
+        choices={[{ id: 'unassigned', name: 'Unassigned' }, ...users]}
+        {...picked('assignedTo')}
+      />
+      <TextField label="Tag" maxLength={100} {...typedField('tag')} />
+      <SelectField label="Duplicates" none="Shown" choices={DUPLICATES_CHOICES} {...picked('duplicates')} />
       <DateRangeFields
         from={query.get('startDate') ?? ''}
         to={query.get('endDate') ?? ''}
@@ -102,8 +71,7 @@ export function LeadFilters(props: {
             type="button"
             class="ghost"
             onClick={() => {
-              setSearch('');
-              setTag('');
+              setTyped({ search: '', tag: '' });
               onChange(Object.fromEntries(FILTER_KEYS.map((key) => [key, undefined])));
             }}
           >
@@ -111,6 +79,6 @@ export function LeadFilters(props: {
           </button>
         )}
       </div>
-    </form>
+    </Form>
   );
 }

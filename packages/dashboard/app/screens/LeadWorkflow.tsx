@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, type LeadDetail, STATUSES, type Status, type User, unwrap } from '../api/client.js';
 import { session } from '../api/session.js';
-import { NamedOptions, ValueOptions } from '../components/fields.js';
+import { Options } from '../components/fields.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage, useAction, useLoad } from '../components/ui.js';
 
 /** A lead's status, pipeline and stage, and assignee, each changed as soon as it is chosen. */
@@ -24,8 +25,7 @@ export function WorkflowControls(props: {
   const assigneeKnown = lead.assignedTo === null || assignees.some((user) => user.id === lead.assignedTo);
 
   return (
-    <section aria-labelledby="lead-workflow" class="workflow">
-      <h3 id="lead-workflow">Status and assignment</h3>
+    <TitledSection id="lead-workflow" level={3} class="workflow" title="Status and assignment">
       <label>
         Status
         <select
@@ -43,7 +43,7 @@ export function WorkflowControls(props: {
             );
           }}
         >
-          <ValueOptions values={STATUSES} />
+          <Options choices={STATUSES} />
         </select>
       </label>
       {pipelines.data && pipelines.data.length > 0 && (
@@ -56,7 +56,7 @@ export function WorkflowControls(props: {
             onChange={(event) => setChosenPipelineId(event.currentTarget.value)}
           >
             {!shownPipelineId && <option value="">—</option>}
-            <NamedOptions items={pipelines.data} />
+            <Options choices={pipelines.data} />
           </select>
         </label>
       )}
@@ -83,7 +83,7 @@ export function WorkflowControls(props: {
             {(moving || !lead.stage) && (
               <option value="">{moving ? 'Choose a stage to move the lead' : '—'}</option>
             )}
-            <NamedOptions items={shownPipeline.stages} />
+            <Options choices={shownPipeline.stages} />
           </select>
         </label>
       )}
@@ -114,11 +114,11 @@ export function WorkflowControls(props: {
           }}
         >
           <option value="">Unassigned</option>
-          <NamedOptions items={assignees} />
+          <Options choices={assignees} />
           {!assigneeKnown && <option value={lead.assignedTo ?? ''}>{lead.assignedTo}</option>}
         </select>
       </label>
       <ErrorMessage error={action.error} />
-    </section>
+    </TitledSection>
   );
 }

@@ -5,8 +5,9 @@ import { exportQuery, FILTER_KEYS, type LeadFilters as Filters, readFilters } fr
 import { applyToRow, leadIdsOf, rowFromCaptured } from '../api/live-leads.js';
 import { type StreamEvent, type StreamMessage, useStream } from '../api/stream.js';
 import { NoLeadsYet } from '../components/empty.js';
-import { ValueOptions } from '../components/fields.js';
+import { Options } from '../components/fields.js';
 import { Pager } from '../components/lists.js';
+import { TitledSection } from '../components/sections.js';
 import {
   ErrorMessage,
   fullName,
@@ -235,22 +236,26 @@ export function Leads() {
   }
 
   return (
-    <section aria-labelledby="leads-title">
-      <div class="toolbar">
-        <h1 id="leads-title">Leads</h1>
-        <SavedViews
-          query={query}
-          columns={columns.map((column) => column.id)}
-          onApplyColumns={chooseColumns}
-        />
-        <ColumnChooser shown={columns} onToggle={toggleColumn} />
-        <button type="button" class="ghost" onClick={() => setShortcutsOpen(true)} aria-keyshortcuts="?">
-          Shortcuts
-        </button>
-        <button type="button" onClick={() => void exportCsv()} disabled={exportAction.pending}>
-          {exportAction.pending ? 'Exporting…' : 'Export CSV'}
-        </button>
-      </div>
+    <TitledSection
+      id="leads-title"
+      title="Leads"
+      actions={
+        <>
+          <SavedViews
+            query={query}
+            columns={columns.map((column) => column.id)}
+            onApplyColumns={chooseColumns}
+          />
+          <ColumnChooser shown={columns} onToggle={toggleColumn} />
+          <button type="button" class="ghost" onClick={() => setShortcutsOpen(true)} aria-keyshortcuts="?">
+            Shortcuts
+          </button>
+          <button type="button" onClick={() => void exportCsv()} disabled={exportAction.pending}>
+            {exportAction.pending ? 'Exporting…' : 'Export CSV'}
+          </button>
+        </>
+      }
+    >
       {shortcutsOpen && <ShortcutsDialog onClose={() => setShortcutsOpen(false)} />}
       <ErrorMessage error={exportAction.error} />
       <LeadFilters
@@ -381,7 +386,7 @@ export function Leads() {
           <label>
             Per page{' '}
             <select value={String(limit)} onChange={(event) => update({ limit: event.currentTarget.value })}>
-              <ValueOptions values={[20, 50, 100]} />
+              <Options choices={[20, 50, 100]} />
             </select>
           </label>
         </Pager>
@@ -395,7 +400,7 @@ export function Leads() {
           onOpenLead={(id) => update({ lead: id }, false)}
         />
       )}
-    </section>
+    </TitledSection>
   );
 }
 

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, type MergePreview, type User, unwrap } from '../api/client.js';
-import { ConfirmButton, ErrorMessage, Status as Loading, useAction, useLoad } from '../components/ui.js';
+import { ActionButton, ErrorMessage, Status as Loading, useAction, useLoad } from '../components/ui.js';
 
 const FIELD_LABELS: Record<MergePreview['fields'][number]['field'], string> = {
   firstName: 'First name',
@@ -99,21 +99,21 @@ export function MergeReview(props: {
             history, notifications, sequence enrolments and the timeline. {duplicateLabel} is then deleted.
           </p>
           <div class="actions">
-            <ConfirmButton
+            <ActionButton
               question={`Merge ${duplicateLabel} into ${primaryLabel}? ${duplicateLabel} will be deleted; this cannot be undone.`}
               action={action}
-              onConfirm={async () => {
+              onRun={async () =>
                 unwrap(
                   await api.POST('/api/leads/{id}/merge', {
                     params: { path: { id: props.primaryId } },
                     body: { duplicateId: props.duplicateId },
                   }),
-                );
-                props.onMerged();
-              }}
+                )
+              }
+              onDone={props.onMerged}
             >
               Merge
-            </ConfirmButton>
+            </ActionButton>
             <button type="button" class="ghost" onClick={props.onCancel}>
               Cancel
             </button>

@@ -1,8 +1,10 @@
 import { useState } from 'preact/hooks';
-import { api, type LeadDetail, unwrap } from '../api/client.js';
+import { api, inPath, type LeadDetail, unwrap } from '../api/client.js';
 import { session } from '../api/session.js';
 import { useStream } from '../api/stream.js';
-import { ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
+import { Form } from '../components/forms.js';
+import { TitledSection } from '../components/sections.js';
+import { ActionButton, ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
 
 /** The newest notes the drawer shows (the API's largest page). */
 const NOTES_SHOWN = 100;
@@ -68,6 +70,8 @@ export function NotesSection({
   const [text, setText] = useState('');
   const add = useAction();
   const remove = useAction();
+  const deleteNote = async (noteId: string) =>
+    unwrap(await api.DELETE('/api/leads/{id}/notes/{noteId}', inPath({ id: leadId, noteId })));
   const me = session.user;
 
   async function submit() {
@@ -84,13 +88,11 @@ export function NotesSection({
   const list = notes.data?.data ?? [];
   const total = notes.data?.pagination.total ?? 0;
   return (
-    <section aria-labelledby="lead-notes">
-      <h3 id="lead-notes">Notes</h3>
+    <TitledSection id="lead-notes" level={3} title="Notes">
       {lead.notes && <PinnedNote lead={lead} onChanged={onChanged} />}
-      <form
+      <Form
         class="note-add"
-        onSubmit={(event) => {
-          event.preventDefault();
+        onSubmit={() => {
           void submit();
         }}
       >
@@ -113,7 +115,7 @@ export function NotesSection({
         <button type="submit" class="primary" disabled={add.pending || text.trim() === ''}>
           {add.pending ? 'Adding…' : 'Add note'}
         </button>
-      </form>
+      </Form>
       <ErrorMessage error={notes.error ?? remove.error} />
       {notes.data && list.length === 0 && !lead.notes && <p class="muted">No notes yet.</p>}
       {!notes.data && !notes.error && <Status>Loading the notes…</Status>}
@@ -129,25 +131,16 @@ export function NotesSection({
                 {note.author.apiKeyId && <span class="muted"> (API key)</span>} ·{' '}
                 <RelativeTime iso={note.createdAt} />
                 {(mine || me?.role === 'admin') && (
-                  <button
-                    type="button"
+                  <ActionButton
                     class="link note-delete"
-                    disabled={remove.pending}
-                    aria-label={`Delete the note of ${formatDate(note.createdAt)}`}
-                    onClick={() => {
-                      if (!confirm('Delete this note? This cannot be undone.')) return;
-                      void remove.run(async () => {
-                        unwrap(
-                          await api.DELETE('/api/leads/{id}/notes/{noteId}', {
-                            params: { path: { id: leadId, noteId: note.id } },
-                          }),
-                        );
-                        await notes.reload();
-                      });
-                    }}
+                    action={remove}
+                    label={`Delete the note of ${formatDate(note.createdAt)}`}
+                    question="Delete this note? This cannot be undone."
+                    onRun={() => deleteNote(note.id)}
+                    onDone={notes.reload}
                   >
                     Delete
-                  </button>
+                  </ActionButton>
                 )}
               </p>
               <p class="note-text">{note.text}</p>
@@ -160,7 +153,7 @@ export function NotesSection({
           The {list.length} newest of {total} notes are shown.
         </p>
       )}
-    </section>
+    </TitledSection>
   );
 }
 
@@ -196,9 +189,8 @@ function PinnedNote({ lead, onChanged }: { lead: LeadDetail; onChanged: (lead: L
         )}
       </p>
       {editing ? (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
+        <Form
+          onSubmit={() => {
             void save(value);
           }}
         >
@@ -221,7 +213,7 @@ function PinnedNote({ lead, onChanged }: { lead: LeadDetail; onChanged: (lead: L
               Cancel
             </button>
           </div>
-        </form>
+        </Form>
       ) : (
         <p class="note-text">{lead.notes}</p>
       )}

@@ -1,6 +1,7 @@
 import { api, QUALIFICATIONS, STATUSES, unwrap } from '../api/client.js';
 import { type StreamMessage, useStream } from '../api/stream.js';
 import { NoLeadsYet } from '../components/empty.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage, Status, useLoad, useThrottled } from '../components/ui.js';
 import { useLocation } from '../router.js';
 import { ConversionBySource, Funnel, RangeForm, readRange } from './OverviewRange.js';
@@ -72,11 +73,10 @@ export function Overview() {
   if (!data) {
     // The range stays editable when the one in the URL was refused.
     return (
-      <section aria-labelledby="overview-title">
-        <h1 id="overview-title">Overview</h1>
+      <TitledSection id="overview-title" title="Overview">
         <RangeForm key={rangeKey} range={range} />
         {overview.error ? <ErrorMessage error={overview.error} /> : <Status>Counting the leads…</Status>}
-      </section>
+      </TitledSection>
     );
   }
   const scored = QUALIFICATIONS.reduce((sum, qualification) => sum + data.byQualification[qualification], 0);
@@ -90,13 +90,16 @@ export function Overview() {
     : `last ${days} days`;
 
   return (
-    <section aria-labelledby="overview-title" aria-busy={overview.loading}>
-      <div class="toolbar">
-        <h1 id="overview-title">Overview</h1>
+    <TitledSection
+      id="overview-title"
+      busy={overview.loading}
+      title="Overview"
+      actions={
         <button type="button" onClick={() => void overview.reload()} disabled={overview.loading}>
           Refresh
         </button>
-      </div>
+      }
+    >
       <RangeForm key={rangeKey} range={range} />
       <p class="muted">
         {data.range
@@ -132,8 +135,7 @@ export function Overview() {
           <p class="big">{Math.max(0, data.total - scored)}</p>
         </article>
       </section>
-      <section aria-labelledby="per-day-title">
-        <h2 id="per-day-title">Leads per day, {period} (UTC)</h2>
+      <TitledSection id="per-day-title" level={2} title={<>Leads per day, {period} (UTC)</>}>
         <svg
           class="chart"
           // Room on the right for today's label, centred under the last bar.
@@ -177,11 +179,10 @@ export function Overview() {
             </tbody>
           </table>
         </div>
-      </section>
+      </TitledSection>
       <Funnel byStatus={data.byStatus} total={data.total} />
       <ConversionBySource sources={data.bySource} />
-      <section aria-labelledby="top-sources-title">
-        <h2 id="top-sources-title">Top sources</h2>
+      <TitledSection id="top-sources-title" level={2} title="Top sources">
         {data.bySource.length === 0 ? (
           <p class="muted">No source has sent a lead yet.</p>
         ) : (
@@ -194,7 +195,7 @@ export function Overview() {
             ))}
           </ol>
         )}
-      </section>
-    </section>
+      </TitledSection>
+    </TitledSection>
   );
 }

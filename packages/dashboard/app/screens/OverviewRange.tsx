@@ -1,5 +1,9 @@
 import { useState } from 'preact/hooks';
 import type { Status } from '../api/client.js';
+import { TextField } from '../components/fields.js';
+import { Form } from '../components/forms.js';
+import { TitledSection } from '../components/sections.js';
+import { ErrorMessage } from '../components/ui.js';
 import { updateQuery } from '../router.js';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -52,24 +56,17 @@ export function RangeForm({ range }: { range: DayRange | undefined }) {
     updateQuery({ from: next?.from, to: next?.to });
   };
   return (
-    <form
+    <Form
       class="filters overview-range"
       aria-label="Date range"
-      onSubmit={(event) => {
-        event.preventDefault();
+      onSubmit={() => {
         const found = rangeProblem(from, to);
         if (found) setProblem(found);
         else apply({ from, to });
       }}
     >
-      <label>
-        From
-        <input type="date" name="from" value={from} onInput={(event) => setFrom(event.currentTarget.value)} />
-      </label>
-      <label>
-        To
-        <input type="date" name="to" value={to} onInput={(event) => setTo(event.currentTarget.value)} />
-      </label>
+      <TextField label="From" type="date" name="from" value={from} onValue={setFrom} />
+      <TextField label="To" type="date" name="to" value={to} onValue={setTo} />
       <button type="submit">Apply range</button>
       {PRESETS.map((days) => (
         <button
@@ -84,12 +81,8 @@ export function RangeForm({ range }: { range: DayRange | undefined }) {
       <button type="button" class="ghost" disabled={!range} onClick={() => apply(undefined)}>
         All time
       </button>
-      {problem && (
-        <p class="error" role="alert">
-          {problem}
-        </p>
-      )}
-    </form>
+      <ErrorMessage error={problem} />
+    </Form>
   );
 }
 
@@ -117,8 +110,7 @@ export function Funnel({ byStatus, total }: { byStatus: Record<Status, number>; 
   const width = 400;
   const barHeight = 28;
   return (
-    <section aria-labelledby="funnel-title">
-      <h2 id="funnel-title">Funnel</h2>
+    <TitledSection id="funnel-title" level={2} title="Funnel">
       <svg
         class="funnel"
         viewBox={`0 0 ${width} ${steps.length * (barHeight + 6)}`}
@@ -163,7 +155,7 @@ export function Funnel({ byStatus, total }: { byStatus: Record<Status, number>; 
         Steps from each lead's current status; {byStatus.closed} closed{' '}
         {byStatus.closed === 1 ? 'lead' : 'leads'} counted as captured only.
       </p>
-    </section>
+    </TitledSection>
   );
 }
 
@@ -173,8 +165,7 @@ export function ConversionBySource({
   sources: Array<{ id: string; name: string; deleted: boolean; count: number; converted: number }>;
 }) {
   return (
-    <section aria-labelledby="conversion-title">
-      <h2 id="conversion-title">Conversion by source</h2>
+    <TitledSection id="conversion-title" level={2} title="Conversion by source">
       {sources.length === 0 ? (
         <p class="muted">No source has sent a lead in this period.</p>
       ) : (
@@ -202,6 +193,6 @@ export function ConversionBySource({
           </tbody>
         </table>
       )}
-    </section>
+    </TitledSection>
   );
 }

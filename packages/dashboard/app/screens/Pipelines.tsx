@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
-import { api, type Pipeline, unwrap } from '../api/client.js';
-import { CheckField, TextField } from '../components/fields.js';
-import { EditorForm } from '../components/forms.js';
-import { ErrorMessage, useAction, useLoad } from '../components/ui.js';
+import { api, inPath, type Pipeline, unwrap } from '../api/client.js';
+import { CheckField, listEdits } from '../components/fields.js';
+import { type RecordCalls, RecordEditor, RecordList } from '../components/records.js';
+import { useLoad } from '../components/ui.js';
 
 interface StageDraft {
   id?: string;
@@ -18,42 +18,30 @@ const NEW_PIPELINE: { name: string; isDefault: boolean; stages: StageDraft[] } =
   stages: [{ name: 'New', color: '#3b82f6', isWin: false, isLost: false }],
 };
 
+type PipelineBody = { name: string; isDefault: boolean; stages: Array<StageDraft & { order: number }> };
+
+const PIPELINE_CALLS: RecordCalls<PipelineBody> = {
+  create: async (body) => unwrap(await api.POST('/api/pipelines', { body })),
+  update: async (id, body) => unwrap(await api.PUT('/api/pipelines/{id}', { ...inPath({ id }), body })),
+  remove: async (id) => unwrap(await api.DELETE('/api/pipelines/{id}', inPath({ id }))),
+};
+
 export function Pipelines() {
   const pipelines = useLoad(async () => unwrap(await api.GET('/api/pipelines')), []);
-  const [editing, setEditing] = useState<string | 'new' | undefined>(undefined);
-  const current = pipelines.data?.find((pipeline) => pipeline.id === editing);
-
   return (
-    <section aria-labelledby="pipelines-title">
-      <div class="toolbar">
-        <h1 id="pipelines-title">Pipelines</h1>
-        <button type="button" onClick={() => setEditing('new')}>
-          New pipeline
-        </button>
-      </div>
-      <ErrorMessage error={pipelines.error} />
-      <ul>
-        {(pipelines.data ?? []).map((pipeline) => (
-          <li key={pipeline.id}>
-            <button type="button" class="link" onClick={() => setEditing(pipeline.id)}>
-              {pipeline.name}
-            </button>
-            {pipeline.isDefault && <span class="badge">default</span>} ·{' '}
-            {pipeline.stages.map((stage) => stage.name).join(' → ')}
-          </li>
-        ))}
-      </ul>
-      {editing && (
-        <PipelineEditor
-          key={editing}
-          pipeline={editing === 'new' ? undefined : current}
-          onDone={() => {
-            setEditing(undefined);
-            void pipelines.reload();
-          }}
-        />
+    <RecordList
+      titleId="pipelines-title"
+      title="Pipelines"
+      noun="pipeline"
+      records={pipelines}
+      detailOf={(pipeline) => (
+        <>
+          {pipeline.isDefault && <span class="badge">default</span>} ·{' '}
+          {pipeline.stages.map((stage) => stage.name).join(' → ')}
+        </>
       )}
-    </section>
+      editor={({ key, record, onDone }) => <PipelineEditor key={key} pipeline={record} onDone={onDone} />}
+    />
   );
 }
 
@@ -75,47 +63,20 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
         }
       : structuredClone(NEW_PIPELINE),
   );
-  const action = useAction();
-  const setStage = (index: number, changes: Partial<StageDraft>) =>
-    setDraft({
-      ...draft,
-      stages: draft.stages.map((stage, i) => (i === index ? { ...stage, ...changes } : stage)),
-    });
-  const moveStage = (index: number, by: number) => {
-    const stages = [...draft.stages];
-    const [stage] = stages.splice(index, 1);
-    if (stage) stages.splice(index + by, 0, stage);
-    setDraft({ ...draft, stages });
-  };
+  const stages = listEdits(draft.stages, (list) => setDraft({ ...draft, stages: list }));
 
   return (
-    <EditorForm
-      title={pipeline ? `Edit ${pipeline.name}` : 'New pipeline'}
-      action={action}
-      onSubmit={async () => {
-        const body = {
-          ...draft,
-          stages: draft.stages.map((stage, order) => ({ ...stage, order })),
-        };
-        if (pipeline)
-          unwrap(await api.PUT('/api/pipelines/{id}', { params: { path: { id: pipeline.id } }, body }));
-        else unwrap(await api.POST('/api/pipelines', { body }));
-      }}
-      submitLabel="Save pipeline"
-      onCancel={onDone}
+    <RecordEditor
+      noun="pipeline"
+      record={pipeline}
+      name={draft.name}
+      onName={(name) => setDraft({ ...draft, name })}
+      calls={PIPELINE_CALLS}
+      body={() => ({ ...draft, stages: draft.stages.map((stage, order) => ({ ...stage, order })) })}
+      removeQuestion={(name) => `Delete the pipeline ${name} and its stages?`}
+      removable={!pipeline?.isDefault}
       onDone={onDone}
-      remove={
-        pipeline &&
-        !pipeline.isDefault && {
-          label: 'Delete pipeline',
-          question: `Delete the pipeline ${pipeline.name} and its stages?`,
-          run: async () => {
-            unwrap(await api.DELETE('/api/pipelines/{id}', { params: { path: { id: pipeline.id } } }));
-          },
-        }
-      }
     >
-      <TextField label="Name" required value={draft.name} onValue={(name) => setDraft({ ...draft, name })} />
       <CheckField
         label="Default pipeline for new leads"
         checked={draft.isDefault}
@@ -130,30 +91,30 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
                 aria-label={`Stage ${index + 1} name`}
                 required
                 value={stage.name}
-                onInput={(e) => setStage(index, { name: e.currentTarget.value })}
+                onInput={(e) => stages.change(index, { name: e.currentTarget.value })}
               />
               <input
                 type="color"
                 aria-label={`Stage ${index + 1} colour`}
                 value={stage.color}
-                onInput={(e) => setStage(index, { color: e.currentTarget.value })}
+                onInput={(e) => stages.change(index, { color: e.currentTarget.value })}
               />
               <CheckField
                 label="Win"
                 checked={stage.isWin}
-                onChange={(checked) => setStage(index, { isWin: checked })}
+                onChange={(checked) => stages.change(index, { isWin: checked })}
               />
               <CheckField
                 label="Lost"
                 checked={stage.isLost}
-                onChange={(checked) => setStage(index, { isLost: checked })}
+                onChange={(checked) => stages.change(index, { isLost: checked })}
               />
               <button
                 type="button"
                 class="ghost"
                 aria-label={`Move stage ${index + 1} up`}
                 disabled={index === 0}
-                onClick={() => moveStage(index, -1)}
+                onClick={() => stages.move(index, -1)}
               >
                 ↑
               </button>
@@ -162,7 +123,7 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
                 class="ghost"
                 aria-label={`Move stage ${index + 1} down`}
                 disabled={index === draft.stages.length - 1}
-                onClick={() => moveStage(index, 1)}
+                onClick={() => stages.move(index, 1)}
               >
                 ↓
               </button>
@@ -171,12 +132,7 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
                 class="ghost"
                 aria-label={`Remove stage ${index + 1}`}
                 disabled={draft.stages.length === 1}
-                onClick={() =>
-                  setDraft({
-                    ...draft,
-                    stages: draft.stages.filter((_, i) => i !== index),
-                  })
-                }
+                onClick={() => stages.remove(index)}
               >
                 ✕
               </button>
@@ -185,16 +141,11 @@ function PipelineEditor({ pipeline, onDone }: { pipeline: Pipeline | undefined; 
         </ol>
         <button
           type="button"
-          onClick={() =>
-            setDraft({
-              ...draft,
-              stages: [...draft.stages, { name: '', color: '#64748b', isWin: false, isLost: false }],
-            })
-          }
+          onClick={() => stages.add({ name: '', color: '#64748b', isWin: false, isLost: false })}
         >
           Add stage
         </button>
       </fieldset>
-    </EditorForm>
+    </RecordEditor>
   );
 }

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { FILTER_KEYS } from '../api/filters.js';
 import { session } from '../api/session.js';
 import { TextField } from '../components/fields.js';
+import { Form } from '../components/forms.js';
 import { setQuery } from '../router.js';
 
 /** What a saved view holds: the list's query (filters, sort, page size) and the columns shown. */
@@ -102,10 +103,9 @@ export function SavedViews(props: {
             ))}
           </ul>
         )}
-        <form
+        <Form
           class="inline"
-          onSubmit={(event) => {
-            event.preventDefault();
+          onSubmit={() => {
             const trimmed = name.trim();
             if (!trimmed) return;
             const replaced = views.some((view) => view.name === trimmed);
@@ -119,7 +119,7 @@ export function SavedViews(props: {
         >
           <TextField label="View name" value={name} maxLength={60} onValue={setName} />
           <button type="submit">Save current view</button>
-        </form>
+        </Form>
         <p class="muted" role="status">
           {message}
         </p>

@@ -1,9 +1,17 @@
 import { useState } from 'preact/hooks';
-import { api, QUALIFICATIONS, type Sequence, type SequenceEnrollment, unwrap } from '../api/client.js';
-import { CheckField, CheckList, TextField } from '../components/fields.js';
-import { EditorForm } from '../components/forms.js';
+import {
+  api,
+  inPath,
+  QUALIFICATIONS,
+  type Sequence,
+  type SequenceEnrollment,
+  unwrap,
+} from '../api/client.js';
+import { CheckField, CheckList, listEdits, TextField } from '../components/fields.js';
 import { CardTable } from '../components/lists.js';
-import { ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
+import { type RecordCalls, RecordEditor, RecordList } from '../components/records.js';
+import { TitledSection } from '../components/sections.js';
+import { ErrorMessage, formatDate, useLoad } from '../components/ui.js';
 
 type Qualification = (typeof QUALIFICATIONS)[number];
 type SequenceBody = Pick<Sequence, 'name' | 'active' | 'match' | 'steps'>;
@@ -58,57 +66,47 @@ function toBody(draft: SequenceDraft): SequenceBody {
   };
 }
 
+const SEQUENCE_CALLS: RecordCalls<SequenceBody> = {
+  create: async (body) => unwrap(await api.POST('/api/sequences', { body })),
+  update: async (id, body) => unwrap(await api.PUT('/api/sequences/{id}', { ...inPath({ id }), body })),
+  remove: async (id) => unwrap(await api.DELETE('/api/sequences/{id}', inPath({ id }))),
+};
+
 export function Sequences() {
   const sequences = useLoad(async () => unwrap(await api.GET('/api/sequences')), []);
-  const [editing, setEditing] = useState<string | undefined>(undefined);
-  const current = sequences.data?.find((sequence) => sequence.id === editing);
   return (
-    <section aria-labelledby="sequences-title">
-      <div class="toolbar">
-        <h1 id="sequences-title">Sequences</h1>
-        <button type="button" onClick={() => setEditing('new')}>
-          New sequence
-        </button>
-      </div>
-      <ErrorMessage error={sequences.error} />
-      {sequences.data?.length === 0 && editing !== 'new' && (
+    <RecordList
+      titleId="sequences-title"
+      title="Sequences"
+      noun="sequence"
+      records={sequences}
+      empty={(startNew) => (
         <div class="empty-state">
           <p>
             <strong>No sequence yet.</strong> A sequence sends a series of e-mails to new leads that match it
             (for example hot leads from your website), spaced by the delays you choose, and stops when a lead
             is contacted or closed.
           </p>
-          <button type="button" class="primary" onClick={() => setEditing('new')}>
+          <button type="button" class="primary" onClick={startNew}>
             Create the first sequence
           </button>
         </div>
       )}
-      <ul>
-        {(sequences.data ?? []).map((sequence) => (
-          <li key={sequence.id}>
-            <button type="button" class="link" onClick={() => setEditing(sequence.id)}>
-              {sequence.name}
-            </button>{' '}
-            {sequence.active ? '' : <span class="badge">paused</span>} · {sequence.steps.length}{' '}
-            {sequence.steps.length === 1 ? 'step' : 'steps'} over{' '}
-            {formatDelay(sequence.steps.reduce((total, step) => total + step.delayMinutes, 0))}
-          </li>
-        ))}
-      </ul>
-      {editing && (
+      detailOf={(sequence) => (
         <>
-          <SequenceEditor
-            key={editing}
-            sequence={current}
-            onDone={() => {
-              setEditing(undefined);
-              void sequences.reload();
-            }}
-          />
-          {current && <Enrollments sequenceId={current.id} />}
+          {' '}
+          {sequence.active ? '' : <span class="badge">paused</span>} · {sequence.steps.length}{' '}
+          {sequence.steps.length === 1 ? 'step' : 'steps'} over{' '}
+          {formatDelay(sequence.steps.reduce((total, step) => total + step.delayMinutes, 0))}
         </>
       )}
-    </section>
+      editor={({ key, record, onDone }) => (
+        <>
+          <SequenceEditor key={key} sequence={record} onDone={onDone} />
+          {record && <Enrollments sequenceId={record.id} />}
+        </>
+      )}
+    />
   );
 }
 
@@ -128,36 +126,18 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
         name: sources.data ? `Deleted source ${id.slice(0, 8)}` : id,
       })),
   ];
-  const action = useAction();
-  const setStep = (index: number, changes: Partial<SequenceDraft['steps'][number]>) =>
-    setDraft({
-      ...draft,
-      steps: draft.steps.map((step, i) => (i === index ? { ...step, ...changes } : step)),
-    });
+  const steps = listEdits(draft.steps, (list) => setDraft({ ...draft, steps: list }));
   return (
-    <EditorForm
-      title={sequence ? `Edit ${sequence.name}` : 'New sequence'}
-      action={action}
-      onSubmit={async () => {
-        const body = toBody(draft);
-        if (sequence)
-          unwrap(await api.PUT('/api/sequences/{id}', { params: { path: { id: sequence.id } }, body }));
-        else unwrap(await api.POST('/api/sequences', { body }));
-      }}
-      submitLabel="Save sequence"
-      onCancel={onDone}
+    <RecordEditor
+      noun="sequence"
+      record={sequence}
+      name={draft.name}
+      onName={(name) => setDraft({ ...draft, name })}
+      calls={SEQUENCE_CALLS}
+      body={() => toBody(draft)}
+      removeQuestion={(name) => `Delete the sequence ${name}?`}
       onDone={onDone}
-      remove={
-        sequence && {
-          label: 'Delete sequence',
-          question: `Delete the sequence ${sequence.name}?`,
-          run: async () => {
-            unwrap(await api.DELETE('/api/sequences/{id}', { params: { path: { id: sequence.id } } }));
-          },
-        }
-      }
     >
-      <TextField label="Name" required value={draft.name} onValue={(name) => setDraft({ ...draft, name })} />
       <CheckField
         label="Active (enrols matching leads)"
         checked={draft.active}
@@ -210,13 +190,13 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
               <DelayInput
                 label={index === 0 ? 'Send after enrolment' : 'Send after the previous step'}
                 minutes={step.delayMinutes}
-                onChange={(delayMinutes) => setStep(index, { delayMinutes })}
+                onChange={(delayMinutes) => steps.change(index, { delayMinutes })}
               />
               <TextField
                 label="Subject"
                 required
                 value={step.subject}
-                onValue={(value) => setStep(index, { subject: value })}
+                onValue={(value) => steps.change(index, { subject: value })}
               />
               <label>
                 Body
@@ -224,38 +204,25 @@ function SequenceEditor({ sequence, onDone }: { sequence: Sequence | undefined; 
                   rows={4}
                   required
                   value={step.body}
-                  onInput={(e) => setStep(index, { body: e.currentTarget.value })}
+                  onInput={(e) => steps.change(index, { body: e.currentTarget.value })}
                 />
               </label>
               <button
                 type="button"
                 class="ghost"
                 disabled={draft.steps.length === 1}
-                onClick={() =>
-                  setDraft({
-                    ...draft,
-                    steps: draft.steps.filter((_, i) => i !== index),
-                  })
-                }
+                onClick={() => steps.remove(index)}
               >
                 Remove step {index + 1}
               </button>
             </li>
           ))}
         </ol>
-        <button
-          type="button"
-          onClick={() =>
-            setDraft({
-              ...draft,
-              steps: [...draft.steps, { delayMinutes: 1440, subject: '', body: '' }],
-            })
-          }
-        >
+        <button type="button" onClick={() => steps.add({ delayMinutes: 1440, subject: '', body: '' })}>
           Add step
         </button>
       </fieldset>
-    </EditorForm>
+    </RecordEditor>
   );
 }
 
@@ -270,8 +237,11 @@ function Enrollments({ sequenceId }: { sequenceId: string }) {
     [sequenceId],
   );
   return (
-    <section aria-labelledby="enrollments-title">
-      <h2 id="enrollments-title">Enrolments ({enrollments.data?.pagination.total ?? '…'})</h2>
+    <TitledSection
+      id="enrollments-title"
+      level={2}
+      title={<>Enrolments ({enrollments.data?.pagination.total ?? '…'})</>}
+    >
       <ErrorMessage error={enrollments.error} />
       {enrollments.data?.data.length === 0 ? (
         <p class="empty-state">
@@ -298,7 +268,7 @@ function Enrollments({ sequenceId }: { sequenceId: string }) {
           ))}
         </CardTable>
       )}
-    </section>
+    </TitledSection>
   );
 }
 

@@ -1,23 +1,63 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, QUALIFICATIONS, unwrap } from '../api/client.js';
-import { CheckField, CheckList } from '../components/fields.js';
+import { CheckField, CheckList, TextAreaField, TextField } from '../components/fields.js';
+import { Form } from '../components/forms.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage, Status, useAction, useLoad } from '../components/ui.js';
 
 export function Settings() {
   return (
-    <section aria-labelledby="settings-title">
-      <h1 id="settings-title">Settings</h1>
+    <TitledSection id="settings-title" title="Settings">
       <NotificationSettings />
       <ScoringSettings />
-    </section>
+    </TitledSection>
+  );
+}
+
+/**
+ * A settings form under its title: on submit, `check` says whether the fields can be sent (and shows
+ * what is wrong), then `save` sends them and the form says `savedText`; after the fields, the API's
+ * error in words, what was saved, and the submit button.
+ */
+function SettingsForm(props: {
+  titleId: string;
+  title: string;
+  submitLabel: string;
+  savedText: string;
+  check: () => boolean;
+  save: () => Promise<unknown>;
+  children: ComponentChildren;
+}) {
+  const action = useAction();
+  const [saved, setSaved] = useState('');
+  return (
+    <Form
+      class="editor"
+      aria-labelledby={props.titleId}
+      onSubmit={() => {
+        setSaved('');
+        if (!props.check()) return;
+        void action.run(async () => {
+          await props.save();
+          setSaved(props.savedText);
+        });
+      }}
+    >
+      <h2 id={props.titleId}>{props.title}</h2>
+      {props.children}
+      <ErrorMessage error={action.error && settingsErrorInWords(action.error)} />
+      <p role="status">{saved}</p>
+      <button type="submit" class="primary" disabled={action.pending}>
+        {props.submitLabel}
+      </button>
+    </Form>
   );
 }
 
 function NotificationSettings() {
   const settings = useLoad(async () => unwrap(await api.GET('/api/settings/notifications')), []);
   const [recipients, setRecipients] = useState('');
-  const action = useAction();
-  const [saved, setSaved] = useState('');
   const [recipientsProblem, setRecipientsProblem] = useState<string | undefined>(undefined);
   useEffect(() => setRecipients(settings.data?.recipients.join('\n') ?? ''), [settings.data]);
   if (!settings.data) return <ErrorMessage error={settings.error} />;
@@ -27,23 +67,21 @@ function NotificationSettings() {
     .map((item) => item.trim())
     .filter(Boolean);
   return (
-    <form
-      class="editor"
-      aria-labelledby="notifications-title"
-      onSubmit={(event) => {
-        event.preventDefault();
-        setSaved('');
+    <SettingsForm
+      titleId="notifications-title"
+      title="Team notifications"
+      submitLabel="Save notifications"
+      savedText="Notification settings saved"
+      check={() => {
         const problem = recipientsProblemOf(recipientList, data.enabled);
         setRecipientsProblem(problem);
-        if (problem) return;
+        return !problem;
+      }}
+      save={async () => {
         const body = { ...data, recipients: recipientList };
-        void action.run(async () => {
-          settings.setData(unwrap(await api.PUT('/api/settings/notifications', { body })));
-          setSaved('Notification settings saved');
-        });
+        settings.setData(unwrap(await api.PUT('/api/settings/notifications', { body })));
       }}
     >
-      <h2 id="notifications-title">Team notifications</h2>
       <CheckField
         label="Send an e-mail to the team for new leads"
         checked={data.enabled}
@@ -57,34 +95,20 @@ function NotificationSettings() {
           onChange={(qualifications) => settings.setData({ ...data, qualifications })}
         />
       </fieldset>
-      <label>
-        Recipients (one e-mail per line)
-        <textarea
-          rows={3}
-          value={recipients}
-          aria-invalid={recipientsProblem ? true : undefined}
-          aria-describedby={recipientsProblem ? 'recipients-problem' : undefined}
-          onInput={(e) => setRecipients(e.currentTarget.value)}
-        />
-        {recipientsProblem && (
-          <span id="recipients-problem" class="field-error">
-            {recipientsProblem}
-          </span>
-        )}
-      </label>
-      <ErrorMessage error={action.error && settingsErrorInWords(action.error)} />
-      <p role="status">{saved}</p>
-      <button type="submit" class="primary" disabled={action.pending}>
-        Save notifications
-      </button>
-    </form>
+      <TextAreaField
+        label="Recipients (one e-mail per line)"
+        rows={3}
+        value={recipients}
+        onValue={setRecipients}
+        problem={recipientsProblem}
+        problemId="recipients-problem"
+      />
+    </SettingsForm>
   );
 }
 
 function ScoringSettings() {
   const settings = useLoad(async () => unwrap(await api.GET('/api/settings/scoring')), []);
-  const action = useAction();
-  const [saved, setSaved] = useState('');
   const [showProblems, setShowProblems] = useState(false);
   if (!settings.data)
     return settings.error ? <ErrorMessage error={settings.error} /> : <Status>Loading…</Status>;
@@ -92,75 +116,51 @@ function ScoringSettings() {
   const weights = data.weights as Record<string, number>;
   const problems = showProblems ? scoringProblems(data.thresholds, weights) : {};
   return (
-    <form
-      class="editor"
-      aria-labelledby="scoring-title"
-      onSubmit={(event) => {
-        event.preventDefault();
-        setSaved('');
+    <SettingsForm
+      titleId="scoring-title"
+      title="Scoring"
+      submitLabel="Save scoring"
+      savedText="Scoring settings saved"
+      check={() => {
         setShowProblems(true);
-        if (Object.keys(scoringProblems(data.thresholds, weights)).length > 0) return;
-        void action.run(async () => {
-          settings.setData(unwrap(await api.PUT('/api/settings/scoring', { body: data })));
-          setSaved('Scoring settings saved');
-        });
+        return Object.keys(scoringProblems(data.thresholds, weights)).length === 0;
       }}
+      save={async () => settings.setData(unwrap(await api.PUT('/api/settings/scoring', { body: data })))}
     >
-      <h2 id="scoring-title">Scoring</h2>
       <fieldset>
         <legend>Qualification thresholds (score at least)</legend>
         {(['hot', 'warm'] as const).map((name) => (
-          <label key={name}>
-            {name === 'hot' ? 'Hot from score' : 'Warm from score'}
-            <input
-              type="number"
-              min={1}
-              max={100}
-              aria-invalid={problems[name] ? true : undefined}
-              aria-describedby={problems[name] ? `threshold-${name}-problem` : undefined}
-              value={data.thresholds[name]}
-              onInput={(e) =>
-                settings.setData({
-                  ...data,
-                  thresholds: {
-                    ...data.thresholds,
-                    [name]: Number(e.currentTarget.value),
-                  },
-                })
-              }
-            />
-            {problems[name] && (
-              <span id={`threshold-${name}-problem`} class="field-error">
-                {problems[name]}
-              </span>
-            )}
-          </label>
+          <TextField
+            key={name}
+            label={name === 'hot' ? 'Hot from score' : 'Warm from score'}
+            type="number"
+            min={1}
+            max={100}
+            problem={problems[name]}
+            problemId={`threshold-${name}-problem`}
+            value={String(data.thresholds[name])}
+            onValue={(value) =>
+              settings.setData({ ...data, thresholds: { ...data.thresholds, [name]: Number(value) } })
+            }
+          />
         ))}
       </fieldset>
       <fieldset>
         <legend>Points per signal</legend>
         <div class="grid">
           {Object.entries(weights).map(([name, value]) => (
-            <label key={name}>
-              {name.replace(/([A-Z])/g, ' $1').toLowerCase()}
-              <input
-                type="number"
-                min={-100}
-                max={100}
-                aria-invalid={problems[name] ? true : undefined}
-                value={value}
-                onInput={(e) =>
-                  settings.setData({
-                    ...data,
-                    weights: {
-                      ...data.weights,
-                      [name]: Number(e.currentTarget.value),
-                    },
-                  })
-                }
-              />
-              {problems[name] && <span class="field-error">{problems[name]}</span>}
-            </label>
+            <TextField
+              key={name}
+              label={name.replace(/([A-Z])/g, ' $1').toLowerCase()}
+              type="number"
+              min={-100}
+              max={100}
+              problem={problems[name]}
+              value={String(value)}
+              onValue={(next) =>
+                settings.setData({ ...data, weights: { ...data.weights, [name]: Number(next) } })
+              }
+            />
           ))}
         </div>
       </fieldset>
@@ -169,12 +169,7 @@ function ScoringSettings() {
           Nothing was saved: correct the fields marked above.
         </p>
       )}
-      <ErrorMessage error={action.error && settingsErrorInWords(action.error)} />
-      <p role="status">{saved}</p>
-      <button type="submit" class="primary" disabled={action.pending}>
-        Save scoring
-      </button>
-    </form>
+    </SettingsForm>
   );
 }
 

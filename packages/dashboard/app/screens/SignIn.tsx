@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client.js';
 import { session } from '../api/session.js';
 import { TextField } from '../components/fields.js';
+import { Form } from '../components/forms.js';
 import { ErrorMessage, useAction } from '../components/ui.js';
 
 export function SignIn() {
@@ -11,10 +12,9 @@ export function SignIn() {
 
   return (
     <main class="sign-in">
-      <form
+      <Form
         aria-labelledby="sign-in-title"
-        onSubmit={(event) => {
-          event.preventDefault();
+        onSubmit={() => {
           void run(async () => {
             const tokens = unwrap(await api.POST('/api/auth/login', { body: { email, password } }));
             session.setTokens(tokens);
@@ -45,7 +45,7 @@ export function SignIn() {
         <button type="submit" class="primary" disabled={pending}>
           {pending ? 'Signing in…' : 'Sign in'}
         </button>
-      </form>
+      </Form>
     </main>
   );
 }

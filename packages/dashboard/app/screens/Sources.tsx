@@ -8,13 +8,14 @@ import {
   type SourceFormat,
 } from '@lead-capture/contracts/source-vocabulary';
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Source, unwrap } from '../api/client.js';
+import { api, inPath, type Source, unwrap } from '../api/client.js';
 import { useStream } from '../api/stream.js';
-import { TextField, ValueOptions } from '../components/fields.js';
-import { InlineForm } from '../components/forms.js';
+import { Options, TextField } from '../components/fields.js';
+import { Form, InlineForm } from '../components/forms.js';
 import { CardTable, PickList } from '../components/lists.js';
+import { TitledSection } from '../components/sections.js';
 import {
-  ConfirmButton,
+  ActionButton,
   CopyButton,
   ErrorMessage,
   formatDate,
@@ -46,8 +47,7 @@ export function Sources() {
   const select = (id: string | undefined) => updateQuery({ source: id });
 
   return (
-    <section aria-labelledby="sources-title">
-      <h1 id="sources-title">Sources</h1>
+    <TitledSection id="sources-title" title="Sources">
       <InlineForm
         submitLabel="Create source"
         action={create}
@@ -93,7 +93,7 @@ export function Sources() {
           />
         )}
       </div>
-    </section>
+    </TitledSection>
   );
 }
 
@@ -103,8 +103,7 @@ function SourceDetail(props: { source: Source; onChanged: () => void; onDeleted:
   return (
     <article class="source-detail" aria-labelledby="source-name">
       <h2 id="source-name">{source.name}</h2>
-      <section aria-labelledby="webhook-title">
-        <h3 id="webhook-title">Webhook</h3>
+      <TitledSection id="webhook-title" level={3} title="Webhook">
         <p>
           <label>
             Webhook URL
@@ -113,38 +112,28 @@ function SourceDetail(props: { source: Source; onChanged: () => void; onDeleted:
         </p>
         <div class="actions">
           {source.webhookUrl && <CopyButton text={source.webhookUrl} label="Copy webhook URL" />}
-          <ConfirmButton
+          <ActionButton
             question="Regenerate the token? The current webhook URL stops working at once."
             action={action}
-            onConfirm={async () => {
-              unwrap(
-                await api.POST('/api/sources/{id}/regenerate-token', {
-                  params: { path: { id: source.id } },
-                }),
-              );
-              onChanged();
-            }}
+            onRun={async () =>
+              unwrap(await api.POST('/api/sources/{id}/regenerate-token', inPath({ id: source.id })))
+            }
+            onDone={onChanged}
           >
             Regenerate token
-          </ConfirmButton>
-          <ConfirmButton
-            danger
+          </ActionButton>
+          <ActionButton
+            class="danger"
             question={`Delete the source ${source.name}? Its leads are kept.`}
             action={action}
-            onConfirm={async () => {
-              unwrap(
-                await api.DELETE('/api/sources/{id}', {
-                  params: { path: { id: source.id } },
-                }),
-              );
-              props.onDeleted();
-            }}
+            onRun={async () => unwrap(await api.DELETE('/api/sources/{id}', inPath({ id: source.id })))}
+            onDone={props.onDeleted}
           >
             Delete source
-          </ConfirmButton>
+          </ActionButton>
         </div>
         <ErrorMessage error={action.error} />
-      </section>
+      </TitledSection>
       <MappingEditor source={source} onSaved={onChanged} />
       <Submissions source={source} />
     </article>
@@ -253,14 +242,12 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
   }, [sample, source.id, mappingsKey, format, nameSplit]);
 
   return (
-    <section aria-labelledby="mapping-title">
-      <h3 id="mapping-title">Field mappings</h3>
+    <TitledSection id="mapping-title" level={3} title="Field mappings">
       <p class="muted">
         Rename incoming fields to lead fields or attribution; anything unmapped is kept as custom data.
       </p>
-      <form
-        onSubmit={(event) => {
-          event.preventDefault();
+      <Form
+        onSubmit={() => {
           void save.run(async () => {
             unwrap(
               await api.PUT('/api/sources/{id}', {
@@ -276,7 +263,7 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
         <label>
           Format{' '}
           <select value={format} onChange={(event) => setFormat(event.currentTarget.value as SourceFormat)}>
-            <ValueOptions values={SOURCE_FORMATS} />
+            <Options choices={SOURCE_FORMATS} />
           </select>
         </label>
         <p class="muted">
@@ -289,7 +276,7 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
             value={nameSplit}
             onChange={(event) => setNameSplit(event.currentTarget.value as NameSplitRule)}
           >
-            <ValueOptions values={NAME_SPLIT_RULES} />
+            <Options choices={NAME_SPLIT_RULES} />
           </select>
         </label>
         <p class="muted">
@@ -355,7 +342,7 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
           </button>
         </div>
         <ErrorMessage error={save.error} />
-      </form>
+      </Form>
       <div class="preview">
         <label>
           Sample payload (JSON)
@@ -379,7 +366,7 @@ function MappingEditor({ source, onSaved }: { source: Source; onSaved: () => voi
           )}
         </figure>
       </div>
-    </section>
+    </TitledSection>
   );
 }
 
@@ -397,13 +384,16 @@ function Submissions({ source }: { source: Source }) {
   const replay = useAction();
   const [replayed, setReplayed] = useState('');
   return (
-    <section aria-labelledby="submissions-title">
-      <div class="toolbar">
-        <h3 id="submissions-title">Submissions</h3>
+    <TitledSection
+      id="submissions-title"
+      level={3}
+      title="Submissions"
+      actions={
         <button type="button" onClick={() => void submissions.reload()}>
           Refresh
         </button>
-      </div>
+      }
+    >
       <ErrorMessage error={submissions.error ?? replay.error} />
       <p class="visually-hidden" aria-live="polite">
         {replayed}
@@ -473,6 +463,6 @@ function Submissions({ source }: { source: Source }) {
           </button>
         </nav>
       )}
-    </section>
+    </TitledSection>
   );
 }

@@ -1,8 +1,8 @@
-import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client.js';
-import { SelectField, TextField, ValueOptions } from '../components/fields.js';
+import { Options, SelectField, TextField, useFields } from '../components/fields.js';
 import { InlineForm } from '../components/forms.js';
 import { CardTable } from '../components/lists.js';
+import { TitledSection } from '../components/sections.js';
 import { ErrorMessage, formatDate, useAction, useLoad } from '../components/ui.js';
 
 const ROLES = ['member', 'admin'] as const;
@@ -10,12 +10,7 @@ type Role = (typeof ROLES)[number];
 
 export function Users() {
   const users = useLoad(async () => unwrap(await api.GET('/api/users')), []);
-  const [form, setForm] = useState({
-    name: '',
-    email: '',
-    password: '',
-    role: 'member' as Role,
-  });
+  const form = useFields({ name: '', email: '', password: '', role: 'member' as Role });
   const action = useAction();
   const patch = (id: string, body: { active?: boolean; role?: Role }) =>
     action.run(async () => {
@@ -24,45 +19,26 @@ export function Users() {
     });
 
   return (
-    <section aria-labelledby="users-title">
-      <h1 id="users-title">Users</h1>
+    <TitledSection id="users-title" title="Users">
       <InlineForm
         submitLabel="Add user"
         action={action}
         onSubmit={async () => {
-          unwrap(await api.POST('/api/users', { body: form }));
-          setForm({ name: '', email: '', password: '', role: 'member' });
+          unwrap(await api.POST('/api/users', { body: form.values }));
+          form.reset();
           await users.reload();
         }}
       >
-        <TextField
-          label="Name"
-          required
-          value={form.name}
-          onValue={(value) => setForm({ ...form, name: value })}
-        />
-        <TextField
-          label="E-mail"
-          type="email"
-          required
-          value={form.email}
-          onValue={(value) => setForm({ ...form, email: value })}
-        />
+        <TextField label="Name" required {...form.field('name')} />
+        <TextField label="E-mail" type="email" required {...form.field('email')} />
         <TextField
           label="Password"
           type="password"
           required
           autoComplete="new-password"
-          value={form.password}
-          onValue={(value) => setForm({ ...form, password: value })}
+          {...form.field('password')}
         />
-        <SelectField
-          label="Role"
-          value={form.role}
-          onValue={(value) => setForm({ ...form, role: value as Role })}
-        >
-          <ValueOptions values={ROLES} />
-        </SelectField>
+        <SelectField label="Role" choices={ROLES} {...form.field('role')} />
       </InlineForm>
       <ErrorMessage error={action.error ?? users.error} />
       <CardTable columns={['Name', 'E-mail', 'Role', 'Active', 'Created']}>
@@ -76,8 +52,7 @@ export function Users() {
                 value={user.role}
                 onChange={(e) => void patch(user.id, { role: e.currentTarget.value as Role })}
               >
-                <option value="member">member</option>
-                <option value="admin">admin</option>
+                <Options choices={ROLES} />
               </select>
             </td>
             <td data-label="Active">
@@ -104,6 +79,6 @@ export function Users() {
           </tr>
         ))}
       </CardTable>
-    </section>
+    </TitledSection>
   );
 }

@@ -1,9 +1,18 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, type DeliveryQuery, unwrap } from '../api/client.js';
+import { api, type DeliveryQuery, inPath, unwrap } from '../api/client.js';
 import { useStream } from '../api/stream.js';
-import { DateRangeFields, SelectField, ValueOptions } from '../components/fields.js';
+import { DateRangeFields, SelectField } from '../components/fields.js';
+import { Form } from '../components/forms.js';
 import { CardTable, Pager } from '../components/lists.js';
-import { ErrorMessage, formatDate, useAction, useLoad, useThrottled } from '../components/ui.js';
+import { TitledSection } from '../components/sections.js';
+import {
+  ActionButton,
+  ErrorMessage,
+  formatDate,
+  useAction,
+  useLoad,
+  useThrottled,
+} from '../components/ui.js';
 import { ALL_EVENTS, EVENT_TYPES } from './WebhookSubscriptionForm.js';
 
 const DELIVERY_STATUSES = ['pending', 'delivering', 'succeeded', 'failed', 'cancelled', 'held'] as const;
@@ -76,6 +85,13 @@ export function DeliveryLog(props: {
     }
   });
   const redeliver = useAction();
+  const redeliverOne = async (deliveryId: string) =>
+    unwrap(
+      await api.POST(
+        '/api/webhook-subscriptions/{id}/deliveries/{deliveryId}/redeliver',
+        inPath({ id: subscriptionId, deliveryId }),
+      ),
+    );
   const filter = (changes: Partial<typeof filters>) => {
     setFilters((current) => ({ ...current, ...changes }));
     setPage(1);
@@ -83,37 +99,38 @@ export function DeliveryLog(props: {
   const pagination = log.data?.pagination;
 
   return (
-    <section aria-labelledby="deliveries-title">
-      <div class="toolbar">
-        <h3 id="deliveries-title">Delivery log</h3>
+    <TitledSection
+      id="deliveries-title"
+      level={3}
+      title="Delivery log"
+      actions={
         <button type="button" onClick={() => void log.reload()} disabled={log.loading}>
           Refresh
         </button>
-      </div>
-      <form class="filters" aria-label="Delivery filters" onSubmit={(event) => event.preventDefault()}>
+      }
+    >
+      <Form class="filters" aria-label="Delivery filters">
         <SelectField
           label="Delivery status"
+          none="Any"
+          choices={DELIVERY_STATUSES}
           value={filters.status ?? ''}
           onValue={(status) => filter({ status })}
-        >
-          <option value="">Any</option>
-          <ValueOptions values={DELIVERY_STATUSES} />
-        </SelectField>
+        />
         <SelectField
           label="Event type"
+          none="Any"
+          choices={[...EVENT_TYPES, 'webhook.test']}
           value={filters.eventType ?? ''}
           onValue={(eventType) => filter({ eventType })}
-        >
-          <option value="">Any</option>
-          <ValueOptions values={[...EVENT_TYPES, 'webhook.test']} />
-        </SelectField>
+        />
         <DateRangeFields
           from={filters.from ?? ''}
           to={filters.to ?? ''}
           onFrom={(from) => filter({ from })}
           onTo={(to) => filter({ to })}
         />
-      </form>
+      </Form>
       <ErrorMessage error={log.error ?? redeliver.error} />
       <CardTable
         class="deliveries"
@@ -163,23 +180,15 @@ export function DeliveryLog(props: {
             </td>
             <td>
               {props.canRedeliver && (
-                <button
-                  type="button"
-                  disabled={redeliver.pending || delivery.status === 'delivering'}
-                  aria-label={`Redeliver ${delivery.eventType} of ${formatDate(delivery.createdAt)}`}
-                  onClick={() =>
-                    void redeliver.run(async () => {
-                      unwrap(
-                        await api.POST('/api/webhook-subscriptions/{id}/deliveries/{deliveryId}/redeliver', {
-                          params: { path: { id: subscriptionId, deliveryId: delivery.id } },
-                        }),
-                      );
-                      await log.reload();
-                    })
-                  }
+                <ActionButton
+                  action={redeliver}
+                  disabled={delivery.status === 'delivering'}
+                  label={`Redeliver ${delivery.eventType} of ${formatDate(delivery.createdAt)}`}
+                  onRun={() => redeliverOne(delivery.id)}
+                  onDone={log.reload}
                 >
                   Redeliver
-                </button>
+                </ActionButton>
               )}
             </td>
           </tr>
@@ -198,6 +207,6 @@ export function DeliveryLog(props: {
           onPage={setPage}
         />
       )}
-    </section>
+    </TitledSection>
   );
 }

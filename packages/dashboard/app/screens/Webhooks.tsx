@@ -1,10 +1,18 @@
 import { useState } from 'preact/hooks';
-import { api, type Source, unwrap, type WebhookDelivery, type WebhookSubscription } from '../api/client.js';
+import {
+  api,
+  inPath,
+  type Source,
+  unwrap,
+  type WebhookDelivery,
+  type WebhookSubscription,
+} from '../api/client.js';
 import { session } from '../api/session.js';
 import { CheckField } from '../components/fields.js';
 import { ShownOnce } from '../components/forms.js';
 import { CardTable } from '../components/lists.js';
-import { ConfirmButton, ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
+import { TitledSection } from '../components/sections.js';
+import { ActionButton, ErrorMessage, formatDate, Status, useAction, useLoad } from '../components/ui.js';
 import { updateQuery, useLocation } from '../router.js';
 import { DeliveryLog } from './WebhookDeliveryLog.js';
 import { ALL_EVENTS, bodyOf, draftOf, EMPTY_DRAFT, SubscriptionForm } from './WebhookSubscriptionForm.js';
@@ -48,15 +56,17 @@ export function Webhooks() {
   const select = (id: string | undefined) => updateQuery({ subscription: id });
 
   return (
-    <section aria-labelledby="webhooks-title">
-      <div class="toolbar">
-        <h1 id="webhooks-title">Outbound webhooks</h1>
-        {admin && (
+    <TitledSection
+      id="webhooks-title"
+      title="Outbound webhooks"
+      actions={
+        admin && (
           <button type="button" class="primary" onClick={() => setCreating(true)} disabled={creating}>
             New subscription
           </button>
-        )}
-      </div>
+        )
+      }
+    >
       <p class="muted">
         Lead events are POSTed as JSON to each subscription's URL, signed as the Standard Webhooks
         specification says (<code>webhook-id</code>, <code>webhook-timestamp</code>,{' '}
@@ -146,7 +156,7 @@ export function Webhooks() {
           }}
         />
       )}
-    </section>
+    </TitledSection>
   );
 }
 
@@ -159,7 +169,7 @@ function SubscriptionDetail(props: {
   onDeleted: () => void;
 }) {
   const { subscription } = props;
-  const path = { params: { path: { id: subscription.id } } };
+  const path = inPath({ id: subscription.id });
   const action = useAction();
   const [testResult, setTestResult] = useState<WebhookDelivery | undefined>(undefined);
   const [logVersion, setLogVersion] = useState(0);
@@ -190,47 +200,43 @@ function SubscriptionDetail(props: {
                 checked={deliverHeld}
                 onChange={(checked) => setDeliverHeld(checked)}
               />
-              <button
-                type="button"
+              <ActionButton
                 class="primary"
-                disabled={action.pending}
-                onClick={() =>
-                  void action.run(async () => {
-                    unwrap(
-                      await api.POST('/api/webhook-subscriptions/{id}/resume', {
-                        ...path,
-                        body: { deliverHeld },
-                      }),
-                    );
-                    props.onChanged();
-                    setLogVersion((version) => version + 1);
-                  })
+                action={action}
+                onRun={async () =>
+                  unwrap(
+                    await api.POST('/api/webhook-subscriptions/{id}/resume', {
+                      ...path,
+                      body: { deliverHeld },
+                    }),
+                  )
                 }
+                onDone={() => {
+                  props.onChanged();
+                  setLogVersion((version) => version + 1);
+                }}
               >
                 Resume subscription
-              </button>
+              </ActionButton>
             </div>
           )}
         </div>
       )}
       {props.admin && (
         <div class="actions">
-          <button
-            type="button"
-            disabled={action.pending}
-            onClick={() =>
-              void action.run(async () => {
-                setTestResult(unwrap(await api.POST('/api/webhook-subscriptions/{id}/test', path)));
-                setLogVersion((version) => version + 1);
-              })
-            }
+          <ActionButton
+            action={action}
+            onRun={async () => {
+              setTestResult(unwrap(await api.POST('/api/webhook-subscriptions/{id}/test', path)));
+              setLogVersion((version) => version + 1);
+            }}
           >
             Send test event
-          </button>
-          <ConfirmButton
+          </ActionButton>
+          <ActionButton
             question="Rotate the signing secret? The current one keeps signing beside the new one for a while."
             action={action}
-            onConfirm={async () => {
+            onRun={async () => {
               const rotated = unwrap(await api.POST('/api/webhook-subscriptions/{id}/rotate-secret', path));
               props.onSecret(
                 rotated.secret,
@@ -240,18 +246,16 @@ function SubscriptionDetail(props: {
             }}
           >
             Rotate secret
-          </ConfirmButton>
-          <ConfirmButton
-            danger
+          </ActionButton>
+          <ActionButton
+            class="danger"
             question={`Delete the subscription to ${subscription.url} and its delivery log?`}
             action={action}
-            onConfirm={async () => {
-              unwrap(await api.DELETE('/api/webhook-subscriptions/{id}', path));
-              props.onDeleted();
-            }}
+            onRun={async () => unwrap(await api.DELETE('/api/webhook-subscriptions/{id}', path))}
+            onDone={props.onDeleted}
           >
             Delete subscription
-          </ConfirmButton>
+          </ActionButton>
         </div>
       )}
       <ErrorMessage error={action.error} />
