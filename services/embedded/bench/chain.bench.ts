@@ -9,6 +9,7 @@
  * run, the storage floor (storage-floor.ts: what the chain's writes alone would cost on one SQLite
  * writer); the chain's CPU per lead is printed as a multiple of it, its rate as a share. Run:
  * `pnpm bench chain` (BENCH_CHAIN_LEADS, default 2000). Prints a table, then `BENCH_JSON {...}`.
+ * BENCH_SQL_BREAKDOWN=1 first prints every statement the writer ran, with its calls per lead.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -49,10 +50,14 @@ interface WriterConnection {
  * dropped first, so every one is prepared (and wrapped) anew; `all` runs `iterate` inside, which is
  * counted once. The timer costs ~0.1 µs a call, about 10 µs per lead.
  */
-function timeWriterStatements(store: EmbeddedDocStore): { micros: () => number } {
+function timeWriterStatements(store: EmbeddedDocStore): {
+  micros: () => number;
+  callsBySql: Map<string, number>;
+} {
   const writer = store.writer as unknown as WriterConnection;
   let nanos = 0n;
   let depth = 0;
+  const bySql = new Map<string, number>();
   const timed =
     <A extends unknown[], R>(call: (...args: A) => R) =>
     (...args: A): R => {
@@ -75,7 +80,11 @@ function timeWriterStatements(store: EmbeddedDocStore): { micros: () => number }
   writer.prepare = (sql) => {
     const statement = prepare(sql);
     for (const method of ['run', 'get', 'all'] as const) {
-      statement[method] = timed(statement[method].bind(statement));
+      const call = timed(statement[method].bind(statement));
+      statement[method] = (...args) => {
+        bySql.set(sql, (bySql.get(sql) ?? 0) + 1);
+        return call(...args);
+      };
     }
     // An iteration reads its rows in its next() calls (100 at a time), after iterate() returned.
     const iterate = timed(statement.iterate.bind(statement));
@@ -88,7 +97,7 @@ function timeWriterStatements(store: EmbeddedDocStore): { micros: () => number }
   };
   writer.exec = timed(writer.exec.bind(writer));
   store.forget(store.writer);
-  return { micros: () => Number(nanos / 1000n) };
+  return { micros: () => Number(nanos / 1000n), callsBySql: bySql };
 }
 
 const LEADS = Number(process.env.BENCH_CHAIN_LEADS ?? 2000);
@@ -173,6 +182,10 @@ try {
   const elapsedMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   const mainAfter = mainThreadCpuMicros();
+  if (process.env.BENCH_SQL_BREAKDOWN && writerCalls) {
+    const rows = [...writerCalls.callsBySql].sort((a, b) => b[1] - a[1]);
+    for (const [sql, calls] of rows) console.log(`${(calls / LEADS).toFixed(2)}\t${sql.slice(0, 160)}`);
+  }
   const writerMicrosPerLead = writerCalls ? Math.round(writerCalls.micros() / LEADS) : null;
   const results = {
     leads: LEADS,
@@ -187,6 +200,11 @@ try {
     leadsPerCpuSecond: Math.round((LEADS * 1e6) / (cpu.user + cpu.system)),
     leadsPerSecond: Math.round((done * 1000) / elapsedMs),
     writerMicrosPerLead,
+    writerStatementsPerLead: writerCalls
+      ? Math.round(
+          ([...writerCalls.callsBySql.values()].reduce((sum, calls) => sum + calls, 0) / LEADS) * 10,
+        ) / 10
+      : null,
     oneWriterCeilingLeadsPerSecond: writerMicrosPerLead ? Math.round(1e6 / writerMicrosPerLead) : null,
     floorCpuMicrosPerLead: floor.cpuMicrosPerLead,
     floorLeadsPerSecond: floor.leadsPerSecond,
@@ -205,6 +223,8 @@ try {
     'leads per CPU second': results.leadsPerCpuSecond,
     'leads per second (wall)': results.leadsPerSecond,
     "writer connection's SQL per lead (µs)": results.writerMicrosPerLead ?? 'n/a',
+    'writer statements per lead (prepared; BEGIN, COMMIT not counted)':
+      results.writerStatementsPerLead ?? 'n/a',
     'one writer’s ceiling (leads/s)': results.oneWriterCeilingLeadsPerSecond ?? 'n/a',
     'storage floor: CPU per lead (µs)': floor.cpuMicrosPerLead,
     'storage floor: leads per second': floor.leadsPerSecond,
