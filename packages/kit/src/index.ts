@@ -166,6 +166,7 @@ export {
   type ServiceModule,
   systemClock,
 } from './service.js';
+export { type OutboxRelayOptions, serviceOutbox } from './service-outbox.js';
 export {
   createShutdown,
   SHUTDOWN_PHASES,

@@ -1,4 +1,5 @@
-import { Outbox, ownedDeps, type ServiceDeps, type ServiceModule, stageService } from '@lead-capture/kit';
+import type { OutboxRelayOptions, ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import { ownedDeps, serviceOutbox, stageService } from '@lead-capture/kit';
 import { scoringSettingsRoutes } from './routes/settings/scoring/index.js';
 import { ScoringSettings, SETTINGS_COLLECTION } from './settings.js';
 import { RESULTS_COLLECTION, SCORING_OUTBOX, ScoringWorker } from './worker.js';
@@ -6,10 +7,7 @@ import { RESULTS_COLLECTION, SCORING_OUTBOX, ScoringWorker } from './worker.js';
 /** Every collection the scoring service owns: its store opens no other. */
 export const SCORING_COLLECTIONS = [SETTINGS_COLLECTION, RESULTS_COLLECTION, SCORING_OUTBOX] as const;
 
-export interface ScoringServiceOptions {
-  /** How often the outbox relay looks for events the bus did not take, and how old they must be. Default 5 s. */
-  relayIntervalMs?: number;
-}
+export type ScoringServiceOptions = OutboxRelayOptions;
 
 /**
  * The scoring worker and its settings: consumes `lead.enriched` (group `scoring.lead.score`),
@@ -20,15 +18,7 @@ export interface ScoringServiceOptions {
 export function createScoringService(deps: ServiceDeps, options: ScoringServiceOptions = {}): ServiceModule {
   const own = ownedDeps(deps, 'scoring', SCORING_COLLECTIONS);
   const settings = new ScoringSettings(own.store, deps.now);
-  const relayIntervalMs = options.relayIntervalMs ?? 5000;
-  const outbox = new Outbox({
-    store: own.store,
-    bus: own.bus,
-    logger: own.logger,
-    collection: SCORING_OUTBOX,
-    takeOverAfterMs: relayIntervalMs,
-    relayIntervalMs,
-  });
+  const outbox = serviceOutbox(own, SCORING_OUTBOX, options);
   const worker = new ScoringWorker({ ...own, outbox }, settings);
 
   return stageService({
@@ -37,10 +27,7 @@ export function createScoringService(deps: ServiceDeps, options: ScoringServiceO
     async registerRoutes(app) {
       await app.register(scoringSettingsRoutes, { settings });
     },
-    async prepare() {
-      await worker.createIndexes();
-      await outbox.createIndexes();
-    },
+    indexed: [worker, outbox],
     relays: [outbox],
     consumers: [() => worker.subscribe()],
   });
