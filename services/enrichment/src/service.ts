@@ -1,10 +1,14 @@
 import type { EventEnvelope, LeadCaptured, LeadReceived } from '@lead-capture/contracts';
 import type { OutboxRelayOptions, ServiceDeps, ServiceModule } from '@lead-capture/kit';
-import { ownedDeps, serviceOutbox, stageService } from '@lead-capture/kit';
+import { ownedDeps, serviceOutbox, stageService, subscribeGroup } from '@lead-capture/kit';
 import { parseEmailAddress } from '@lead-capture/mailer';
 import { type EnrichmentConfig, loadEnrichmentConfig } from './config.js';
 import { createDnsResolver, createMailHostLookup, type MailDnsResolver } from './email/mail-dns.js';
-import { ENRICHMENT_OUTBOX, EnrichmentWorker, RESULTS_COLLECTION } from './worker.js';
+import { enrichmentStage, RESULTS_COLLECTION } from './worker.js';
+
+export const ENRICH_GROUP = 'enrichment.lead.enrich';
+/** The enrichment service's outbox (kit's Outbox): each result commits with its lead.enriched. */
+export const ENRICHMENT_OUTBOX = 'enrichment_outbox';
 
 /** Every collection the enrichment service owns: its store opens no other. */
 export const ENRICHMENT_COLLECTIONS = [RESULTS_COLLECTION, ENRICHMENT_OUTBOX] as const;
@@ -36,7 +40,7 @@ export function createEnrichmentService(
       })
     : null;
   const outbox = serviceOutbox(own, ENRICHMENT_OUTBOX, options);
-  const worker = new EnrichmentWorker({ ...own, outbox }, mailHosts);
+  const stage = enrichmentStage({ ...own, outbox }, mailHosts);
   // Chained, the enrichment runs inside the capture's transaction: its MX lookup is made before that
   // transaction opens (prepareChained) and found in the cache then. Without a cache it would be made
   // again inside, holding the store's writer: the enrichment is then queued instead.
@@ -51,9 +55,9 @@ export function createEnrichmentService(
   return stageService({
     name: 'enrichment',
     routePrefixes: [],
-    indexed: [worker, outbox],
+    indexed: [stage, outbox],
     relays: [outbox],
-    consumers: [() => worker.subscribe({ chain })],
+    consumers: [() => subscribeGroup(own.bus, ENRICH_GROUP, { 'lead.captured': stage.handler }, { chain })],
   });
 }
 

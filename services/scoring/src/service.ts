@@ -1,8 +1,12 @@
 import type { OutboxRelayOptions, ServiceDeps, ServiceModule } from '@lead-capture/kit';
-import { ownedDeps, serviceOutbox, stageService } from '@lead-capture/kit';
+import { ownedDeps, serviceOutbox, stageService, subscribeGroup } from '@lead-capture/kit';
 import { scoringSettingsRoutes } from './routes/settings/scoring/index.js';
 import { ScoringSettings, SETTINGS_COLLECTION } from './settings.js';
-import { RESULTS_COLLECTION, SCORING_OUTBOX, ScoringWorker } from './worker.js';
+import { RESULTS_COLLECTION, scoringStage } from './worker.js';
+
+export const SCORE_GROUP = 'scoring.lead.score';
+/** The scoring service's outbox (kit's Outbox): each score commits with its lead.scored. */
+export const SCORING_OUTBOX = 'scoring_outbox';
 
 /** Every collection the scoring service owns: its store opens no other. */
 export const SCORING_COLLECTIONS = [SETTINGS_COLLECTION, RESULTS_COLLECTION, SCORING_OUTBOX] as const;
@@ -19,7 +23,7 @@ export function createScoringService(deps: ServiceDeps, options: ScoringServiceO
   const own = ownedDeps(deps, 'scoring', SCORING_COLLECTIONS);
   const settings = new ScoringSettings(own.store, deps.now);
   const outbox = serviceOutbox(own, SCORING_OUTBOX, options);
-  const worker = new ScoringWorker({ ...own, outbox }, settings);
+  const stage = scoringStage({ ...own, outbox }, settings);
 
   return stageService({
     name: 'scoring',
@@ -27,8 +31,8 @@ export function createScoringService(deps: ServiceDeps, options: ScoringServiceO
     async registerRoutes(app) {
       await app.register(scoringSettingsRoutes, { settings });
     },
-    indexed: [worker, outbox],
+    indexed: [stage, outbox],
     relays: [outbox],
-    consumers: [() => worker.subscribe()],
+    consumers: [() => subscribeGroup(own.bus, SCORE_GROUP, { 'lead.enriched': stage.handler })],
   });
 }
