@@ -241,6 +241,13 @@ function storageProblems(config: Record<string, unknown>): string[] {
  * Loads the config, or prints the ConfigError to stderr and exits with status 1 (a process
  * without valid config must not start). Other errors propagate.
  */
+/** `loadConfig` of one spec, for a service's `loadXConfig`: the environment unless `env` is given. */
+export function configLoader<S extends ConfigSpec>(
+  spec: S,
+): (env?: Readonly<Record<string, string | undefined>>) => ConfigOf<S> {
+  return (env) => loadConfig(spec, env);
+}
+
 export function exitOnConfigError<T>(load: () => T): T {
   try {
     return load();

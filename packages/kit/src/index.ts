@@ -22,6 +22,7 @@ export {
   type ConfigVar,
   type ConfigVarDescription,
   type CustomOptions,
+  configLoader,
   custom,
   describeConfig,
   exitOnConfigError,
