@@ -115,6 +115,11 @@ const selector = (service: string) => ({
 });
 const PART_OF = { 'app.kubernetes.io/part-of': APP };
 
+/** One of a service's manifests: named after the service, with its labels. */
+function serviceManifest(apiVersion: string, kind: string, shape: ServiceShape, spec: object): object {
+  return { apiVersion, kind, metadata: { name: serviceHost(shape.name), labels: labels(shape.name) }, spec };
+}
+
 function deployment(shape: ServiceShape): object {
   const probe = (path: string, extra: object) => ({
     httpGet: { path, port: 'http' },
@@ -133,117 +138,97 @@ function deployment(shape: ServiceShape): object {
     },
   }));
   const extraEnv = shape.name === 'gateway' ? [{ name: 'TRUST_PROXY', value: '1' }] : [];
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: serviceHost(shape.name), labels: labels(shape.name) },
-    spec: {
-      replicas: shape.replicas.min,
-      selector: { matchLabels: selector(shape.name) },
-      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
-      template: {
-        metadata: {
-          labels: labels(shape.name),
-          annotations: {
-            'prometheus.io/scrape': 'true',
-            'prometheus.io/port': String(METRICS_PORT),
-            'prometheus.io/path': '/metrics',
-          },
-        },
-        spec: {
-          automountServiceAccountToken: false,
-          // SIGTERM drains (SHUTDOWN_TIMEOUT_MS, 10 s); readiness turns 503 at once meanwhile.
-          terminationGracePeriodSeconds: 30,
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 1000,
-            runAsGroup: 1000,
-            fsGroup: 1000,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
-          containers: [
-            {
-              name: shape.name,
-              image: IMAGE,
-              args: [`services/${shape.name}/dist/main.js`],
-              ports: [
-                { name: 'http', containerPort: HTTP_PORT },
-                { name: 'metrics', containerPort: METRICS_PORT },
-              ],
-              envFrom: [{ configMapRef: { name: `${APP}-config` } }],
-              env: [...secretEnv, ...extraEnv],
-              startupProbe: probe('/healthz', { failureThreshold: 30, periodSeconds: 2 }),
-              livenessProbe: probe('/healthz', { failureThreshold: 3 }),
-              readinessProbe: probe('/readyz', { failureThreshold: 2, periodSeconds: 5 }),
-              resources: {
-                requests: { cpu: '100m', memory: shape.memory.request },
-                limits: { memory: shape.memory.limit },
-              },
-              securityContext: {
-                allowPrivilegeEscalation: false,
-                readOnlyRootFilesystem: true,
-                capabilities: { drop: ['ALL'] },
-              },
-              volumeMounts: [
-                { name: 'tmp', mountPath: '/tmp' },
-                { name: 'data', mountPath: '/app/data' },
-              ],
-            },
-          ],
-          volumes: [
-            { name: 'tmp', emptyDir: {} },
-            { name: 'data', emptyDir: {} },
-          ],
+  return serviceManifest('apps/v1', 'Deployment', shape, {
+    replicas: shape.replicas.min,
+    selector: { matchLabels: selector(shape.name) },
+    strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+    template: {
+      metadata: {
+        labels: labels(shape.name),
+        annotations: {
+          'prometheus.io/scrape': 'true',
+          'prometheus.io/port': String(METRICS_PORT),
+          'prometheus.io/path': '/metrics',
         },
       },
+      spec: {
+        automountServiceAccountToken: false,
+        // SIGTERM drains (SHUTDOWN_TIMEOUT_MS, 10 s); readiness turns 503 at once meanwhile.
+        terminationGracePeriodSeconds: 30,
+        securityContext: {
+          runAsNonRoot: true,
+          runAsUser: 1000,
+          runAsGroup: 1000,
+          fsGroup: 1000,
+          seccompProfile: { type: 'RuntimeDefault' },
+        },
+        containers: [
+          {
+            name: shape.name,
+            image: IMAGE,
+            args: [`services/${shape.name}/dist/main.js`],
+            ports: [
+              { name: 'http', containerPort: HTTP_PORT },
+              { name: 'metrics', containerPort: METRICS_PORT },
+            ],
+            envFrom: [{ configMapRef: { name: `${APP}-config` } }],
+            env: [...secretEnv, ...extraEnv],
+            startupProbe: probe('/healthz', { failureThreshold: 30, periodSeconds: 2 }),
+            livenessProbe: probe('/healthz', { failureThreshold: 3 }),
+            readinessProbe: probe('/readyz', { failureThreshold: 2, periodSeconds: 5 }),
+            resources: {
+              requests: { cpu: '100m', memory: shape.memory.request },
+              limits: { memory: shape.memory.limit },
+            },
+            securityContext: {
+              allowPrivilegeEscalation: false,
+              readOnlyRootFilesystem: true,
+              capabilities: { drop: ['ALL'] },
+            },
+            volumeMounts: [
+              { name: 'tmp', mountPath: '/tmp' },
+              { name: 'data', mountPath: '/app/data' },
+            ],
+          },
+        ],
+        volumes: [
+          { name: 'tmp', emptyDir: {} },
+          { name: 'data', emptyDir: {} },
+        ],
+      },
     },
-  };
+  });
 }
 
 function service(shape: ServiceShape): object {
-  return {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name: serviceHost(shape.name), labels: labels(shape.name) },
-    spec: {
-      type: 'ClusterIP',
-      selector: selector(shape.name),
-      ports: [{ name: 'http', port: HTTP_PORT, targetPort: 'http' }],
-    },
-  };
+  return serviceManifest('v1', 'Service', shape, {
+    type: 'ClusterIP',
+    selector: selector(shape.name),
+    ports: [{ name: 'http', port: HTTP_PORT, targetPort: 'http' }],
+  });
 }
 
 function autoscaler(shape: ServiceShape): object {
-  return {
-    apiVersion: 'autoscaling/v2',
-    kind: 'HorizontalPodAutoscaler',
-    metadata: { name: serviceHost(shape.name), labels: labels(shape.name) },
-    spec: {
-      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: serviceHost(shape.name) },
-      minReplicas: shape.replicas.min,
-      maxReplicas: shape.replicas.max,
-      metrics: [
-        {
-          type: 'Resource',
-          resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } },
-        },
-      ],
-      behavior: { scaleDown: { stabilizationWindowSeconds: 300 } },
-    },
-  };
+  return serviceManifest('autoscaling/v2', 'HorizontalPodAutoscaler', shape, {
+    scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: serviceHost(shape.name) },
+    minReplicas: shape.replicas.min,
+    maxReplicas: shape.replicas.max,
+    metrics: [
+      {
+        type: 'Resource',
+        resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } },
+      },
+    ],
+    behavior: { scaleDown: { stabilizationWindowSeconds: 300 } },
+  });
 }
 
 function disruptionBudget(shape: ServiceShape): object {
-  return {
-    apiVersion: 'policy/v1',
-    kind: 'PodDisruptionBudget',
-    metadata: { name: serviceHost(shape.name), labels: labels(shape.name) },
-    spec: {
-      // One at a time: a drain never takes every replica of a service at once.
-      maxUnavailable: 1,
-      selector: { matchLabels: selector(shape.name) },
-    },
-  };
+  return serviceManifest('policy/v1', 'PodDisruptionBudget', shape, {
+    // One at a time: a drain never takes every replica of a service at once.
+    maxUnavailable: 1,
+    selector: { matchLabels: selector(shape.name) },
+  });
 }
 
 const DNS = [
@@ -280,38 +265,30 @@ function networkPolicies(shapes: readonly ServiceShape[]): object[] {
     ports: [{ protocol: 'TCP', port: METRICS_PORT }],
   };
   const http = [{ protocol: 'TCP', port: HTTP_PORT }];
+  const pods = (service: string) => ({ podSelector: { matchLabels: selector(service) } });
+  /** The policy `<service>-<name>` of one service's pods: what it lets in, or out. */
+  const servicePolicy = (service: string, name: string, direction: 'Ingress' | 'Egress', rules: object[]) =>
+    policy(`${service}-${name}`, {
+      ...pods(service),
+      policyTypes: [direction],
+      [direction === 'Ingress' ? 'ingress' : 'egress']: rules,
+    });
   const callersOf = (service: string) =>
     shapes.filter((shape) => shape.calls.includes(service)).map((shape) => shape.name);
   return [
     // Nothing reaches a pod, and a pod reaches nothing, unless a policy below allows it.
     policy('default-deny', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] }),
     // The gateway: the only pod reachable from outside (the ingress controller, anywhere).
-    policy('gateway-ingress', {
-      podSelector: { matchLabels: selector('gateway') },
-      policyTypes: ['Ingress'],
-      ingress: [{ ports: http }, monitoring],
-    }),
+    servicePolicy('gateway', 'ingress', 'Ingress', [{ ports: http }, monitoring]),
     // Every other service: its HTTP port only from its callers (the gateway, the services chain.ts
     // declares), and Prometheus.
     ...shapes
       .filter((shape) => shape.name !== 'gateway')
       .map((shape) => {
         const callers = callersOf(shape.name);
-        return policy(`${shape.name}-ingress`, {
-          podSelector: { matchLabels: selector(shape.name) },
-          policyTypes: ['Ingress'],
-          ingress: [
-            ...(shape.http && callers.length > 0
-              ? [
-                  {
-                    from: callers.map((caller) => ({ podSelector: { matchLabels: selector(caller) } })),
-                    ports: http,
-                  },
-                ]
-              : []),
-            monitoring,
-          ],
-        });
+        const fromCallers =
+          shape.http && callers.length > 0 ? [{ from: callers.map(pods), ports: http }] : [];
+        return servicePolicy(shape.name, 'ingress', 'Ingress', [...fromCallers, monitoring]);
       }),
     // Every pod: DNS, the broker, Redis and MongoDB.
     policy('egress', {
@@ -326,31 +303,18 @@ function networkPolicies(shapes: readonly ServiceShape[]): object[] {
     ...shapes
       .filter((shape) => shape.calls.length > 0)
       .map((shape) =>
-        policy(`${shape.name}-calls`, {
-          podSelector: { matchLabels: selector(shape.name) },
-          policyTypes: ['Egress'],
-          egress: [
-            {
-              to: shape.calls.map((callee) => ({ podSelector: { matchLabels: selector(callee) } })),
-              ports: http,
-            },
-          ],
-        }),
+        servicePolicy(shape.name, 'calls', 'Egress', [{ to: shape.calls.map(pods), ports: http }]),
       ),
     // The few that talk to the world: SMTP; subscribers' webhook URLs, on public addresses only.
     ...shapes
       .filter((shape) => shape.egressPorts.length > 0)
       .map((shape) =>
-        policy(`${shape.name}-egress`, {
-          podSelector: { matchLabels: selector(shape.name) },
-          policyTypes: ['Egress'],
-          egress: [
-            {
-              ...(shape.publicEgressOnly ? { to: publicAddresses() } : {}),
-              ports: shape.egressPorts.map((port) => ({ protocol: 'TCP', port })),
-            },
-          ],
-        }),
+        servicePolicy(shape.name, 'egress', 'Egress', [
+          {
+            ...(shape.publicEgressOnly ? { to: publicAddresses() } : {}),
+            ports: shape.egressPorts.map((port) => ({ protocol: 'TCP', port })),
+          },
+        ]),
       ),
   ];
 }

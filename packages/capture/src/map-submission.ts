@@ -331,23 +331,27 @@ function maxLengthOf(target: Exclude<MappingTarget, LeadField>): number {
   return CLICK_ID_MAX_LENGTH;
 }
 
-/** An attribution value or a full name: a string (or a number, as its text), trimmed and capped. */
-function textValue(value: unknown, label: string, maxLength: number): string | undefined {
+/**
+ * A value as text: a string trimmed, a number as its text (form tools send phone numbers as
+ * numbers); undefined when absent. Anything else is a MappingError.
+ */
+function textOf(value: unknown, label: string): string | undefined {
   if (isAbsent(value)) return undefined;
-  let text: string;
-  if (typeof value === 'string') text = value.trim();
-  else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
-  else throw new MappingError(`${label} must be a string`);
-  return limited(text, maxLength, label);
+  if (typeof value === 'string') return value.trim();
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  throw new MappingError(`${label} must be a string`);
 }
 
-/** Strings are trimmed; a number is taken as its text (form tools send phone numbers as numbers). */
+/** An attribution value or a full name: its text (textOf), capped. */
+function textValue(value: unknown, label: string, maxLength: number): string | undefined {
+  const text = textOf(value, label);
+  return text === undefined ? undefined : limited(text, maxLength, label);
+}
+
+/** A standard field's text (textOf), capped and, for the e-mail, checked. */
 function standardValue(value: unknown, label: string, field: LeadField): string | undefined {
-  if (isAbsent(value)) return undefined;
-  let text: string;
-  if (typeof value === 'string') text = value.trim();
-  else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
-  else throw new MappingError(`${label} must be a string`);
+  const text = textOf(value, label);
+  if (text === undefined) return undefined;
   limited(text, FIELD_MAX_LENGTH[field], label);
   if (field === 'email') {
     const problem = emailFieldProblem(text);

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { seededRandom } from '@lead-capture/testing';
 import { type Document, openEmbeddedStore } from '../src/index.js';
 
 const DOCUMENTS = 100_000;
@@ -30,16 +31,6 @@ const CITIES = [
 ] as const;
 const NOW = Date.now();
 
-/** mulberry32, seeded: the same data on every run, without the correlations of `i % n` fields. */
-function seededRandom(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = seededRandom(42);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
 

@@ -241,6 +241,13 @@ function storageProblems(config: Record<string, unknown>): string[] {
  * Loads the config, or prints the ConfigError to stderr and exits with status 1 (a process
  * without valid config must not start). Other errors propagate.
  */
+/** `loadConfig` of one spec, for a service's `loadXConfig`: the environment unless `env` is given. */
+export function configLoader<S extends ConfigSpec>(
+  spec: S,
+): (env?: Readonly<Record<string, string | undefined>>) => ConfigOf<S> {
+  return (env) => loadConfig(spec, env);
+}
+
 export function exitOnConfigError<T>(load: () => T): T {
   try {
     return load();
@@ -278,6 +285,11 @@ function maskCredentials(value: string): string {
   return value.replace(/(\/\/[^/@:\s]*:)[^/@\s]*@/, '$1***@');
 }
 
+/** An optional URL with one of `protocols`; its `doc` says what the process does without it. */
+function optionalUrl(protocols: readonly string[], doc: string) {
+  return url({ optional: true, protocols, doc });
+}
+
 /** The variables every process reads. A service spreads them into its own spec. */
 export const COMMON_CONFIG = {
   PORT: port({ default: 3000, doc: 'HTTP port the process listens on' }),
@@ -287,26 +299,19 @@ export const COMMON_CONFIG = {
     default: './data',
     doc: 'Folder of the embedded docstore and the in-process bus queues (used when MONGO_URL / AMQP_URL are unset)',
   }),
-  MONGO_URL: url({
-    optional: true,
-    protocols: ['mongodb:', 'mongodb+srv:'],
-    doc: 'MongoDB connection string (needs AMQP_URL too); unset: the embedded docstore under DATA_DIR',
-  }),
-  AMQP_URL: url({
-    optional: true,
-    protocols: ['amqp:', 'amqps:'],
-    doc: 'RabbitMQ connection URL; unset: the in-process bus',
-  }),
-  REDIS_URL: url({
-    optional: true,
-    protocols: ['redis:', 'rediss:'],
-    doc: 'Redis connection URL (rate limiting); unset: in-memory limits',
-  }),
-  PUBLIC_BASE_URL: url({
-    optional: true,
-    protocols: ['http:', 'https:'],
-    doc: 'Public base URL used in webhook URLs; unset: derived from each request',
-  }),
+  MONGO_URL: optionalUrl(
+    ['mongodb:', 'mongodb+srv:'],
+    'MongoDB connection string (needs AMQP_URL too); unset: the embedded docstore under DATA_DIR',
+  ),
+  AMQP_URL: optionalUrl(['amqp:', 'amqps:'], 'RabbitMQ connection URL; unset: the in-process bus'),
+  REDIS_URL: optionalUrl(
+    ['redis:', 'rediss:'],
+    'Redis connection URL (rate limiting); unset: in-memory limits',
+  ),
+  PUBLIC_BASE_URL: optionalUrl(
+    ['http:', 'https:'],
+    'Public base URL used in webhook URLs; unset: derived from each request',
+  ),
   BODY_LIMIT_BYTES: int({ min: 1, default: 1_048_576, doc: 'Largest accepted request body, in bytes' }),
   SHUTDOWN_TIMEOUT_MS: int({
     min: 0,

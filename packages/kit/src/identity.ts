@@ -109,6 +109,16 @@ class TokenCache<T> {
 const CACHED_TOKENS = 1000;
 const signedTokens = new WeakMap<InternalSigner, TokenCache<string>>();
 
+/** The token cache of `owner` (a signer, a trust) in `caches`, made on first use. */
+function cacheOf<K extends object, T>(caches: WeakMap<K, TokenCache<T>>, owner: K): TokenCache<T> {
+  let cache = caches.get(owner);
+  if (!cache) {
+    cache = new TokenCache<T>(CACHED_TOKENS);
+    caches.set(owner, cache);
+  }
+  return cache;
+}
+
 /**
  * The signing side: a compact JWS (EdDSA, Ed25519) for one request to one service, valid for 60
  * seconds: `kid` and `iss` name the signer, `aud` lead-capture:<service>, `htm` the method, `htu`
@@ -120,11 +130,7 @@ export async function signInternalToken(
   claims: InternalClaims & { target: IdentityTarget },
   signer: InternalSigner,
 ): Promise<string> {
-  let cache = signedTokens.get(signer);
-  if (!cache) {
-    cache = new TokenCache(CACHED_TOKENS);
-    signedTokens.set(signer, cache);
-  }
+  const cache = cacheOf(signedTokens, signer);
   const { identity, client, target } = claims;
   const key = JSON.stringify([
     target.service,
@@ -248,11 +254,7 @@ export async function verifyInternalToken(
   trust: InternalTrust,
   expected: IdentityTarget,
 ): Promise<InternalClaims> {
-  let cache = verifiedTokens.get(trust);
-  if (!cache) {
-    cache = new TokenCache(CACHED_TOKENS);
-    verifiedTokens.set(trust, cache);
-  }
+  const cache = cacheOf(verifiedTokens, trust);
   const key = `${expected.service}\u0000${expected.method.toUpperCase()}\u0000${pathOf(expected.path)}\u0000${token}`;
   const now = Date.now();
   const cached = cache.get(key, now);

@@ -22,6 +22,7 @@ export {
   type ConfigVar,
   type ConfigVarDescription,
   type CustomOptions,
+  configLoader,
   custom,
   describeConfig,
   exitOnConfigError,
@@ -147,15 +148,9 @@ export {
   pagination,
 } from './pagination.js';
 export { type PeriodicTask, startPeriodicTask } from './periodic.js';
+export { type ProcessOptions, runProcess } from './process-main.js';
 export { ID_PARAMS_SCHEMA, pathParamsSchema } from './route-params.js';
-export {
-  buildServiceApp,
-  openBus,
-  type RunServiceOptions,
-  runServiceProcess,
-  SERVICE_PROCESS_CONFIG,
-  type ServiceAppOptions,
-} from './run-service.js';
+export { openBus, type RunServiceOptions, runServiceProcess, SERVICE_PROCESS_CONFIG } from './run-service.js';
 export {
   type Clock,
   type InternalClient,
@@ -166,6 +161,8 @@ export {
   type ServiceModule,
   systemClock,
 } from './service.js';
+export { buildServiceApp, type ServiceAppOptions } from './service-app.js';
+export { type OutboxRelayOptions, serviceOutbox } from './service-outbox.js';
 export {
   createShutdown,
   SHUTDOWN_PHASES,

@@ -97,30 +97,18 @@ export function createChainMetrics(options: ChainMetricsOptions): ChainMetrics {
   const registers = [registry];
   const inFlight: InFlight = new Map();
 
-  const handled = new Counter({
-    name: CHAIN_METRIC_NAMES.handled,
-    help: 'Events whose handler succeeded, per consumer group',
-    labelNames: ['group'],
-    registers,
-  });
-  const failed = new Counter({
-    name: CHAIN_METRIC_NAMES.failed,
-    help: 'Handler failures (each then retried or dead-lettered), per consumer group',
-    labelNames: ['group'],
-    registers,
-  });
-  const retried = new Counter({
-    name: CHAIN_METRIC_NAMES.retried,
-    help: 'Failed deliveries scheduled for another attempt, per consumer group',
-    labelNames: ['group'],
-    registers,
-  });
-  const deadLettered = new Counter({
-    name: CHAIN_METRIC_NAMES.deadLettered,
-    help: 'Events dead-lettered (last attempt failed, or unreadable), per consumer group',
-    labelNames: ['group'],
-    registers,
-  });
+  const groupCounter = (name: string, help: string) =>
+    new Counter({ name, help: `${help}, per consumer group`, labelNames: ['group'], registers });
+  const handled = groupCounter(CHAIN_METRIC_NAMES.handled, 'Events whose handler succeeded');
+  const failed = groupCounter(
+    CHAIN_METRIC_NAMES.failed,
+    'Handler failures (each then retried or dead-lettered)',
+  );
+  const retried = groupCounter(CHAIN_METRIC_NAMES.retried, 'Failed deliveries scheduled for another attempt');
+  const deadLettered = groupCounter(
+    CHAIN_METRIC_NAMES.deadLettered,
+    'Events dead-lettered (last attempt failed, or unreadable)',
+  );
   const duration = new Histogram({
     name: CHAIN_METRIC_NAMES.handlerDuration,
     help: 'Time a handler took, per consumer group and outcome',

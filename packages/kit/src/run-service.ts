@@ -1,29 +1,15 @@
 import { type BusObserver, createInProcessBus, createRabbitBus, type MessageBus } from '@lead-capture/bus';
 import { CONSUMER_GROUPS, validateEvent } from '@lead-capture/contracts';
 import { type DocStore, openStore } from '@lead-capture/docstore';
-import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
-import { reportAuditRecords } from './audit.js';
 import { COMMON_CONFIG, exitOnConfigError, loadConfig } from './config.js';
-import { registerHealthRoutes } from './health.js';
-import { createHttpApp } from './http.js';
 import { createHttpInternalClient, SERVICE_URL_CONFIG, serviceUrlsFromConfig } from './internal-client.js';
-import { internalIdentity } from './internal-identity.js';
-import { INTERNAL_KEY_CONFIG, type InternalTrust, serviceKeysFromConfig } from './internal-keys.js';
-import { createLogger } from './logger.js';
-import {
-  buildMetricsApp,
-  createChainMetrics,
-  createMetricsRegistry,
-  METRICS_CONFIG,
-  METRICS_PATH,
-  serveMetrics,
-} from './metrics.js';
-import { registerOpenApi, SERVICE_OPENAPI_PATH, serveOpenApiDocument } from './openapi.js';
-import { type ServiceDeps, type ServiceFactory, type ServiceModule, systemClock } from './service.js';
-import { createShutdown } from './shutdown.js';
-import { type TrustProxySetting, toFastifyTrustProxy, trustProxy } from './trust-proxy.js';
+import { INTERNAL_KEY_CONFIG, serviceKeysFromConfig } from './internal-keys.js';
+import { buildMetricsApp, createChainMetrics, createMetricsRegistry, METRICS_CONFIG } from './metrics.js';
+import { runProcess } from './process-main.js';
+import { type ServiceFactory, systemClock } from './service.js';
+import { buildServiceApp } from './service-app.js';
+import { trustProxy } from './trust-proxy.js';
 
 /** What a service process reads from the environment. */
 export const SERVICE_PROCESS_CONFIG = {
@@ -36,58 +22,6 @@ export const SERVICE_PROCESS_CONFIG = {
   ...SERVICE_URL_CONFIG,
   ...METRICS_CONFIG,
 };
-
-export interface ServiceAppOptions {
-  /** Whose signed identities reach non-public routes, and for what (createInternalTrust). */
-  trust: InternalTrust;
-  bodyLimit?: number;
-  trustProxy?: TrustProxySetting;
-  /** Readiness turns 503 once shutdown started. */
-  isShuttingDown?: () => boolean;
-  /**
-   * Serves GET /metrics from this registry on the service's own port, behind `token` when given
-   * (no internal identity needed: Prometheus scrapes it).
-   */
-  metrics?: { registry: Registry; token?: string };
-}
-
-/**
- * The HTTP app of one service process, not listening: its OpenAPI document at /openapi.json,
- * /healthz and /readyz (store and bus), the internal-identity check (the module's public routes
- * and the document excepted), then the module's routes, whose audited writes
- * answer with their audit record for the gateway. Tests build it without listening.
- */
-export async function buildServiceApp(
-  module: ServiceModule,
-  deps: Pick<ServiceDeps, 'logger' | 'store' | 'bus'>,
-  options: ServiceAppOptions,
-): Promise<FastifyInstance> {
-  const isPublicRoute = (method: string, path: string) => module.isPublicRoute?.(method, path) ?? false;
-  const app = createHttpApp({
-    logger: deps.logger,
-    bodyLimit: options.bodyLimit,
-    trustProxy: options.trustProxy === undefined ? false : toFastifyTrustProxy(options.trustProxy),
-  });
-  await registerOpenApi(app, { title: `Lead Capture: ${module.name} service`, isPublicRoute });
-  serveOpenApiDocument(app, SERVICE_OPENAPI_PATH);
-  registerHealthRoutes(app, {
-    checks: { store: () => deps.store.ping(), bus: () => deps.bus.ping() },
-    isShuttingDown: options.isShuttingDown,
-  });
-  await app.register(internalIdentity, {
-    trust: options.trust,
-    service: module.name,
-    publicRoutes: (method, path) =>
-      path === SERVICE_OPENAPI_PATH ||
-      (options.metrics !== undefined && path === METRICS_PATH) ||
-      isPublicRoute(method, path),
-  });
-  if (options.metrics) serveMetrics(app, options.metrics.registry, options.metrics.token);
-  reportAuditRecords(app);
-  const { registerRoutes } = module;
-  if (registerRoutes) await app.register(async (scope) => registerRoutes.call(module, scope));
-  return app;
-}
 
 export interface RunServiceOptions {
   /** The service's name: logs, the bus connection, `service:<name>` in its internal calls. */
@@ -130,10 +64,7 @@ export async function runServiceProcess(factory: ServiceFactory, options: RunSer
   const { name } = options;
   const config = exitOnConfigError(() => loadConfig(SERVICE_PROCESS_CONFIG, options.env));
   const keys = exitOnConfigError(() => serviceKeysFromConfig(name, config));
-  const logger = createLogger({ level: config.LOG_LEVEL, name });
-  const shutdown = createShutdown({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
-  shutdown.installSignalHandlers();
-  try {
+  await runProcess({ config, name, title: 'Service' }, async ({ logger, shutdown }) => {
     const store: DocStore = await openStore(config.MONGO_URL, { dataDir: config.DATA_DIR, logger });
     shutdown.register('store', 'close-clients', () => store.close());
     const registry = createMetricsRegistry();
@@ -189,9 +120,5 @@ export async function runServiceProcess(factory: ServiceFactory, options: RunSer
       });
       await metricsApp.listen({ host: config.HOST, port: config.METRICS_PORT });
     }
-  } catch (error) {
-    logger.fatal({ err: error }, 'Service failed to start');
-    await shutdown.run('startup failure');
-    process.exit(1);
-  }
+  });
 }

@@ -29,8 +29,8 @@ export interface StageResultsOptions<
 > {
   /** Where the results are kept. */
   collection: string;
-  /** A redelivery later than this computes again (still under the same derived event id). */
-  retentionDays: number;
+  /** A redelivery later than this computes again (still under the same derived event id). Default 30. */
+  retentionDays?: number;
   /** The type of the event the stage publishes. */
   nextType: TNext;
   /** The id of the published event, derived from the trigger's (e.g. with `derivedEventId`): the same on every delivery. */
@@ -67,7 +67,7 @@ export class StageResults<TEvent extends EventEnvelope, TResult extends object, 
   async createIndexes(): Promise<void> {
     await this.results.createIndex(
       { createdAt: 1 },
-      { expireAfterSeconds: this.options.retentionDays * 24 * 3600 },
+      { expireAfterSeconds: (this.options.retentionDays ?? 30) * 24 * 3600 },
     );
   }
 

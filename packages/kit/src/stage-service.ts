@@ -19,7 +19,9 @@ export function ownedDeps(deps: ServiceDeps, service: string, collections: Itera
 
 export interface StageServiceParts
   extends Pick<ServiceModule, 'name' | 'routePrefixes' | 'isPublicRoute' | 'registerRoutes'> {
-  /** Indexes, seeds, start-up checks: done before any relay, consumer or worker runs. */
+  /** Whose indexes are created first, in this order: the stores, stage results and outboxes of the service. */
+  indexed?: readonly { createIndexes(): Promise<void> }[];
+  /** Seeds, start-up checks: done once the indexes exist, before any relay, consumer or worker runs. */
   prepare?(): Promise<void>;
   /** The outbox relays that publish what the service records: started first, stopped after the work has drained. */
   relays?: readonly BackgroundTask[];
@@ -32,17 +34,18 @@ export interface StageServiceParts
 }
 
 /**
- * A service module with the one start and stop order every stage service follows. Start: prepare,
- * relays, consumers, workers. Stop: stop taking work (cancel the consumers, stop the workers), which
+ * A service module with the one start and stop order every stage service follows. Start: indexes,
+ * prepare, relays, consumers, workers. Stop: stop taking work (cancel the consumers, stop the workers), which
  * waits for the handlers and passes in flight; then stop the relays, so that what those handlers
  * recorded is still published; then close.
  */
 export function stageService(parts: StageServiceParts): ServiceModule {
-  const { prepare, relays = [], consumers = [], workers = [], close, ...module } = parts;
+  const { indexed = [], prepare, relays = [], consumers = [], workers = [], close, ...module } = parts;
   const subscriptions: Subscription[] = [];
   return {
     ...module,
     async start() {
+      for (const part of indexed) await part.createIndexes();
       await prepare?.();
       for (const relay of relays) relay.start();
       for (const subscribe of consumers) subscriptions.push(await subscribe());

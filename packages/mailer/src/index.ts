@@ -20,3 +20,4 @@ export {
   type SendResult,
 } from './mailer.js';
 export { type MailRecipient, parseRecipient } from './recipient.js';
+export { workerMailer } from './worker-mailer.js';

@@ -1,11 +1,5 @@
 import { buildGateway, listenForMetrics, openGatewayResources } from '@lead-capture/gateway';
-import {
-  createLogger,
-  createShutdown,
-  exitOnConfigError,
-  generateInternalKeys,
-  loadConfig,
-} from '@lead-capture/kit';
+import { exitOnConfigError, generateInternalKeys, loadConfig, runProcess } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { EMBEDDED_CONFIG } from './config.js';
 import { loadOrCreateSecret } from './secrets.js';
@@ -19,10 +13,6 @@ import { signInUrl } from './sign-in-url.js';
  * calls to each other are made in memory at every start: those calls never leave the process.
  */
 const config = exitOnConfigError(() => loadConfig(EMBEDDED_CONFIG));
-const logger = createLogger({ level: config.LOG_LEVEL, name: 'lead-capture' });
-const shutdown = createShutdown({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
-shutdown.installSignalHandlers();
-
 const dashboard = signInUrl(config);
 
 function announceFirstAdmin({ email, password }: { email: string; password: string }): void {
@@ -33,7 +23,7 @@ function announceFirstAdmin({ email, password }: { email: string; password: stri
   );
 }
 
-try {
+await runProcess({ config, name: 'lead-capture', title: 'Lead capture' }, async ({ logger, shutdown }) => {
   const jwtSecret = config.JWT_SECRET ?? (await loadOrCreateSecret(config.DATA_DIR, 'jwt-secret', logger));
   const internalKeys = generateInternalKeys();
 
@@ -82,8 +72,4 @@ try {
   await app.listen({ host: config.HOST, port: config.PORT });
   logger.info({ url: dashboard }, `Lead Capture is ready: sign in to the dashboard at ${dashboard}`);
   await listenForMetrics({ config, metrics, logger, shutdown });
-} catch (error) {
-  logger.fatal({ err: error }, 'Lead capture failed to start');
-  await shutdown.run('startup failure');
-  process.exit(1);
-}
+});

@@ -1,4 +1,4 @@
-import { bool, type ConfigOf, int, loadConfig } from '@lead-capture/kit';
+import { bool, type ConfigOf, configLoader, int } from '@lead-capture/kit';
 
 /** What the enrichment worker reads from the environment, beside the process's own (COMMON_CONFIG). */
 export const ENRICHMENT_CONFIG = {
@@ -28,6 +28,4 @@ export const ENRICHMENT_CONFIG = {
 
 export type EnrichmentConfig = ConfigOf<typeof ENRICHMENT_CONFIG>;
 
-export function loadEnrichmentConfig(env?: Readonly<Record<string, string | undefined>>): EnrichmentConfig {
-  return loadConfig(ENRICHMENT_CONFIG, env);
-}
+export const loadEnrichmentConfig = configLoader(ENRICHMENT_CONFIG);

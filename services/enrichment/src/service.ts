@@ -1,18 +1,21 @@
 import type { EventEnvelope, LeadCaptured, LeadReceived } from '@lead-capture/contracts';
-import { Outbox, ownedDeps, type ServiceDeps, type ServiceModule, stageService } from '@lead-capture/kit';
+import type { OutboxRelayOptions, ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import { ownedDeps, serviceOutbox, stageService, subscribeGroup } from '@lead-capture/kit';
 import { parseEmailAddress } from '@lead-capture/mailer';
 import { type EnrichmentConfig, loadEnrichmentConfig } from './config.js';
 import { createDnsResolver, createMailHostLookup, type MailDnsResolver } from './email/mail-dns.js';
-import { ENRICHMENT_OUTBOX, EnrichmentWorker, RESULTS_COLLECTION } from './worker.js';
+import { enrichmentStage, RESULTS_COLLECTION } from './worker.js';
+
+export const ENRICH_GROUP = 'enrichment.lead.enrich';
+/** The enrichment service's outbox (kit's Outbox): each result commits with its lead.enriched. */
+export const ENRICHMENT_OUTBOX = 'enrichment_outbox';
 
 /** Every collection the enrichment service owns: its store opens no other. */
 export const ENRICHMENT_COLLECTIONS = [RESULTS_COLLECTION, ENRICHMENT_OUTBOX] as const;
 
-export interface EnrichmentServiceOptions {
+export interface EnrichmentServiceOptions extends OutboxRelayOptions {
   /** DNS for the MX lookups; the system resolver by default. */
   dnsResolver?: MailDnsResolver;
-  /** How often the outbox relay looks for events the bus did not take, and how old they must be. Default 5 s. */
-  relayIntervalMs?: number;
 }
 
 /**
@@ -36,16 +39,8 @@ export function createEnrichmentService(
         now: deps.now,
       })
     : null;
-  const relayIntervalMs = options.relayIntervalMs ?? 5000;
-  const outbox = new Outbox({
-    store: own.store,
-    bus: own.bus,
-    logger: own.logger,
-    collection: ENRICHMENT_OUTBOX,
-    takeOverAfterMs: relayIntervalMs,
-    relayIntervalMs,
-  });
-  const worker = new EnrichmentWorker({ ...own, outbox }, mailHosts);
+  const outbox = serviceOutbox(own, ENRICHMENT_OUTBOX, options);
+  const stage = enrichmentStage({ ...own, outbox }, mailHosts);
   // Chained, the enrichment runs inside the capture's transaction: its MX lookup is made before that
   // transaction opens (prepareChained) and found in the cache then. Without a cache it would be made
   // again inside, holding the store's writer: the enrichment is then queued instead.
@@ -60,12 +55,9 @@ export function createEnrichmentService(
   return stageService({
     name: 'enrichment',
     routePrefixes: [],
-    async prepare() {
-      await worker.createIndexes();
-      await outbox.createIndexes();
-    },
+    indexed: [stage, outbox],
     relays: [outbox],
-    consumers: [() => worker.subscribe({ chain })],
+    consumers: [() => subscribeGroup(own.bus, ENRICH_GROUP, { 'lead.captured': stage.handler }, { chain })],
   });
 }
 

@@ -1,10 +1,9 @@
 import {
-  createLogger,
-  createShutdown,
   exitOnConfigError,
   GATEWAY_SIGNER,
   internalSigner,
   loadConfig,
+  runProcess,
   serviceUrlsFromConfig,
 } from '@lead-capture/kit';
 import { buildGateway } from './app.js';
@@ -13,11 +12,7 @@ import { listenForMetrics, openGatewayResources } from './process.js';
 
 /** The gateway as its own process (distributed mode): every service is reached at its URL. */
 const config = exitOnConfigError(() => loadConfig(DISTRIBUTED_GATEWAY_CONFIG));
-const logger = createLogger({ level: config.LOG_LEVEL, name: 'gateway' });
-const shutdown = createShutdown({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
-shutdown.installSignalHandlers();
-
-try {
+await runProcess({ config, name: 'gateway', title: 'Gateway' }, async ({ logger, shutdown }) => {
   const { store, bus, metrics, rateLimitStore } = await openGatewayResources({
     config,
     logger,
@@ -41,8 +36,4 @@ try {
   });
   await app.listen({ host: config.HOST, port: config.PORT });
   await listenForMetrics({ config, metrics, logger, shutdown });
-} catch (error) {
-  logger.fatal({ err: error }, 'Gateway failed to start');
-  await shutdown.run('startup failure');
-  process.exit(1);
-}
+});

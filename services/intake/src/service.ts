@@ -1,12 +1,5 @@
-import {
-  loadConfig,
-  Outbox,
-  ownedDeps,
-  type ServiceDeps,
-  type ServiceModule,
-  stageService,
-  subscribeGroup,
-} from '@lead-capture/kit';
+import type { ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import { loadConfig, Outbox, ownedDeps, stageService, subscribeGroup } from '@lead-capture/kit';
 import { COLLECTIONS, type DedupeDoc, type SourceDoc, type SubmissionDoc } from './collections.js';
 import { INTAKE_CONFIG, type IntakeConfig } from './config.js';
 import { internalSourceRoutes } from './routes/internal/intake/sources.js';
@@ -31,8 +24,7 @@ export function createIntakeService(
   deps: ServiceDeps,
   config: IntakeConfig = loadConfig(INTAKE_CONFIG),
 ): ServiceModule {
-  const { store, bus, logger } = ownedDeps(deps, 'intake', Object.values(COLLECTIONS));
-  const { now } = deps;
+  const { store, bus, logger, now } = ownedDeps(deps, 'intake', Object.values(COLLECTIONS));
   const submissions = store.collection<SubmissionDoc>(COLLECTIONS.submissions);
   const sources = new SourceDirectory(store.collection<SourceDoc>(COLLECTIONS.sources), now);
   const claims = new DedupeClaims(
@@ -84,13 +76,7 @@ export function createIntakeService(
       await app.register(internalSourceRoutes, { sources });
     },
 
-    async prepare() {
-      await sources.createIndexes();
-      await claims.createIndexes();
-      await outbox.createIndexes();
-      await intake.createIndexes();
-      await leadgen.createIndexes();
-    },
+    indexed: [sources, claims, outbox, intake, leadgen],
     relays: [outbox],
     consumers: [
       () => subscribeGroup(bus, 'intake.source.sync', sourceEventsHandler(sources)),

@@ -14,6 +14,7 @@ import {
   signIdentity,
   systemClock,
 } from '@lead-capture/kit';
+import { seededRandom } from '@lead-capture/testing';
 import type { FastifyInstance } from 'fastify';
 import { loadLeadConfig } from '../src/config.js';
 import { derivedFields } from '../src/normalize.js';
@@ -26,17 +27,6 @@ const LAST_NAMES = ['Lovelace', 'Hopper', 'Turing', 'Torvalds', 'Hamilton', 'Tho
 export const SOURCE_IDS = Array.from({ length: 20 }, () => randomUUID());
 export const USER_IDS = Array.from({ length: 10 }, () => randomUUID());
 const NOW = Date.now();
-
-/** mulberry32, seeded: the same data on every run. */
-function seededRandom(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A stored lead as the capture writes it, with spread-out values for every filter. */
 function leadDoc(i: number, random: () => number): LeadDoc {

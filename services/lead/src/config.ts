@@ -1,4 +1,4 @@
-import { type ConfigOf, int, loadConfig, oneOf } from '@lead-capture/kit';
+import { type ConfigOf, configLoader, int, oneOf } from '@lead-capture/kit';
 import { getCountries } from 'libphonenumber-js';
 
 /** The variables the lead service reads beside COMMON_CONFIG (documented in the README table). */
@@ -21,6 +21,4 @@ export const LEAD_CONFIG = {
 
 export type LeadConfig = ConfigOf<typeof LEAD_CONFIG>;
 
-export function loadLeadConfig(env?: Readonly<Record<string, string | undefined>>): LeadConfig {
-  return loadConfig(LEAD_CONFIG, env);
-}
+export const loadLeadConfig = configLoader(LEAD_CONFIG);

@@ -1,11 +1,5 @@
-import {
-  Outbox,
-  ownedDeps,
-  type ServiceDeps,
-  type ServiceModule,
-  stageService,
-  subscribeGroup,
-} from '@lead-capture/kit';
+import type { OutboxRelayOptions, ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import { ownedDeps, serviceOutbox, stageService, subscribeGroup } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { CAPTURE_MAX_ATTEMPTS, CAPTURE_PREFETCH, createCaptureHandler } from './capture.js';
 import { type LeadConfig, loadLeadConfig } from './config.js';
@@ -22,10 +16,7 @@ const CAPTURE_GROUP = 'lead.lead.capture';
 const PROGRESS_GROUP = 'lead.lead.progress';
 const DIRECTORY_GROUP = 'lead.directory.sync';
 
-export interface LeadServiceOptions {
-  /** How often the outbox relay looks for events a request could not publish, and how old they must be. Default 5 s. */
-  relayIntervalMs?: number;
-}
+export type LeadServiceOptions = OutboxRelayOptions;
 
 /**
  * The lead service: the Leads API under /api/leads, the capture of every submission
@@ -38,21 +29,13 @@ export function createLeadService(
   options: LeadServiceOptions = {},
 ): ServiceModule {
   const own = ownedDeps(deps, 'lead', [...Object.values(LEAD_COLLECTIONS), LEAD_OUTBOX]);
-  const relayIntervalMs = options.relayIntervalMs ?? 5000;
   const context: LeadContext = {
     collections: leadCollections(own.store),
     bus: own.bus,
     config,
     now: deps.now,
   };
-  const outbox = new Outbox({
-    store: own.store,
-    bus: own.bus,
-    logger: own.logger,
-    collection: LEAD_OUTBOX,
-    takeOverAfterMs: relayIntervalMs,
-    relayIntervalMs,
-  });
+  const outbox = serviceOutbox(own, LEAD_OUTBOX, options);
   const actions = createLeadActions(context, outbox);
   const imports = createImportTracker(context, outbox);
   const captureLead = createCaptureHandler(context, imports, outbox);

@@ -1,4 +1,4 @@
-import { type ConfigOf, int, loadConfig } from '@lead-capture/kit';
+import { type ConfigOf, configLoader, int } from '@lead-capture/kit';
 import { MAILER_CONFIG } from '@lead-capture/mailer';
 
 /** What the notification worker reads beside the process's own variables (README table). */
@@ -13,8 +13,4 @@ export const NOTIFICATION_CONFIG = {
 
 export type NotificationConfig = ConfigOf<typeof NOTIFICATION_CONFIG>;
 
-export function loadNotificationConfig(
-  env?: Readonly<Record<string, string | undefined>>,
-): NotificationConfig {
-  return loadConfig(NOTIFICATION_CONFIG, env);
-}
+export const loadNotificationConfig = configLoader(NOTIFICATION_CONFIG);

@@ -1,12 +1,6 @@
-import {
-  Outbox,
-  ownedDeps,
-  type ServiceDeps,
-  type ServiceModule,
-  stageService,
-  subscribeGroup,
-} from '@lead-capture/kit';
-import { checkMailerAtStart, createMailer } from '@lead-capture/mailer';
+import type { OutboxRelayOptions, ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import { ownedDeps, serviceOutbox, stageService, subscribeGroup } from '@lead-capture/kit';
+import { workerMailer } from '@lead-capture/mailer';
 import { loadNotificationConfig, type NotificationConfig } from './config.js';
 import { MAILS_COLLECTION, type MailDocument, NotificationMails } from './mails.js';
 import { createScoredHandler, NOTIFICATION_OUTBOX, NOTIFIED_RESULTS_COLLECTION } from './notifier.js';
@@ -24,10 +18,7 @@ export const NOTIFICATION_COLLECTIONS = [
   NOTIFICATION_OUTBOX,
 ] as const;
 
-export interface NotificationServiceOptions {
-  /** How often the outbox relay looks for events the bus did not take, and how old they must be. Default 5 s. */
-  relayIntervalMs?: number;
-}
+export type NotificationServiceOptions = OutboxRelayOptions;
 
 /**
  * Team notifications: the settings (`notification_settings`), every mail sent or not
@@ -41,23 +32,18 @@ export function createNotificationService(
   config: NotificationConfig = loadNotificationConfig(),
   options: NotificationServiceOptions = {},
 ): ServiceModule {
-  const { store, bus, logger } = ownedDeps(deps, 'notification', NOTIFICATION_COLLECTIONS);
-  const { now } = deps;
+  const own = ownedDeps(deps, 'notification', NOTIFICATION_COLLECTIONS);
+  const { store, logger, now } = own;
   const settings = new SettingsStore(store.collection<SettingsDocument>(SETTINGS_COLLECTION), now);
   const mails = new NotificationMails(
     store.collection<MailDocument>(MAILS_COLLECTION),
     config.NOTIFICATION_SEND_LEASE_MS,
   );
-  const mailer = createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, logger });
-  const relayIntervalMs = options.relayIntervalMs ?? 5000;
-  const outbox = new Outbox({
-    store,
-    bus,
-    logger,
-    collection: NOTIFICATION_OUTBOX,
-    takeOverAfterMs: relayIntervalMs,
-    relayIntervalMs,
+  const { mailer, checkAtStart } = workerMailer(config, logger, {
+    recorded: 'team notifications',
+    retried: 'notifications',
   });
+  const outbox = serviceOutbox(own, NOTIFICATION_OUTBOX, options);
   const notifier = createScoredHandler({
     settings,
     mails,
@@ -78,24 +64,15 @@ export function createNotificationService(
       await app.register(mailRoutes, { mails });
     },
 
-    async prepare() {
-      await mails.createIndexes();
-      await notifier.createIndexes();
-      await outbox.createIndexes();
-      await checkMailerAtStart(mailer, {
-        from: config.MAIL_FROM,
-        logger,
-        recorded: 'team notifications',
-        retried: 'notifications',
-      });
-    },
+    indexed: [mails, notifier, outbox],
+    prepare: checkAtStart,
     relays: [outbox],
     consumers: [
       // Chained (in the capture's transaction) only while no mail goes over the network: an SMTP
       // round trip must not hold the store's writer. With SMTP_URL set, lead.scored is queued here.
       () =>
         subscribeGroup(
-          bus,
+          own.bus,
           NOTIFY_GROUP,
           { 'lead.scored': notifier.handleScored },
           { chain: mailer.mode === 'outbox' },

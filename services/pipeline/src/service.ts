@@ -1,14 +1,12 @@
-import { ownedDeps, type ServiceDeps, type ServiceModule, stageService } from '@lead-capture/kit';
+import type { OutboxRelayOptions, ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import { ownedDeps, stageService } from '@lead-capture/kit';
 import { PIPELINE_OUTBOX, PIPELINES_COLLECTION, Pipelines, REGISTRY_COLLECTION } from './pipelines.js';
 import { pipelineRoutes } from './routes/pipelines/index.js';
 
 /** Every collection the pipeline service owns: its store opens no other. */
 export const PIPELINE_COLLECTIONS = [PIPELINES_COLLECTION, REGISTRY_COLLECTION, PIPELINE_OUTBOX] as const;
 
-export interface PipelineServiceOptions {
-  /** How often the outbox relay looks for events a request could not publish, and how old they must be. Default 5 s. */
-  relayIntervalMs?: number;
-}
+export type PipelineServiceOptions = OutboxRelayOptions;
 
 /**
  * Pipelines and their stages (`pipeline_pipelines`) and the registry that lists them and names the default
@@ -30,10 +28,8 @@ export function createPipelineService(
     async registerRoutes(app) {
       await app.register(pipelineRoutes, { pipelines });
     },
-    async prepare() {
-      await pipelines.createIndexes();
-      await pipelines.ensureDefault();
-    },
+    indexed: [pipelines],
+    prepare: () => pipelines.ensureDefault(),
     relays: [pipelines.outbox],
   });
 }

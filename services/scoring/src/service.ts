@@ -1,15 +1,17 @@
-import { Outbox, ownedDeps, type ServiceDeps, type ServiceModule, stageService } from '@lead-capture/kit';
+import type { OutboxRelayOptions, ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import { ownedDeps, serviceOutbox, stageService, subscribeGroup } from '@lead-capture/kit';
 import { scoringSettingsRoutes } from './routes/settings/scoring/index.js';
 import { ScoringSettings, SETTINGS_COLLECTION } from './settings.js';
-import { RESULTS_COLLECTION, SCORING_OUTBOX, ScoringWorker } from './worker.js';
+import { RESULTS_COLLECTION, scoringStage } from './worker.js';
+
+export const SCORE_GROUP = 'scoring.lead.score';
+/** The scoring service's outbox (kit's Outbox): each score commits with its lead.scored. */
+export const SCORING_OUTBOX = 'scoring_outbox';
 
 /** Every collection the scoring service owns: its store opens no other. */
 export const SCORING_COLLECTIONS = [SETTINGS_COLLECTION, RESULTS_COLLECTION, SCORING_OUTBOX] as const;
 
-export interface ScoringServiceOptions {
-  /** How often the outbox relay looks for events the bus did not take, and how old they must be. Default 5 s. */
-  relayIntervalMs?: number;
-}
+export type ScoringServiceOptions = OutboxRelayOptions;
 
 /**
  * The scoring worker and its settings: consumes `lead.enriched` (group `scoring.lead.score`),
@@ -20,16 +22,8 @@ export interface ScoringServiceOptions {
 export function createScoringService(deps: ServiceDeps, options: ScoringServiceOptions = {}): ServiceModule {
   const own = ownedDeps(deps, 'scoring', SCORING_COLLECTIONS);
   const settings = new ScoringSettings(own.store, deps.now);
-  const relayIntervalMs = options.relayIntervalMs ?? 5000;
-  const outbox = new Outbox({
-    store: own.store,
-    bus: own.bus,
-    logger: own.logger,
-    collection: SCORING_OUTBOX,
-    takeOverAfterMs: relayIntervalMs,
-    relayIntervalMs,
-  });
-  const worker = new ScoringWorker({ ...own, outbox }, settings);
+  const outbox = serviceOutbox(own, SCORING_OUTBOX, options);
+  const stage = scoringStage({ ...own, outbox }, settings);
 
   return stageService({
     name: 'scoring',
@@ -37,11 +31,8 @@ export function createScoringService(deps: ServiceDeps, options: ScoringServiceO
     async registerRoutes(app) {
       await app.register(scoringSettingsRoutes, { settings });
     },
-    async prepare() {
-      await worker.createIndexes();
-      await outbox.createIndexes();
-    },
+    indexed: [stage, outbox],
     relays: [outbox],
-    consumers: [() => worker.subscribe()],
+    consumers: [() => subscribeGroup(own.bus, SCORE_GROUP, { 'lead.enriched': stage.handler })],
   });
 }

@@ -1,17 +1,10 @@
-import type { MessageBus, Subscription } from '@lead-capture/bus';
 import type { EventOf, Qualification, ScoreReason } from '@lead-capture/contracts';
 import type { DocStore } from '@lead-capture/docstore';
-import { derivedEventId, type Outbox, StageResults, subscribeGroup } from '@lead-capture/kit';
+import { derivedEventId, type Outbox, StageResults } from '@lead-capture/kit';
 import { scoreLead } from './score.js';
 import type { ScoringSettings } from './settings.js';
 
 export const RESULTS_COLLECTION = 'scoring_results';
-export const SCORE_GROUP = 'scoring.lead.score';
-/** The scoring service's outbox (kit's Outbox): each score commits with its lead.scored. */
-export const SCORING_OUTBOX = 'scoring_outbox';
-
-/** A redelivery later than this scores again, with the model then in force (same event id). */
-const RESULT_RETENTION_DAYS = 30;
 /** UUID v5 namespace of `lead.scored` event ids, each derived from its `lead.enriched` event id. */
 const SCORED_EVENT_NAMESPACE = 'aee7804c-3b49-4828-b395-ac903562e6a7';
 
@@ -30,55 +23,31 @@ export function scoredEventId(enrichedEventId: string): string {
 }
 
 /**
- * lead.enriched -> lead.scored, with the model in force when the event is first handled.
- * Idempotent (kit's StageResults): the score is stored under the enriched event's id and lead.scored
- * (its id derived from the enriched event's) recorded in one outbox change; a redelivery (or a second
- * replica racing it) emits nothing again, even if the model changed meanwhile.
+ * lead.enriched -> lead.scored, with the model in force when the event is first handled: the handler
+ * of the scoring's group. Idempotent (kit's StageResults): the score is stored under the enriched
+ * event's id and lead.scored (its id derived from the enriched event's) recorded in one outbox
+ * change; a redelivery (or a second replica racing it) emits nothing again, even if the model
+ * changed meanwhile. A redelivery after the results' retention scores again, with the model then in
+ * force (same event id).
  */
-export class ScoringWorker {
-  private readonly stage: StageResults<EventOf<'lead.enriched'>, ScoreResult, 'lead.scored'>;
-
-  constructor(
-    private readonly deps: { store: DocStore; bus: MessageBus; outbox: Outbox },
-    settings: ScoringSettings,
-  ) {
-    this.stage = new StageResults(deps, {
-      collection: RESULTS_COLLECTION,
-      retentionDays: RESULT_RETENTION_DAYS,
-      nextType: 'lead.scored',
-      eventId: scoredEventId,
-      stream: (event) => event.data.leadId,
-      compute: async (event) => {
-        const { leadId, lead, enrichment } = event.data;
-        return {
-          leadId,
-          scoredEventId: scoredEventId(event.id),
-          ...scoreLead(lead, enrichment, await settings.current()),
-        };
-      },
-      next: (event, result) => {
-        const { leadId, lead, enrichment } = event.data;
-        return {
-          leadId,
-          lead,
-          enrichment,
-          score: result.score,
-          qualification: result.qualification,
-          reasons: result.reasons,
-        };
-      },
-    });
-  }
-
-  createIndexes(): Promise<void> {
-    return this.stage.createIndexes();
-  }
-
-  async subscribe(): Promise<Subscription> {
-    return subscribeGroup(this.deps.bus, SCORE_GROUP, { 'lead.enriched': this.stage.handler });
-  }
-
-  handle(event: EventOf<'lead.enriched'>): Promise<void> {
-    return this.stage.handle(event);
-  }
+export function scoringStage(deps: { store: DocStore; outbox: Outbox }, settings: ScoringSettings) {
+  return new StageResults<EventOf<'lead.enriched'>, ScoreResult, 'lead.scored'>(deps, {
+    collection: RESULTS_COLLECTION,
+    nextType: 'lead.scored',
+    eventId: scoredEventId,
+    stream: (event) => event.data.leadId,
+    compute: async (event) => {
+      const { leadId, lead, enrichment } = event.data;
+      return {
+        leadId,
+        scoredEventId: scoredEventId(event.id),
+        ...scoreLead(lead, enrichment, await settings.current()),
+      };
+    },
+    next: (event, result) => {
+      const { leadId, lead, enrichment } = event.data;
+      const { score, qualification, reasons } = result;
+      return { leadId, lead, enrichment, score, qualification, reasons };
+    },
+  });
 }

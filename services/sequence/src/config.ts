@@ -1,4 +1,4 @@
-import { type ConfigOf, int, loadConfig } from '@lead-capture/kit';
+import { type ConfigOf, configLoader, int } from '@lead-capture/kit';
 import { MAILER_CONFIG } from '@lead-capture/mailer';
 
 /** What the sequence worker reads beside the process's own variables (README table). */
@@ -18,6 +18,4 @@ export const SEQUENCE_CONFIG = {
 
 export type SequenceConfig = ConfigOf<typeof SEQUENCE_CONFIG>;
 
-export function loadSequenceConfig(env?: Readonly<Record<string, string | undefined>>): SequenceConfig {
-  return loadConfig(SEQUENCE_CONFIG, env);
-}
+export const loadSequenceConfig = configLoader(SEQUENCE_CONFIG);

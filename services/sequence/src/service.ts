@@ -1,12 +1,6 @@
-import {
-  Outbox,
-  ownedDeps,
-  type ServiceDeps,
-  type ServiceModule,
-  stageService,
-  subscribeGroup,
-} from '@lead-capture/kit';
-import { checkMailerAtStart, createMailer } from '@lead-capture/mailer';
+import type { ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import { Outbox, ownedDeps, stageService, subscribeGroup } from '@lead-capture/kit';
+import { workerMailer } from '@lead-capture/mailer';
 import { SequenceCatalog } from './catalog.js';
 import { loadSequenceConfig, type SequenceConfig } from './config.js';
 import { createNotifiedHandler, ENROLLED_RESULTS_COLLECTION } from './enroller.js';
@@ -57,8 +51,7 @@ export function createSequenceService(
   config: SequenceConfig = loadSequenceConfig(),
   options: SequenceServiceOptions = {},
 ): ServiceModule {
-  const { store, bus, logger } = ownedDeps(deps, 'sequence', SEQUENCE_COLLECTIONS);
-  const { now } = deps;
+  const { store, bus, logger, now } = ownedDeps(deps, 'sequence', SEQUENCE_COLLECTIONS);
   const sequences = new Sequences(store.collection<SequenceDocument>(SEQUENCES_COLLECTION));
   const enrollments = new Enrollments(
     store.collection<EnrollmentDocument>(ENROLLMENTS_COLLECTION),
@@ -75,7 +68,10 @@ export function createSequenceService(
   });
   const events = new SequenceEvents(outbox);
   const catalog = new SequenceCatalog(sequences, enrollments, now);
-  const mailer = createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, logger });
+  const { mailer, checkAtStart } = workerMailer(config, logger, {
+    recorded: 'sequence steps',
+    retried: 'due steps',
+  });
   const scheduler = new StepScheduler({
     sequences,
     enrollments,
@@ -98,18 +94,8 @@ export function createSequenceService(
       await app.register(sequenceRoutes, { catalog });
     },
 
-    async prepare() {
-      await sequences.createIndexes();
-      await enrollments.createIndexes();
-      await outbox.createIndexes();
-      await enroller.createIndexes();
-      await checkMailerAtStart(mailer, {
-        from: config.MAIL_FROM,
-        logger,
-        recorded: 'sequence steps',
-        retried: 'due steps',
-      });
-    },
+    indexed: [sequences, enrollments, outbox, enroller],
+    prepare: checkAtStart,
     relays: [outbox],
     consumers: [
       () => subscribeGroup(bus, ENROL_GROUP, { 'lead.notified': enroller.handleNotified }),

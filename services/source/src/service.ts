@@ -1,4 +1,5 @@
-import { ownedDeps, type ServiceDeps, type ServiceModule, stageService } from '@lead-capture/kit';
+import type { OutboxRelayOptions, ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import { ownedDeps, stageService } from '@lead-capture/kit';
 import { sourceRoutes } from './routes/sources/index.js';
 import { SOURCE_OUTBOX, SOURCES_COLLECTION, Sources } from './sources.js';
 import { USERS_COLLECTION, UserDirectory } from './users.js';
@@ -6,10 +7,7 @@ import { USERS_COLLECTION, UserDirectory } from './users.js';
 /** Every collection the source service owns: its store opens no other. */
 export const SOURCE_COLLECTIONS = [SOURCES_COLLECTION, USERS_COLLECTION, SOURCE_OUTBOX] as const;
 
-export interface SourceServiceOptions {
-  /** How often the outbox relay looks for events a request could not publish, and how old they must be. Default 5 s. */
-  relayIntervalMs?: number;
-}
+export type SourceServiceOptions = OutboxRelayOptions;
 
 /**
  * Sources, their webhook tokens and field mappings (`source_sources`), and the `user.*` read model
@@ -28,9 +26,7 @@ export function createSourceService(deps: ServiceDeps, options: SourceServiceOpt
     async registerRoutes(app) {
       await app.register(sourceRoutes, { sources, users, publicBaseUrl: deps.publicBaseUrl });
     },
-    async prepare() {
-      await sources.createIndexes();
-    },
+    indexed: [sources],
     relays: [sources.outbox],
     consumers: [() => users.subscribe()],
   });

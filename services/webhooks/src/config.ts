@@ -1,4 +1,4 @@
-import { bool, type ConfigOf, int, loadConfig } from '@lead-capture/kit';
+import { bool, type ConfigOf, configLoader, int } from '@lead-capture/kit';
 import { MAILER_CONFIG } from '@lead-capture/mailer';
 
 /** What the webhooks worker reads beside the process's own variables (README table). */
@@ -63,6 +63,4 @@ export const WEBHOOKS_CONFIG = {
 
 export type WebhooksConfig = ConfigOf<typeof WEBHOOKS_CONFIG>;
 
-export function loadWebhooksConfig(env?: Readonly<Record<string, string | undefined>>): WebhooksConfig {
-  return loadConfig(WEBHOOKS_CONFIG, env);
-}
+export const loadWebhooksConfig = configLoader(WEBHOOKS_CONFIG);

@@ -1,10 +1,5 @@
-import {
-  ownedDeps,
-  type ServiceDeps,
-  type ServiceModule,
-  stageService,
-  subscribeGroup,
-} from '@lead-capture/kit';
+import type { ServiceDeps, ServiceModule } from '@lead-capture/kit';
+import { ownedDeps, stageService, subscribeGroup } from '@lead-capture/kit';
 import { createMailer, DEFAULT_MAIL_FROM } from '@lead-capture/mailer';
 import { loadWebhooksConfig, type WebhooksConfig } from './config.js';
 import { DeliveryDispatcher } from './dispatcher.js';
@@ -69,8 +64,7 @@ export function createWebhooksService(
   config: WebhooksConfig = loadWebhooksConfig(),
   options: WebhooksServiceOptions = {},
 ): ServiceModule {
-  const { store, bus, logger } = ownedDeps(deps, 'webhooks', WEBHOOKS_COLLECTIONS);
-  const { now } = deps;
+  const { store, bus, logger, now } = ownedDeps(deps, 'webhooks', WEBHOOKS_COLLECTIONS);
   const collections = webhookCollections(store);
   const policy = {
     allowHttp: config.OUTBOUND_WEBHOOK_ALLOW_HTTP,

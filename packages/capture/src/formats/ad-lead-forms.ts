@@ -1,7 +1,7 @@
 import type { MappingTarget } from '@lead-capture/contracts';
 import { isPlainObject, MappingError } from '../values.js';
 import { copyScalars, FlatFields, type FlatPayload, pickHints } from './flat-fields.js';
-import { arrayOf, localized, objectOf, omit, pick, textOr } from './reading.js';
+import { arrayOf, localized, objectOf, omit, pick, textOr, unwrap } from './reading.js';
 
 /** The lead forms of the ad platforms: Meta (Facebook / Instagram) Lead Ads, Google Ads, LinkedIn. */
 
@@ -118,8 +118,7 @@ export function flattenLinkedin(payload: unknown): FlatPayload {
       ...(predefined === undefined ? {} : { predefined }),
     });
   }
-  const at: string[] = isPlainObject(root.formResponse) ? ['formResponse'] : [];
-  const response = isPlainObject(root.formResponse) ? root.formResponse : root;
+  const { at, content: response } = unwrap(root, 'formResponse');
   const fields = new FlatFields();
   const hints: Record<string, MappingTarget> = {};
   for (const [index, answer] of arrayOf(response.answers).entries()) {

@@ -3,7 +3,7 @@ import { decodeJson } from '../path.js';
 import { isPlainObject } from '../values.js';
 import { aliasTarget } from './common-names.js';
 import { copyScalars, FlatFields, type FlatPayload, flattenInto } from './flat-fields.js';
-import { arrayOf, objectOf, omit, pick, textOr } from './reading.js';
+import { arrayOf, objectOf, omit, pick, textOr, unwrap } from './reading.js';
 
 /**
  * Form builders and survey tools that post their own payloads: Typeform, Tally, Jotform, Elfsight and
@@ -18,8 +18,7 @@ import { arrayOf, objectOf, omit, pick, textOr } from './reading.js';
  */
 export function flattenTypeform(payload: unknown): FlatPayload {
   const root = objectOf(payload);
-  const at: string[] = isPlainObject(root.form_response) ? ['form_response'] : [];
-  const response = isPlainObject(root.form_response) ? root.form_response : root;
+  const { at, content: response } = unwrap(root, 'form_response');
   const titles = new Map<string, string>();
   const definition = isPlainObject(response.definition) ? response.definition : {};
   for (const field of arrayOf(definition.fields)) {
@@ -88,8 +87,7 @@ const TALLY_TYPE_TARGETS: Record<string, MappingTarget> = {
 /** `data.fields[]` named by label (else key); choice ids become their option texts. */
 export function flattenTally(payload: unknown): FlatPayload {
   const root = objectOf(payload);
-  const at: string[] = isPlainObject(root.data) ? ['data'] : [];
-  const data = isPlainObject(root.data) ? root.data : root;
+  const { at, content: data } = unwrap(root, 'data');
   const fields = new FlatFields();
   const hints: Record<string, MappingTarget> = {};
   for (const [index, field] of arrayOf(data.fields).entries()) {

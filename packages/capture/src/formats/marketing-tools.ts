@@ -1,6 +1,6 @@
 import { isPlainObject } from '../values.js';
 import { copyScalars, FlatFields, type FlatPayload, pickHints } from './flat-fields.js';
-import { arrayOf, objectOf, omit } from './reading.js';
+import { arrayOf, objectOf, omit, unwrap } from './reading.js';
 
 /** Marketing and scheduling tools: HubSpot Forms, Calendly, Mailchimp. */
 
@@ -24,8 +24,7 @@ export function flattenHubspotForms(payload: unknown): FlatPayload {
 /** `payload` of invitee.created: the invitee, `questions_and_answers[]` by question, `tracking`. */
 export function flattenCalendly(payload: unknown): FlatPayload {
   const root = objectOf(payload);
-  const at: string[] = isPlainObject(root.payload) ? ['payload'] : [];
-  const invitee = isPlainObject(root.payload) ? root.payload : root;
+  const { at, content: invitee } = unwrap(root, 'payload');
   const fields = new FlatFields();
   copyScalars(omit(invitee, ['questions_and_answers', 'tracking']), fields, at);
   for (const [index, item] of arrayOf(invitee.questions_and_answers).entries()) {

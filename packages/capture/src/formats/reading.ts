@@ -6,6 +6,18 @@ export function objectOf(payload: unknown): Record<string, unknown> {
   return payload;
 }
 
+/**
+ * The part of a payload under `key` when the tool wraps its content there, else the payload itself;
+ * `at` is the path to it, which the fields' source paths start with.
+ */
+export function unwrap(
+  root: Record<string, unknown>,
+  key: string,
+): { at: string[]; content: Record<string, unknown> } {
+  const wrapped = root[key];
+  return isPlainObject(wrapped) ? { at: [key], content: wrapped } : { at: [], content: root };
+}
+
 /** An array, or none: a part of the wrong type reads as empty. */
 export function arrayOf(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [];

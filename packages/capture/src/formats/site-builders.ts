@@ -2,7 +2,7 @@ import type { MappingTarget } from '@lead-capture/contracts';
 import { decodeJson } from '../path.js';
 import { isPlainObject } from '../values.js';
 import { copyScalars, FlatFields, type FlatPayload, pickHints } from './flat-fields.js';
-import { objectOf, omit } from './reading.js';
+import { objectOf, omit, unwrap } from './reading.js';
 
 /** Website and landing-page builders' form posts: Elementor, Gravity Forms, Webflow, Unbounce. */
 
@@ -69,8 +69,7 @@ export function flattenGravityForms(payload: unknown): FlatPayload {
  */
 export function flattenWebflow(payload: unknown): FlatPayload {
   const root = objectOf(payload);
-  const at: string[] = isPlainObject(root.payload) ? ['payload'] : [];
-  const submission = isPlainObject(root.payload) ? root.payload : root;
+  const { at, content: submission } = unwrap(root, 'payload');
   const fields = new FlatFields();
   copyScalars(isPlainObject(submission.data) ? submission.data : {}, fields, [...at, 'data']);
   copyScalars(omit(submission, ['data', 'schema']), fields, at, 'form_');

@@ -10,7 +10,7 @@ import {
   text,
   uuid,
 } from './common.js';
-import { propertiesNamed, type SchemaType } from './schema-type.js';
+import { objectSchema, propertiesNamed, type SchemaType } from './schema-type.js';
 
 // Each event's `data` schema; the TypeScript types below are derived from these, never written twice.
 
@@ -20,34 +20,31 @@ export const SEQUENCE_STEP_STATUSES = ['sent', 'outbox', 'failed'] as const;
 export const IMPORT_STATUSES = ['in_progress', 'done'] as const;
 
 /** What enrichment found. Each part's details belong to the enrichment worker. */
-const enrichmentSchema = {
-  type: 'object',
-  required: ['email', 'geo', 'company'],
-  properties: { email: freeObject, geo: freeObject, company: freeObject },
-} as const;
+const enrichmentSchema = objectSchema(['email', 'geo', 'company'], {
+  email: freeObject,
+  geo: freeObject,
+  company: freeObject,
+});
 
 const count = { type: 'integer', minimum: 0 } as const;
 /** Integer 0..100. */
 const scoreSchema = { type: 'integer', minimum: 0, maximum: 100 } as const;
 const qualificationSchema = { enum: QUALIFICATIONS } as const;
 
-const scoreReasonSchema = {
-  type: 'object',
-  required: ['points', 'label'],
-  properties: { points: { type: 'integer' }, label: nonEmptyText },
-} as const;
-
-const sentNotificationSchema = {
-  type: 'object',
-  required: ['id', 'to', 'status'],
-  properties: { id: uuid, to: nonEmptyText, status: nonEmptyText },
-} as const;
-
-const enrollmentSchema = {
-  type: 'object',
-  required: ['sequenceId', 'sequenceName', 'enrollmentId'],
-  properties: { sequenceId: uuid, sequenceName: text, enrollmentId: uuid },
-} as const;
+const scoreReasonSchema = objectSchema(['points', 'label'], {
+  points: { type: 'integer' },
+  label: nonEmptyText,
+});
+const sentNotificationSchema = objectSchema(['id', 'to', 'status'], {
+  id: uuid,
+  to: nonEmptyText,
+  status: nonEmptyText,
+});
+const enrollmentSchema = objectSchema(['sequenceId', 'sequenceName', 'enrollmentId'], {
+  sequenceId: uuid,
+  sequenceName: text,
+  enrollmentId: uuid,
+});
 
 /** Who made a change through the API. */
 const actorSchema = { type: 'object', properties: { userId: uuid, apiKeyId: uuid } } as const;
@@ -106,11 +103,11 @@ export const LEAD_EVENT_SCHEMAS = {
       lead: leadSnapshotSchema,
     },
   },
-  'lead.enriched': {
-    type: 'object',
-    required: ['leadId', 'lead', 'enrichment'],
-    properties: { leadId: uuid, lead: leadSnapshotSchema, enrichment: enrichmentSchema },
-  },
+  'lead.enriched': objectSchema(['leadId', 'lead', 'enrichment'], {
+    leadId: uuid,
+    lead: leadSnapshotSchema,
+    enrichment: enrichmentSchema,
+  }),
   'lead.scored': {
     type: 'object',
     required: ['leadId', 'lead', 'enrichment', 'score', 'qualification', 'reasons'],
@@ -186,16 +183,8 @@ export const LEAD_EVENT_SCHEMAS = {
       actor: actorSchema,
     },
   },
-  'lead.deleted': {
-    type: 'object',
-    required: ['leadId'],
-    properties: { leadId: uuid },
-  },
-  'lead.merged': {
-    type: 'object',
-    required: ['primaryId', 'duplicateId'],
-    properties: { primaryId: uuid, duplicateId: uuid },
-  },
+  'lead.deleted': objectSchema(['leadId'], { leadId: uuid }),
+  'lead.merged': objectSchema(['primaryId', 'duplicateId'], { primaryId: uuid, duplicateId: uuid }),
   /**
    * How far the capture of a CSV import got (the lead service, throttled: at most about once a second
    * per import, and once when it is done). Informational, for live views: only broadcast consumers
@@ -221,20 +210,18 @@ export const LEAD_EVENT_SCHEMAS = {
   },
 } as const;
 
-type LeadEventData<T extends keyof typeof LEAD_EVENT_SCHEMAS> = SchemaType<(typeof LEAD_EVENT_SCHEMAS)[T]>;
-
-export type LeadReceived = LeadEventData<'lead.received'>;
-export type LeadCaptured = LeadEventData<'lead.captured'>;
-export type LeadEnriched = LeadEventData<'lead.enriched'>;
-export type LeadScored = LeadEventData<'lead.scored'>;
-export type LeadNotified = LeadEventData<'lead.notified'>;
-export type LeadEnrolled = LeadEventData<'lead.enrolled'>;
-export type LeadSequenceStepSent = LeadEventData<'lead.sequence_step_sent'>;
-export type LeadEnrollmentStopped = LeadEventData<'lead.enrollment_stopped'>;
-export type LeadUpdated = LeadEventData<'lead.updated'>;
-export type LeadDeleted = LeadEventData<'lead.deleted'>;
-export type LeadMerged = LeadEventData<'lead.merged'>;
-export type LeadImportProgress = LeadEventData<'lead.import_progress'>;
+export type LeadReceived = SchemaType<(typeof LEAD_EVENT_SCHEMAS)['lead.received']>;
+export type LeadCaptured = SchemaType<(typeof LEAD_EVENT_SCHEMAS)['lead.captured']>;
+export type LeadEnriched = SchemaType<(typeof LEAD_EVENT_SCHEMAS)['lead.enriched']>;
+export type LeadScored = SchemaType<(typeof LEAD_EVENT_SCHEMAS)['lead.scored']>;
+export type LeadNotified = SchemaType<(typeof LEAD_EVENT_SCHEMAS)['lead.notified']>;
+export type LeadEnrolled = SchemaType<(typeof LEAD_EVENT_SCHEMAS)['lead.enrolled']>;
+export type LeadSequenceStepSent = SchemaType<(typeof LEAD_EVENT_SCHEMAS)['lead.sequence_step_sent']>;
+export type LeadEnrollmentStopped = SchemaType<(typeof LEAD_EVENT_SCHEMAS)['lead.enrollment_stopped']>;
+export type LeadUpdated = SchemaType<(typeof LEAD_EVENT_SCHEMAS)['lead.updated']>;
+export type LeadDeleted = SchemaType<(typeof LEAD_EVENT_SCHEMAS)['lead.deleted']>;
+export type LeadMerged = SchemaType<(typeof LEAD_EVENT_SCHEMAS)['lead.merged']>;
+export type LeadImportProgress = SchemaType<(typeof LEAD_EVENT_SCHEMAS)['lead.import_progress']>;
 
 export type SubmissionOrigin = (typeof SUBMISSION_ORIGINS)[number];
 export type SequenceStepStatus = (typeof SEQUENCE_STEP_STATUSES)[number];

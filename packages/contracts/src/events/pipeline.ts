@@ -1,5 +1,5 @@
 import { nonEmptyText, revision, text, uuid } from './common.js';
-import type { SchemaType } from './schema-type.js';
+import { objectSchema, type SchemaType } from './schema-type.js';
 
 const stageSnapshotSchema = {
   type: 'object',
@@ -33,20 +33,12 @@ const pipelineSnapshotSchema = {
 export const PIPELINE_EVENT_SCHEMAS = {
   'pipeline.created': pipelineSnapshotSchema,
   'pipeline.updated': pipelineSnapshotSchema,
-  'pipeline.deleted': {
-    type: 'object',
-    required: ['pipelineId'],
-    properties: { pipelineId: uuid, revision },
-  },
+  'pipeline.deleted': objectSchema(['pipelineId'], { pipelineId: uuid, revision }),
 } as const;
 
-type PipelineEventData<T extends keyof typeof PIPELINE_EVENT_SCHEMAS> = SchemaType<
-  (typeof PIPELINE_EVENT_SCHEMAS)[T]
->;
-
-export type PipelineCreated = PipelineEventData<'pipeline.created'>;
-export type PipelineUpdated = PipelineEventData<'pipeline.updated'>;
-export type PipelineDeleted = PipelineEventData<'pipeline.deleted'>;
+export type PipelineCreated = SchemaType<(typeof PIPELINE_EVENT_SCHEMAS)['pipeline.created']>;
+export type PipelineUpdated = SchemaType<(typeof PIPELINE_EVENT_SCHEMAS)['pipeline.updated']>;
+export type PipelineDeleted = SchemaType<(typeof PIPELINE_EVENT_SCHEMAS)['pipeline.deleted']>;
 
 export type PipelineSnapshot = SchemaType<typeof pipelineSnapshotSchema>;
 export type PipelineStageSnapshot = SchemaType<typeof stageSnapshotSchema>;

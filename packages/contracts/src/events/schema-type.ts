@@ -22,6 +22,17 @@ type NamedFieldsOnly<T> = T extends readonly (infer Item)[]
       : { [K in keyof T as string extends K ? never : number extends K ? never : K]: NamedFieldsOnly<T[K]> }
     : T;
 
+/**
+ * `{ type: 'object', required, properties }`, typed as its literal: an object with these fields, the
+ * `required` ones present. Fields it does not name are allowed (the tolerant reader).
+ */
+export function objectSchema<const Required extends readonly string[], const Properties extends object>(
+  required: Required,
+  properties: Properties,
+): { readonly type: 'object'; readonly required: Required; readonly properties: Properties } {
+  return { type: 'object', required, properties };
+}
+
 /** `{ [name]: schema }` for every name of a fixed list, typed key by key (unlike Object.fromEntries). */
 export function propertiesNamed<const Names extends readonly string[], Schema>(
   names: Names,

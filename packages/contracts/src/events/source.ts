@@ -1,5 +1,5 @@
 import { dateTime, fieldMappingsSchema, nonEmptyText, nullableText, revision, text, uuid } from './common.js';
-import type { SchemaType } from './schema-type.js';
+import { objectSchema, type SchemaType } from './schema-type.js';
 
 const sourceName = { type: 'string', minLength: 1, maxLength: 255 } as const;
 
@@ -55,11 +55,7 @@ export const receivingSchemaProperties = {
   graphAccessToken: nullableText,
 } as const;
 
-const userRefSchema = {
-  type: 'object',
-  required: ['id', 'name', 'email'],
-  properties: { id: uuid, name: text, email: text },
-} as const;
+const userRefSchema = objectSchema(['id', 'name', 'email'], { id: uuid, name: text, email: text });
 
 // `revision` increases with every change of the source; read models ignore an event older than
 // what they hold.
@@ -91,26 +87,18 @@ export const SOURCE_EVENT_SCHEMAS = {
     },
   },
   /** The new token; the previous one stops working as soon as this is consumed. */
-  'source.token_rotated': {
-    type: 'object',
-    required: ['sourceId', 'webhookToken'],
-    properties: { sourceId: uuid, revision, webhookToken: nonEmptyText },
-  },
-  'source.deleted': {
-    type: 'object',
-    required: ['sourceId'],
-    properties: { sourceId: uuid, revision },
-  },
+  'source.token_rotated': objectSchema(['sourceId', 'webhookToken'], {
+    sourceId: uuid,
+    revision,
+    webhookToken: nonEmptyText,
+  }),
+  'source.deleted': objectSchema(['sourceId'], { sourceId: uuid, revision }),
 } as const;
 
-type SourceEventData<T extends keyof typeof SOURCE_EVENT_SCHEMAS> = SchemaType<
-  (typeof SOURCE_EVENT_SCHEMAS)[T]
->;
-
-export type SourceCreated = SourceEventData<'source.created'>;
-export type SourceUpdated = SourceEventData<'source.updated'>;
-export type SourceTokenRotated = SourceEventData<'source.token_rotated'>;
-export type SourceDeleted = SourceEventData<'source.deleted'>;
+export type SourceCreated = SchemaType<(typeof SOURCE_EVENT_SCHEMAS)['source.created']>;
+export type SourceUpdated = SchemaType<(typeof SOURCE_EVENT_SCHEMAS)['source.updated']>;
+export type SourceTokenRotated = SchemaType<(typeof SOURCE_EVENT_SCHEMAS)['source.token_rotated']>;
+export type SourceDeleted = SchemaType<(typeof SOURCE_EVENT_SCHEMAS)['source.deleted']>;
 
 /** Incoming field name (a selector) -> the lead field or attribution it fills. */
 export type FieldMappings = SchemaType<typeof fieldMappingsSchema>;

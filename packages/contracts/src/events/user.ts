@@ -1,5 +1,5 @@
 import { nonEmptyText, USER_ROLES, uuid } from './common.js';
-import type { SchemaType } from './schema-type.js';
+import { objectSchema, type SchemaType } from './schema-type.js';
 
 /** The user as it stands after the change (published on create and on every update). */
 const userSnapshotSchema = {
@@ -17,17 +17,11 @@ const userSnapshotSchema = {
 export const USER_EVENT_SCHEMAS = {
   'user.created': userSnapshotSchema,
   'user.updated': userSnapshotSchema,
-  'user.deleted': {
-    type: 'object',
-    required: ['userId'],
-    properties: { userId: uuid },
-  },
+  'user.deleted': objectSchema(['userId'], { userId: uuid }),
 } as const;
 
-type UserEventData<T extends keyof typeof USER_EVENT_SCHEMAS> = SchemaType<(typeof USER_EVENT_SCHEMAS)[T]>;
-
-export type UserCreated = UserEventData<'user.created'>;
-export type UserUpdated = UserEventData<'user.updated'>;
-export type UserDeleted = UserEventData<'user.deleted'>;
+export type UserCreated = SchemaType<(typeof USER_EVENT_SCHEMAS)['user.created']>;
+export type UserUpdated = SchemaType<(typeof USER_EVENT_SCHEMAS)['user.updated']>;
+export type UserDeleted = SchemaType<(typeof USER_EVENT_SCHEMAS)['user.deleted']>;
 
 export type UserSnapshot = SchemaType<typeof userSnapshotSchema>;

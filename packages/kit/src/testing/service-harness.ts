@@ -23,7 +23,6 @@ import {
   type InternalSigner,
 } from '../internal-keys.js';
 import { createLogger } from '../logger.js';
-import { buildServiceApp } from '../run-service.js';
 import {
   type Clock,
   type InternalClient,
@@ -31,6 +30,7 @@ import {
   type ServiceModule,
   systemClock,
 } from '../service.js';
+import { buildServiceApp } from '../service-app.js';
 import { type TrustProxySetting, toFastifyTrustProxy } from '../trust-proxy.js';
 
 /** A silent logger named `<label>-test`. */

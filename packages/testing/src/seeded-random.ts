@@ -1,0 +1,13 @@
+/**
+ * mulberry32, seeded: numbers in [0, 1), the same on every run, for generated data (benchmarks)
+ * without the correlations of `i % n` fields.
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
