@@ -1,5 +1,5 @@
 import { LEAD_STATUSES, QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
-import { ID_PARAMS_SCHEMA, pagedListSchema } from '@lead-capture/kit';
+import { closedObject, ID_PARAMS_SCHEMA, pagedListSchema } from '@lead-capture/kit';
 import { freeObject, idName, nullableString } from './fragments.js';
 
 /**
@@ -34,12 +34,7 @@ const listItemProperties = {
   status: { type: 'string', enum: LEAD_STATUSES },
   score: { type: 'integer' },
   qualification: { type: ['string', 'null'], enum: [...QUALIFICATIONS, null] },
-  source: {
-    type: 'object',
-    required: ['id', 'name', 'deleted'],
-    additionalProperties: false,
-    properties: { id: { type: 'string' }, name: { type: 'string' }, deleted: { type: 'boolean' } },
-  },
+  source: closedObject({ id: { type: 'string' }, name: { type: 'string' }, deleted: { type: 'boolean' } }),
   assignedTo: nullableString,
   isDuplicate: { type: 'boolean' },
   duplicateOf: nullableString,
@@ -63,101 +58,63 @@ const listItemProperties = {
   },
 } as const;
 
-export const LEAD_LIST_ITEM_SCHEMA = {
-  type: 'object',
-  required: Object.keys(listItemProperties),
-  additionalProperties: false,
-  properties: listItemProperties,
-} as const;
+export const LEAD_LIST_ITEM_SCHEMA = closedObject(listItemProperties);
 
 const detailProperties = {
   ...listItemProperties,
   phoneOriginal: nullableString,
   notes: nullableString,
   customFields: freeObject,
-  attribution: {
-    type: 'object',
-    required: ['utm', 'referrer', 'landingPage', 'clickIds'],
-    additionalProperties: false,
-    properties: {
-      utm: { type: 'object', additionalProperties: { type: 'string' } },
-      referrer: nullableString,
-      landingPage: {
-        ...nullableString,
-        description: 'The page the lead was captured on, when the sender said',
-      },
-      clickIds: {
-        type: 'object',
-        description:
-          "Ad platforms' click ids (gclid, gbraid, wbraid, fbclid, msclkid, li_fat_id, ttclid, twclid)",
-        additionalProperties: { type: 'string' },
-      },
+  attribution: closedObject({
+    utm: { type: 'object', additionalProperties: { type: 'string' } },
+    referrer: nullableString,
+    landingPage: {
+      ...nullableString,
+      description: 'The page the lead was captured on, when the sender said',
     },
-  },
-  client: {
-    type: 'object',
-    required: ['ip', 'userAgent'],
-    additionalProperties: false,
-    properties: { ip: nullableString, userAgent: nullableString },
-  },
+    clickIds: {
+      type: 'object',
+      description:
+        "Ad platforms' click ids (gclid, gbraid, wbraid, fbclid, msclkid, li_fat_id, ttclid, twclid)",
+      additionalProperties: { type: 'string' },
+    },
+  }),
+  client: closedObject({ ip: nullableString, userAgent: nullableString }),
   enrichment: { type: ['object', 'null'], additionalProperties: true },
   scoreReasons: {
     type: 'array',
-    items: {
-      type: 'object',
-      required: ['points', 'label'],
-      additionalProperties: false,
-      properties: { points: { type: 'integer' }, label: { type: 'string' } },
-    },
+    items: closedObject({ points: { type: 'integer' }, label: { type: 'string' } }),
   },
   notifications: { type: 'array', items: freeObject },
   enrollments: { type: 'array', items: freeObject },
   updatedAt: { type: 'string' },
 } as const;
 
-export const LEAD_DETAIL_SCHEMA = {
-  type: 'object',
-  required: Object.keys(detailProperties),
-  additionalProperties: false,
-  properties: detailProperties,
-} as const;
+export const LEAD_DETAIL_SCHEMA = closedObject(detailProperties);
 
 export const LEAD_LIST_RESPONSE_SCHEMA = pagedListSchema(LEAD_LIST_ITEM_SCHEMA);
 
-export const TIMELINE_RESPONSE_SCHEMA = {
-  type: 'object',
-  required: ['data'],
-  additionalProperties: false,
-  properties: {
-    data: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'type', 'occurredAt', 'actor', 'data'],
-        additionalProperties: false,
-        properties: {
-          id: { type: 'string' },
-          type: { type: 'string' },
-          occurredAt: { type: 'string' },
-          actor: {
-            type: ['object', 'null'],
-            additionalProperties: false,
-            properties: {
-              userId: { type: 'string' },
-              apiKeyId: { type: 'string' },
-              service: { type: 'string' },
-            },
-          },
-          data: freeObject,
-        },
-      },
-    },
-  },
+const timelineActor = {
+  ...closedObject(
+    { userId: { type: 'string' }, apiKeyId: { type: 'string' }, service: { type: 'string' } },
+    [],
+  ),
+  type: ['object', 'null'],
 } as const;
 
-export const DUPLICATES_RESPONSE_SCHEMA = {
-  type: 'object',
-  required: ['data'],
-  additionalProperties: false,
-  properties: { data: { type: 'array', items: LEAD_LIST_ITEM_SCHEMA } },
-} as const;
+export const TIMELINE_RESPONSE_SCHEMA = closedObject({
+  data: {
+    type: 'array',
+    items: closedObject({
+      id: { type: 'string' },
+      type: { type: 'string' },
+      occurredAt: { type: 'string' },
+      actor: timelineActor,
+      data: freeObject,
+    }),
+  },
+});
+
+export const DUPLICATES_RESPONSE_SCHEMA = closedObject({
+  data: { type: 'array', items: LEAD_LIST_ITEM_SCHEMA },
+});
