@@ -13,6 +13,7 @@ export {
   readAuditRecord,
   reportAuditRecords,
 } from './audit.js';
+export { type ClosedObjectSchema, closedObject } from './closed-object.js';
 export {
   bool,
   COMMON_CONFIG,
@@ -192,4 +193,3 @@ export { type GroupHandlers, type GroupSubscribeOptions, subscribeGroup } from '
 export { parseTrustProxy, type TrustProxySetting, toFastifyTrustProxy, trustProxy } from './trust-proxy.js';
 export { uniqueBy } from './unique.js';
 export { timeOrderedUuidV5, uuidV5 } from './uuid-v5.js';
-export { type ClosedObjectSchema, closedObject } from './closed-object.js';
