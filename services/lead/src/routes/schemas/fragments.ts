@@ -9,3 +9,10 @@ import { closedObject } from '@lead-capture/kit';
 export const nullableString = { type: ['string', 'null'] } as const;
 export const freeObject = { type: 'object', additionalProperties: true } as const;
 export const idName = closedObject({ id: { type: 'string' }, name: { type: 'string' } });
+
+/** A lead's source: its current name, and whether it is deleted (a deleted source keeps its leads). */
+export const sourceRefProperties = {
+  id: { type: 'string' },
+  name: { type: 'string' },
+  deleted: { type: 'boolean' },
+} as const;

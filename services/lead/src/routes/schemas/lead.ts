@@ -1,6 +1,6 @@
 import { LEAD_STATUSES, QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
 import { closedObject, ID_PARAMS_SCHEMA, pagedListSchema } from '@lead-capture/kit';
-import { freeObject, idName, nullableString } from './fragments.js';
+import { freeObject, idName, nullableString, sourceRefProperties } from './fragments.js';
 
 /**
  * The lead as the Leads API answers it (list item, detail, duplicates, timeline) and how a route
@@ -34,7 +34,7 @@ const listItemProperties = {
   status: { type: 'string', enum: LEAD_STATUSES },
   score: { type: 'integer' },
   qualification: { type: ['string', 'null'], enum: [...QUALIFICATIONS, null] },
-  source: closedObject({ id: { type: 'string' }, name: { type: 'string' }, deleted: { type: 'boolean' } }),
+  source: closedObject(sourceRefProperties),
   assignedTo: nullableString,
   isDuplicate: { type: 'boolean' },
   duplicateOf: nullableString,

@@ -1,5 +1,6 @@
 import { LEAD_STATUSES, propertiesNamed, QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
 import { closedObject } from '@lead-capture/kit';
+import { sourceRefProperties } from './fragments.js';
 
 /** GET /api/leads/stats. */
 
@@ -57,9 +58,7 @@ export const STATS_RESPONSE_SCHEMA = closedObject(
       maxItems: STATS_TOP_SOURCES,
       description: `Extension of the contract: the ${STATS_TOP_SOURCES} sources with the most leads, the most first (ties by name); sources without leads left out. A deleted source keeps its leads and shows deleted: true`,
       items: closedObject({
-        id: { type: 'string' },
-        name: { type: 'string' },
-        deleted: { type: 'boolean' },
+        ...sourceRefProperties,
         count: { type: 'integer' },
         converted: {
           type: 'integer',
