@@ -167,6 +167,7 @@ export {
   type ServiceModule,
   systemClock,
 } from './service.js';
+export { serviceOutbox } from './service-outbox.js';
 export {
   createShutdown,
   SHUTDOWN_PHASES,
