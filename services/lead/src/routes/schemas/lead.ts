@@ -11,17 +11,16 @@ import { freeObject, idName, nullableString, sourceRefProperties } from './fragm
 export const LEAD_ID_PARAMS_SCHEMA = ID_PARAMS_SCHEMA;
 export type LeadIdParams = SchemaType<typeof LEAD_ID_PARAMS_SCHEMA>;
 
-export const INTERNAL_LEAD_QUERY_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+export const INTERNAL_LEAD_QUERY_SCHEMA = closedObject(
+  {
     /**
      * The `occurredAt` of a lead.scored the caller holds: 409 until the lead shows that score or a
      * later one (the lead service applies the scoring worker's events asynchronously).
      */
     scoredSince: { type: 'string', format: 'date-time' },
   },
-} as const;
+  [],
+);
 export type InternalLeadQuery = SchemaType<typeof INTERNAL_LEAD_QUERY_SCHEMA>;
 
 const listItemProperties = {

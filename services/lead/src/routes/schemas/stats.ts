@@ -10,10 +10,8 @@ export const STATS_TOP_SOURCES = 10;
 export const STATS_MAX_DAYS = 365;
 export const STATS_DEFAULT_DAYS = 30;
 
-export const STATS_QUERY_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+export const STATS_QUERY_SCHEMA = closedObject(
+  {
     days: {
       type: 'integer',
       minimum: 1,
@@ -33,7 +31,8 @@ export const STATS_QUERY_SCHEMA = {
       description: `Extension of the contract: the last UTC day (YYYY-MM-DD, included) of the range; at most ${STATS_MAX_DAYS} days from from`,
     },
   },
-} as const;
+  [],
+);
 export type StatsQuery = SchemaType<typeof STATS_QUERY_SCHEMA>;
 
 const countsOf = <const Keys extends readonly string[]>(keys: Keys) =>
