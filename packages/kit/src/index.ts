@@ -13,6 +13,7 @@ export {
   readAuditRecord,
   reportAuditRecords,
 } from './audit.js';
+export { type ClosedObjectSchema, closedObject } from './closed-object.js';
 export {
   bool,
   COMMON_CONFIG,

@@ -76,20 +76,12 @@ export function createDirectoryHandler({ collections, now: clock }: LeadContext)
         { $set: { isDefault: false } },
       );
     }
+    const firstStage = firstStageOf(pipeline);
     const stageIds = pipeline.stages.map((stage) => stage.id);
-    await moveLeads(
-      { pipelineId: pipeline._id, stageId: { $nin: stageIds } },
-      firstStageOf(pipeline),
-      'stage removed',
-      event.id,
-    );
+    const inRemovedStage = { pipelineId: pipeline._id, stageId: { $nin: stageIds } };
+    await moveLeads(inRemovedStage, firstStage, 'stage removed', event.id);
     if (pipeline.isDefault) {
-      await moveLeads(
-        { pipelineId: null },
-        firstStageOf(pipeline),
-        'placed in the default pipeline',
-        event.id,
-      );
+      await moveLeads({ pipelineId: null }, firstStage, 'placed in the default pipeline', event.id);
     }
   }
 

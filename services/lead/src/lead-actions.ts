@@ -21,7 +21,7 @@ import {
   type TagDoc,
   type TimelineActor,
 } from './store.js';
-import { moveTimeline, recordTimeline } from './timeline.js';
+import { moveTimeline, recordTimeline, type TimelineEntry } from './timeline.js';
 
 /** Who asks, and the request id that correlates the events the change publishes. */
 export interface Requester {
@@ -97,38 +97,40 @@ export function createLeadActions({ collections, now: clock }: LeadContext, outb
     );
   }
 
+  /**
+   * Sets fields of the lead in one outbox change, with lead.updated and the timeline entry `entryOf`
+   * makes from the lead as it was; null from `entryOf` (another request made the change first) records
+   * nothing.
+   */
+  function setFields(
+    lead: LeadDoc,
+    fields: Partial<LeadDoc> & JsonObject,
+    by: Requester,
+    entryOf: (before: LeadDoc) => Pick<TimelineEntry, 'type' | 'data'> | null,
+  ): Promise<LeadDoc> {
+    return change(async (tx, outboxChange) => {
+      const { before, after } = await update(tx, lead._id, fields);
+      const entry = entryOf(before);
+      if (entry === null) return after;
+      await emitUpdated(outboxChange, lead._id, fields, by);
+      await recordTimeline(tx.timeline, clock, { leadId: lead._id, actor: timelineActor(by), ...entry });
+      return after;
+    });
+  }
+
   async function setStatus(id: string, status: LeadStatus, by: Requester): Promise<LeadDoc> {
     const lead = await requireLead(id);
     if (lead.status === status) return lead;
-    return change(async (tx, outboxChange) => {
-      const { before, after } = await update(tx, lead._id, { status });
-      if (before.status === status) return after;
-      await emitUpdated(outboxChange, lead._id, { status }, by);
-      await recordTimeline(tx.timeline, clock, {
-        leadId: lead._id,
-        type: 'status_changed',
-        actor: timelineActor(by),
-        data: { from: before.status, to: status },
-      });
-      return after;
-    });
+    return setFields(lead, { status }, by, (before) =>
+      before.status === status ? null : { type: 'status_changed', data: { from: before.status, to: status } },
+    );
   }
 
   async function setNotes(id: string, text: string, by: Requester): Promise<LeadDoc> {
     const lead = await requireLead(id);
     const notes = text === '' ? null : text;
     if (lead.notes === notes) return lead;
-    return change(async (tx, outboxChange) => {
-      const { after } = await update(tx, lead._id, { notes });
-      await emitUpdated(outboxChange, lead._id, { notes }, by);
-      await recordTimeline(tx.timeline, clock, {
-        leadId: lead._id,
-        type: 'note_changed',
-        actor: timelineActor(by),
-        data: { notes },
-      });
-      return after;
-    });
+    return setFields(lead, { notes }, by, () => ({ type: 'note_changed', data: { notes } }));
   }
 
   /**
@@ -290,17 +292,10 @@ export function createLeadActions({ collections, now: clock }: LeadContext, outb
     const lead = await requireLead(id);
     const assignee = await checkAssignee(userId);
     if (lead.assignedTo === assignee) return lead;
-    return change(async (tx, outboxChange) => {
-      const { before, after } = await update(tx, lead._id, { assignedTo: assignee });
-      await emitUpdated(outboxChange, lead._id, { assignedTo: assignee }, by);
-      await recordTimeline(tx.timeline, clock, {
-        leadId: lead._id,
-        type: 'assigned',
-        actor: timelineActor(by),
-        data: { from: before.assignedTo, to: assignee },
-      });
-      return after;
-    });
+    return setFields(lead, { assignedTo: assignee }, by, (before) => ({
+      type: 'assigned',
+      data: { from: before.assignedTo, to: assignee },
+    }));
   }
 
   async function moveToStage(id: string, stageId: string, by: Requester): Promise<LeadDoc> {
@@ -308,23 +303,11 @@ export function createLeadActions({ collections, now: clock }: LeadContext, outb
     const normalizedStageId = stageId.toLowerCase();
     const pipeline = await pipelineOfStage(normalizedStageId);
     if (lead.stageId === normalizedStageId && lead.pipelineId === pipeline._id) return lead;
-    return change(async (tx, outboxChange) => {
-      const { before, after } = await update(tx, lead._id, {
-        pipelineId: pipeline._id,
-        stageId: normalizedStageId,
-      });
-      await emitUpdated(outboxChange, lead._id, { pipelineId: pipeline._id, stageId: normalizedStageId }, by);
-      await recordTimeline(tx.timeline, clock, {
-        leadId: lead._id,
-        type: 'stage_changed',
-        actor: timelineActor(by),
-        data: {
-          from: { pipelineId: before.pipelineId, stageId: before.stageId },
-          to: { pipelineId: pipeline._id, stageId: normalizedStageId },
-        },
-      });
-      return after;
-    });
+    const to = { pipelineId: pipeline._id, stageId: normalizedStageId };
+    return setFields(lead, to, by, (before) => ({
+      type: 'stage_changed',
+      data: { from: { pipelineId: before.pipelineId, stageId: before.stageId }, to },
+    }));
   }
 
   /**

@@ -1,16 +1,13 @@
 import { emailFieldProblem } from '@lead-capture/capture';
 import type { LeadField } from '@lead-capture/contracts';
 import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js';
+import type { LeadDoc } from './store.js';
 
 /** The standard fields of a lead after normalisation; absent values are null. */
-export interface NormalizedFields {
-  firstName: string | null;
-  lastName: string | null;
-  email: string | null;
-  phone: string | null;
-  phoneOriginal: string | null;
-  company: string | null;
-}
+export type NormalizedFields = Pick<
+  LeadDoc,
+  'firstName' | 'lastName' | 'email' | 'phone' | 'phoneOriginal' | 'company'
+>;
 
 /** Trimmed text, or null for nothing but whitespace. */
 export function cleanText(value: string | null | undefined): string | null {

@@ -62,19 +62,9 @@ export function createProgressHandler({ collections, now: clock }: LeadContext) 
         };
       }
       case 'lead.notified':
-        return {
-          filter: {},
-          update: { $addToSet: { notifications: { $each: event.data.notifications } }, $set: { updatedAt } },
-          type: 'notified',
-          data: { notifications: event.data.notifications },
-        };
+        return addedToList('notifications', event.data.notifications, 'notified', updatedAt);
       case 'lead.enrolled':
-        return {
-          filter: {},
-          update: { $addToSet: { enrollments: { $each: event.data.enrollments } }, $set: { updatedAt } },
-          type: 'enrolled',
-          data: { enrollments: event.data.enrollments },
-        };
+        return addedToList('enrollments', event.data.enrollments, 'enrolled', updatedAt);
       case 'lead.sequence_step_sent': {
         const { sequenceId, sequenceName, enrollmentId, step, status } = event.data;
         return {
@@ -207,4 +197,19 @@ function mergedUpdate(updates: readonly Record<string, unknown>[]): Record<strin
 
 function notNewerThan(path: string, occurredAt: string): Record<string, unknown> {
   return { $or: [{ [path]: null }, { [path]: { $lte: occurredAt } }] };
+}
+
+/** Adds each item to a list of the lead once (a redelivered event adds nothing); the entry names the items. */
+function addedToList(
+  list: 'notifications' | 'enrollments',
+  items: readonly object[],
+  type: TimelineType,
+  updatedAt: string,
+): ProgressChange {
+  return {
+    filter: {},
+    update: { $addToSet: { [list]: { $each: items } }, $set: { updatedAt } },
+    type,
+    data: { [list]: items },
+  };
 }

@@ -6,9 +6,10 @@ import {
   type Clock,
   conflict,
   notFound,
-  Outbox,
+  type Outbox,
   type OutboxChange,
   type ServiceDeps,
+  serviceOutbox,
 } from '@lead-capture/kit';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Stage } from './stages.js';
@@ -111,14 +112,7 @@ export class Pipelines {
   ) {
     ({ pipelines: this.pipelines, registry: this.registry } = pipelineCollections(deps.store));
     this.now = deps.now;
-    this.outbox = new Outbox({
-      store: deps.store,
-      bus: deps.bus,
-      logger: deps.logger,
-      collection: PIPELINE_OUTBOX,
-      relayIntervalMs,
-      takeOverAfterMs: relayIntervalMs,
-    });
+    this.outbox = serviceOutbox(deps, PIPELINE_OUTBOX, { relayIntervalMs });
   }
 
   async createIndexes(): Promise<void> {

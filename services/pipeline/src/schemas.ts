@@ -1,5 +1,5 @@
 import type { SchemaType } from '@lead-capture/contracts';
-import { ID_PARAMS_SCHEMA } from '@lead-capture/kit';
+import { closedObject, ID_PARAMS_SCHEMA } from '@lead-capture/kit';
 import { MAX_STAGES } from './stages.js';
 
 export { errorResponses } from '@lead-capture/kit';
@@ -10,11 +10,8 @@ export const TAGS = ['Pipelines'];
 export const PIPELINE_PARAMS = ID_PARAMS_SCHEMA;
 
 /** Checked further in code: trimmed names, colours, unique orders, one win and one lost stage. */
-const stageIn = {
-  type: 'object',
-  required: ['name', 'color', 'order'],
-  additionalProperties: false,
-  properties: {
+const stageIn = closedObject(
+  {
     id: { type: 'string', description: 'Only in PUT, to keep an existing stage of this pipeline' },
     name: { type: 'string', description: '1-100 characters after trimming' },
     color: { type: 'string', description: 'Hex color: #rgb or #rrggbb (stored in lower case)' },
@@ -22,7 +19,8 @@ const stageIn = {
     isWin: { type: 'boolean', default: false },
     isLost: { type: 'boolean', default: false },
   },
-} as const;
+  ['name', 'color', 'order'],
+);
 
 /** A stage as a client sends it, after the schema's checks and defaults. */
 export type StageInput = SchemaType<typeof stageIn>;
@@ -36,53 +34,37 @@ const stagesIn = {
     'The full list: entries with an id keep that stage, entries without are new, stages left out are removed',
 } as const;
 
-const nameIn = { type: 'string', description: '1-255 characters after trimming' } as const;
-const isDefaultIn = {
-  type: 'boolean',
-  description:
-    'true makes this the default pipeline (the previous default is unmarked); false is refused on the default',
+const pipelineFields = {
+  name: { type: 'string', description: '1-255 characters after trimming' },
+  isDefault: {
+    type: 'boolean',
+    description:
+      'true makes this the default pipeline (the previous default is unmarked); false is refused on the default',
+  },
+  stages: stagesIn,
 } as const;
 
-export const CREATE_PIPELINE_BODY = {
-  type: 'object',
-  required: ['name', 'stages'],
-  additionalProperties: false,
-  properties: { name: nameIn, isDefault: isDefaultIn, stages: stagesIn },
-} as const;
+export const CREATE_PIPELINE_BODY = closedObject(pipelineFields, ['name', 'stages']);
 
-export const UPDATE_PIPELINE_BODY = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { name: nameIn, isDefault: isDefaultIn, stages: stagesIn },
-} as const;
+export const UPDATE_PIPELINE_BODY = closedObject(pipelineFields, []);
 
 export type PipelineParams = SchemaType<typeof PIPELINE_PARAMS>;
 export type CreatePipelineBody = SchemaType<typeof CREATE_PIPELINE_BODY>;
 export type UpdatePipelineBody = SchemaType<typeof UPDATE_PIPELINE_BODY>;
 
-const stageOut = {
-  type: 'object',
-  required: ['id', 'name', 'color', 'order', 'isWin', 'isLost'],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    name: { type: 'string' },
-    color: { type: 'string' },
-    order: { type: 'integer' },
-    isWin: { type: 'boolean' },
-    isLost: { type: 'boolean' },
-  },
-} as const;
+const stageOut = closedObject({
+  id: { type: 'string', format: 'uuid' },
+  name: { type: 'string' },
+  color: { type: 'string' },
+  order: { type: 'integer' },
+  isWin: { type: 'boolean' },
+  isLost: { type: 'boolean' },
+});
 
-export const PIPELINE = {
-  type: 'object',
-  required: ['id', 'name', 'isDefault', 'createdAt', 'stages'],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    name: { type: 'string' },
-    isDefault: { type: 'boolean' },
-    createdAt: { type: 'string', format: 'date-time' },
-    stages: { type: 'array', items: stageOut, description: 'Sorted by order' },
-  },
-} as const;
+export const PIPELINE = closedObject({
+  id: { type: 'string', format: 'uuid' },
+  name: { type: 'string' },
+  isDefault: { type: 'boolean' },
+  createdAt: { type: 'string', format: 'date-time' },
+  stages: { type: 'array', items: stageOut, description: 'Sorted by order' },
+});

@@ -2,11 +2,13 @@ import {
   DEFAULT_NAME_SPLIT,
   MAPPING_TARGETS,
   NAME_SPLIT_RULES,
+  propertiesNamed,
   type SchemaType,
   SOURCE_FORMATS,
 } from '@lead-capture/contracts';
 
-import { ID_PARAMS_SCHEMA } from '@lead-capture/kit';
+import { closedObject, ID_PARAMS_SCHEMA } from '@lead-capture/kit';
+import { SECRET_FIELDS } from './sources.js';
 
 export { errorResponses } from '@lead-capture/kit';
 
@@ -30,7 +32,9 @@ const fieldMappingsField = {
 const secretField = (description: string) =>
   ({ type: ['string', 'null'], minLength: 1, maxLength: 1024, description }) as const;
 
-const receivingFields = {
+const sourceFields = {
+  name: nameField,
+  fieldMappings: fieldMappingsField,
   format: {
     type: 'string',
     enum: SOURCE_FORMATS,
@@ -54,33 +58,21 @@ const receivingFields = {
   graphAccessToken: secretField('Meta Graph API access token to fetch leadgen leads (write-only)'),
 } as const;
 
-export const CREATE_SOURCE_BODY = {
-  type: 'object',
-  required: ['name'],
-  additionalProperties: false,
-  properties: { name: nameField, fieldMappings: fieldMappingsField, ...receivingFields },
-} as const;
+export const CREATE_SOURCE_BODY = closedObject(sourceFields, ['name']);
 export type CreateSourceBody = SchemaType<typeof CREATE_SOURCE_BODY>;
 
-export const UPDATE_SOURCE_BODY = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { name: nameField, fieldMappings: fieldMappingsField, ...receivingFields },
-} as const;
+export const UPDATE_SOURCE_BODY = closedObject(sourceFields, []);
 export type UpdateSourceBody = SchemaType<typeof UPDATE_SOURCE_BODY>;
 
-export const PREVIEW_BODY = {
-  type: 'object',
-  required: ['payload'],
-  additionalProperties: false,
-  properties: {
+export const PREVIEW_BODY = closedObject(
+  {
     payload: { description: 'A sample webhook payload (a JSON array for formats that post one)' },
     format: {
-      ...receivingFields.format,
+      ...sourceFields.format,
       description: "Try another format than the source's (nothing is saved)",
     },
     nameSplit: {
-      ...receivingFields.nameSplit,
+      ...sourceFields.nameSplit,
       description: "Try another name-split rule than the source's (nothing is saved)",
     },
     fieldMappings: {
@@ -88,7 +80,8 @@ export const PREVIEW_BODY = {
       description: `Try these mappings instead of the source's saved ones, checked as a save checks them (nothing is saved). ${fieldMappingsField.description}`,
     },
   },
-} as const;
+  ['payload'],
+);
 export type PreviewBody = SchemaType<typeof PREVIEW_BODY>;
 
 const fieldMappingsOut = { type: 'object', additionalProperties: { type: 'string' } } as const;
@@ -103,100 +96,65 @@ const createdSourceProperties = {
 } as const;
 
 /** POST /api/sources answers this (the contract's list; createdBy is the caller). */
-export const CREATED_SOURCE = {
-  type: 'object',
-  required: Object.keys(createdSourceProperties),
-  additionalProperties: false,
-  properties: createdSourceProperties,
-} as const;
+export const CREATED_SOURCE = closedObject(createdSourceProperties);
 
 /** Every other answer with a source: the list items, GET one and PUT. */
-export const SOURCE = {
-  type: 'object',
-  required: [...Object.keys(createdSourceProperties), 'format', 'nameSplit', 'secretsSet', 'createdBy'],
-  additionalProperties: false,
-  properties: {
-    ...createdSourceProperties,
-    format: { type: 'string', enum: SOURCE_FORMATS },
-    nameSplit: { type: 'string', enum: NAME_SPLIT_RULES },
-    secretsSet: {
-      type: 'object',
-      description: 'Which write-only secrets are set (their values are never shown)',
-      required: ['verifyToken', 'signingSecret', 'graphAccessToken'],
-      additionalProperties: false,
-      properties: {
-        verifyToken: { type: 'boolean' },
-        signingSecret: { type: 'boolean' },
-        graphAccessToken: { type: 'boolean' },
-      },
-    },
-    webhookToken: {
-      type: ['string', 'null'],
-      description: 'The webhook token; null for a read-only API key (the token lets its holder create leads)',
-    },
-    webhookUrl: { type: ['string', 'null'], description: 'The webhook URL; null for a read-only API key' },
-    createdBy: {
-      type: 'object',
-      description: 'The creating user; name and email are null when the user is unknown or deleted',
-      required: ['id', 'name', 'email'],
-      additionalProperties: false,
-      properties: {
-        id: { type: 'string' },
-        name: { type: ['string', 'null'] },
-        email: { type: ['string', 'null'] },
-      },
-    },
+export const SOURCE = closedObject({
+  ...createdSourceProperties,
+  format: { type: 'string', enum: SOURCE_FORMATS },
+  nameSplit: { type: 'string', enum: NAME_SPLIT_RULES },
+  secretsSet: {
+    ...closedObject(propertiesNamed(SECRET_FIELDS, { type: 'boolean' } as const)),
+    description: 'Which write-only secrets are set (their values are never shown)',
   },
-} as const;
+  webhookToken: {
+    type: ['string', 'null'],
+    description: 'The webhook token; null for a read-only API key (the token lets its holder create leads)',
+  },
+  webhookUrl: { type: ['string', 'null'], description: 'The webhook URL; null for a read-only API key' },
+  createdBy: {
+    ...closedObject({
+      id: { type: 'string' },
+      name: { type: ['string', 'null'] },
+      email: { type: ['string', 'null'] },
+    }),
+    description: 'The creating user; name and email are null when the user is unknown or deleted',
+  },
+});
 
-export const TOKEN = {
-  type: 'object',
-  required: ['webhookToken', 'webhookUrl'],
-  additionalProperties: false,
-  properties: { webhookToken: { type: 'string' }, webhookUrl: { type: 'string' } },
-} as const;
+export const TOKEN = closedObject({ webhookToken: { type: 'string' }, webhookUrl: { type: 'string' } });
 
 export const PREVIEW = {
-  type: 'object',
-  description:
-    'valid: true with what the webhook would store, or valid: false with the error the sender would get (400)',
-  required: ['valid'],
-  additionalProperties: false,
-  properties: {
-    valid: { type: 'boolean' },
-    error: { type: 'string' },
-    format: { type: 'string', enum: SOURCE_FORMATS },
-    nameSplit: { type: 'string', enum: NAME_SPLIT_RULES },
-    fields: { type: 'object', additionalProperties: { type: 'string' } },
-    custom: { type: 'object', additionalProperties: true },
-    attribution: { type: 'object', additionalProperties: true },
-    origins: {
-      type: 'object',
-      description:
-        'Each standard field and attribution value that got one (email, firstName, utm_source, gclid, landingPage...) -> ' +
-        'where it came from: key, the payload field (as a mapping names it), and by: mapping (your field mapping), ' +
-        "format (the format's reading of its tool), name (the field is named as the target: email, utm_source, _utm), " +
-        'fullName (split from the full name at key), url (the query string of the page URL at key)',
-      additionalProperties: {
+  ...closedObject(
+    {
+      valid: { type: 'boolean' },
+      error: { type: 'string' },
+      format: { type: 'string', enum: SOURCE_FORMATS },
+      nameSplit: { type: 'string', enum: NAME_SPLIT_RULES },
+      fields: { type: 'object', additionalProperties: { type: 'string' } },
+      custom: { type: 'object', additionalProperties: true },
+      attribution: { type: 'object', additionalProperties: true },
+      origins: {
         type: 'object',
-        required: ['key', 'by'],
-        additionalProperties: false,
-        properties: {
+        description:
+          'Each standard field and attribution value that got one (email, firstName, utm_source, gclid, landingPage...) -> ' +
+          'where it came from: key, the payload field (as a mapping names it), and by: mapping (your field mapping), ' +
+          "format (the format's reading of its tool), name (the field is named as the target: email, utm_source, _utm), " +
+          'fullName (split from the full name at key), url (the query string of the page URL at key)',
+        additionalProperties: closedObject({
           key: { type: 'string' },
           by: { type: 'string', enum: ['mapping', 'format', 'name', 'fullName', 'url'] },
-        },
+        }),
+      },
+      unmapped: {
+        type: 'array',
+        description:
+          'Every field left over, kept as custom data: key is the exact name a field mapping takes it by, customKey its key in custom',
+        items: closedObject({ key: { type: 'string' }, customKey: { type: 'string' } }),
       },
     },
-    unmapped: {
-      type: 'array',
-      description:
-        'Every field left over, kept as custom data: key is the exact name a field mapping takes it by, customKey its key in custom',
-      items: {
-        type: 'object',
-        required: ['key', 'customKey'],
-        additionalProperties: false,
-        properties: { key: { type: 'string' }, customKey: { type: 'string' } },
-      },
-    },
-  },
+    ['valid'],
+  ),
+  description:
+    'valid: true with what the webhook would store, or valid: false with the error the sender would get (400)',
 } as const;

@@ -11,7 +11,14 @@ import {
   type SourceUpdated,
 } from '@lead-capture/contracts';
 import type { Collection } from '@lead-capture/docstore';
-import { type Clock, notFound, Outbox, type ServiceDeps, unavailable } from '@lead-capture/kit';
+import {
+  type Clock,
+  notFound,
+  type Outbox,
+  type ServiceDeps,
+  serviceOutbox,
+  unavailable,
+} from '@lead-capture/kit';
 import type { FastifyBaseLogger } from 'fastify';
 import { type StoredFieldMapping, toFieldMappings } from './field-mappings.js';
 import { type IntakeSourceState, IntakeSync } from './intake-sync.js';
@@ -113,14 +120,7 @@ export class Sources {
     this.sources = deps.store.collection<SourceDocument>(SOURCES_COLLECTION);
     this.intake = new IntakeSync(deps.internal);
     this.now = deps.now;
-    this.outbox = new Outbox({
-      store: deps.store,
-      bus: deps.bus,
-      logger: deps.logger,
-      collection: SOURCE_OUTBOX,
-      relayIntervalMs,
-      takeOverAfterMs: relayIntervalMs,
-    });
+    this.outbox = serviceOutbox(deps, SOURCE_OUTBOX, { relayIntervalMs });
   }
 
   async createIndexes(): Promise<void> {

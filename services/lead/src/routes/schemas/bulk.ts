@@ -1,4 +1,5 @@
 import { LEAD_STATUSES, type SchemaType } from '@lead-capture/contracts';
+import { closedObject } from '@lead-capture/kit';
 
 /** POST /api/leads/bulk: one action on many leads. */
 
@@ -7,26 +8,18 @@ export const BULK_MAX_IDS = 500;
 export const BULK_ACTION_TYPES = ['assign', 'status', 'stage', 'addTags', 'removeTags', 'delete'] as const;
 export type BulkActionType = (typeof BULK_ACTION_TYPES)[number];
 
-export const BULK_BODY_SCHEMA = {
-  type: 'object',
-  required: ['ids', 'action'],
-  additionalProperties: false,
-  properties: {
-    ids: {
-      type: 'array',
-      minItems: 1,
-      maxItems: BULK_MAX_IDS,
-      uniqueItems: true,
-      description: `The leads to change, 1 to ${BULK_MAX_IDS} distinct ids`,
-      items: { type: 'string', maxLength: 100 },
-    },
-    action: {
-      type: 'object',
-      required: ['type'],
-      additionalProperties: false,
-      description:
-        'What to do to each lead, as the single-lead route does it: assign {userId: id or null} (PUT .../assign), status {status} (PUT .../status), stage {stageId} (PUT .../stage), addTags {tags: names} (POST .../tags), removeTags {tags: ids or names} (DELETE .../tags/<id>), delete (DELETE /api/leads/<id>)',
-      properties: {
+export const BULK_BODY_SCHEMA = closedObject({
+  ids: {
+    type: 'array',
+    minItems: 1,
+    maxItems: BULK_MAX_IDS,
+    uniqueItems: true,
+    description: `The leads to change, 1 to ${BULK_MAX_IDS} distinct ids`,
+    items: { type: 'string', maxLength: 100 },
+  },
+  action: {
+    ...closedObject(
+      {
         type: { type: 'string', enum: BULK_ACTION_TYPES },
         userId: {
           type: ['string', 'null'],
@@ -48,28 +41,23 @@ export const BULK_BODY_SCHEMA = {
           items: { type: 'string', minLength: 1, maxLength: 200 },
         },
       },
-    },
+      ['type'],
+    ),
+    description:
+      'What to do to each lead, as the single-lead route does it: assign {userId: id or null} (PUT .../assign), status {status} (PUT .../status), stage {stageId} (PUT .../stage), addTags {tags: names} (POST .../tags), removeTags {tags: ids or names} (DELETE .../tags/<id>), delete (DELETE /api/leads/<id>)',
   },
-} as const;
+});
 export type BulkBody = SchemaType<typeof BULK_BODY_SCHEMA>;
 
 export const BULK_RESPONSE_SCHEMA = {
-  type: 'object',
-  description:
-    'One result per id, in the order of the request. A lead that already was as asked is ok (nothing written)',
-  required: ['action', 'succeeded', 'failed', 'results'],
-  additionalProperties: false,
-  properties: {
+  ...closedObject({
     action: { type: 'string', enum: BULK_ACTION_TYPES },
     succeeded: { type: 'integer' },
     failed: { type: 'integer' },
     results: {
       type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'ok'],
-        additionalProperties: false,
-        properties: {
+      items: closedObject(
+        {
           id: { type: 'string' },
           ok: { type: 'boolean' },
           status: {
@@ -79,7 +67,10 @@ export const BULK_RESPONSE_SCHEMA = {
           },
           error: { type: 'string', description: 'When not ok: why' },
         },
-      },
+        ['id', 'ok'],
+      ),
     },
-  },
+  }),
+  description:
+    'One result per id, in the order of the request. A lead that already was as asked is ok (nothing written)',
 } as const;

@@ -1,3 +1,5 @@
+import { closedObject } from '@lead-capture/kit';
+
 /**
  * The JSON schemas of the Leads API (this folder) are what ajv checks requests against, what fastify
  * serialises, and what the OpenAPI document shows. Request types are derived from them (SchemaType),
@@ -6,9 +8,11 @@
 
 export const nullableString = { type: ['string', 'null'] } as const;
 export const freeObject = { type: 'object', additionalProperties: true } as const;
-export const idName = {
-  type: 'object',
-  required: ['id', 'name'],
-  additionalProperties: false,
-  properties: { id: { type: 'string' }, name: { type: 'string' } },
+export const idName = closedObject({ id: { type: 'string' }, name: { type: 'string' } });
+
+/** A lead's source: its current name, and whether it is deleted (a deleted source keeps its leads). */
+export const sourceRefProperties = {
+  id: { type: 'string' },
+  name: { type: 'string' },
+  deleted: { type: 'boolean' },
 } as const;

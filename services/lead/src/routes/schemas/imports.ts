@@ -1,14 +1,9 @@
 import type { SchemaType } from '@lead-capture/contracts';
-import { pagedListSchema, pagedQuerySchema } from '@lead-capture/kit';
+import { closedObject, pagedListSchema, pagedQuerySchema } from '@lead-capture/kit';
 
 /** CSV imports: the answer to an upload (or its dry run), and the imports' progress. */
 
-export const IMPORT_ID_PARAMS_SCHEMA = {
-  type: 'object',
-  required: ['importId'],
-  additionalProperties: false,
-  properties: { importId: { type: 'string', format: 'uuid' } },
-} as const;
+export const IMPORT_ID_PARAMS_SCHEMA = closedObject({ importId: { type: 'string', format: 'uuid' } });
 export type ImportIdParams = SchemaType<typeof IMPORT_ID_PARAMS_SCHEMA>;
 
 export const IMPORT_LIST_QUERY_SCHEMA = pagedQuerySchema();
@@ -17,11 +12,8 @@ export type ImportListQuery = SchemaType<typeof IMPORT_LIST_QUERY_SCHEMA>;
 const rowErrors = {
   type: 'array',
   description: 'The first 1,000 failed rows, by spreadsheet row (header = 1)',
-  items: {
-    type: 'object',
-    required: ['row', 'error'],
-    additionalProperties: false,
-    properties: {
+  items: closedObject(
+    {
       row: { type: 'integer' },
       error: { type: 'string', description: 'Why the row was not imported' },
       value: {
@@ -30,7 +22,8 @@ const rowErrors = {
           'The row\'s cells as in the file, joined by ", " (at most 200 characters); absent when the row was accepted and its capture failed',
       },
     },
-  },
+    ['row', 'error'],
+  ),
 } as const;
 
 const importStatus = { type: 'string', enum: ['in_progress', 'done'] } as const;
@@ -38,36 +31,28 @@ const importStatus = { type: 'string', enum: ['in_progress', 'done'] } as const;
 /** What the reading of a CSV file found: in the answers to an import and to a dry run. */
 const importFileProperties = {
   dialect: {
-    type: 'object',
-    description: 'How the file was read: detected, or as named by the encoding and delimiter parameters',
-    required: ['encoding', 'bom', 'delimiter'],
-    additionalProperties: false,
-    properties: {
+    ...closedObject({
       encoding: { type: 'string', description: 'utf-8, utf-16le, utf-16be, windows-1252, or the one named' },
       bom: { type: 'boolean', description: 'The file starts with a byte order mark' },
       delimiter: { type: 'string', description: 'The cell delimiter: , ; or a tab (or the one named)' },
-    },
+    }),
+    description: 'How the file was read: detected, or as named by the encoding and delimiter parameters',
   },
   columns: {
     type: 'array',
     description: 'Each column of the header row, in order, and what it is imported as',
-    items: {
-      type: 'object',
-      required: ['header', 'mapsTo', 'mapped'],
-      additionalProperties: false,
-      properties: {
-        header: { type: 'string' },
-        mapsTo: {
-          type: 'string',
-          enum: ['email', 'firstName', 'lastName', 'phone', 'company', 'fullName', 'custom', 'ignored'],
-          description: 'fullName is split into firstName and lastName when the row has neither',
-        },
-        mapped: {
-          type: 'boolean',
-          description: 'Set by the mapping parameter rather than recognised by name',
-        },
+    items: closedObject({
+      header: { type: 'string' },
+      mapsTo: {
+        type: 'string',
+        enum: ['email', 'firstName', 'lastName', 'phone', 'company', 'fullName', 'custom', 'ignored'],
+        description: 'fullName is split into firstName and lastName when the row has neither',
       },
-    },
+      mapped: {
+        type: 'boolean',
+        description: 'Set by the mapping parameter rather than recognised by name',
+      },
+    }),
   },
   skipped: {
     type: 'integer',
@@ -76,104 +61,57 @@ const importFileProperties = {
   skippedRows: {
     type: 'array',
     description: 'The first 1,000 skipped rows, by spreadsheet row (header = 1)',
-    items: {
-      type: 'object',
-      required: ['row', 'reason'],
-      additionalProperties: false,
-      properties: { row: { type: 'integer' }, reason: { type: 'string' } },
-    },
+    items: closedObject({ row: { type: 'integer' }, reason: { type: 'string' } }),
   },
 } as const;
 
-export const IMPORT_RESPONSE_SCHEMA = {
-  type: 'object',
-  required: [
-    'importId',
-    'status',
-    'rows',
-    'accepted',
-    'imported',
-    'duplicates',
-    'failed',
-    'errors',
-    'statusUrl',
-    'dialect',
-    'columns',
-    'skipped',
-    'skippedRows',
-  ],
-  additionalProperties: false,
-  properties: {
-    importId: { type: 'string' },
-    status: importStatus,
-    rows: { type: 'integer', description: 'Data rows of the file, blank rows and report lines aside' },
-    accepted: { type: 'integer', description: 'Rows handed to the capture chain; leads follow as it runs' },
-    imported: { type: 'integer', description: 'The same as accepted (its first name)' },
-    duplicates: {
-      type: 'integer',
-      description: 'Accepted rows that repeat an existing lead or an earlier row, as seen at upload',
-    },
-    failed: { type: 'integer', description: 'Rows refused at upload' },
-    errors: rowErrors,
-    statusUrl: { type: 'string', description: 'GET it to follow the capture of the rows' },
-    ...importFileProperties,
+export const IMPORT_RESPONSE_SCHEMA = closedObject({
+  importId: { type: 'string' },
+  status: importStatus,
+  rows: { type: 'integer', description: 'Data rows of the file, blank rows and report lines aside' },
+  accepted: { type: 'integer', description: 'Rows handed to the capture chain; leads follow as it runs' },
+  imported: { type: 'integer', description: 'The same as accepted (its first name)' },
+  duplicates: {
+    type: 'integer',
+    description: 'Accepted rows that repeat an existing lead or an earlier row, as seen at upload',
   },
-} as const;
+  failed: { type: 'integer', description: 'Rows refused at upload' },
+  errors: rowErrors,
+  statusUrl: { type: 'string', description: 'GET it to follow the capture of the rows' },
+  ...importFileProperties,
+});
 
 /** The answer to POST /api/leads/import?dryRun=true: nothing is imported. */
-export const IMPORT_DRY_RUN_RESPONSE_SCHEMA = {
-  type: 'object',
-  required: [
-    'dryRun',
-    'rows',
-    'accepted',
-    'duplicates',
-    'failed',
-    'errors',
-    'dialect',
-    'columns',
-    'skipped',
-    'skippedRows',
-    'preview',
-  ],
-  additionalProperties: false,
-  properties: {
-    dryRun: { type: 'boolean', enum: [true] },
-    rows: { type: 'integer', description: 'Data rows of the file, blank rows and report lines aside' },
-    accepted: { type: 'integer', description: 'Rows an import would hand to the capture chain' },
-    duplicates: {
-      type: 'integer',
-      description: 'Rows that repeat an existing lead or an earlier row, as the upload sees them now',
-    },
-    failed: { type: 'integer', description: 'Rows an import would refuse' },
-    errors: rowErrors,
-    ...importFileProperties,
-    preview: {
-      type: 'array',
-      description: 'The first 20 rows an import would accept, as they would be imported',
-      items: {
-        type: 'object',
-        required: ['row', 'fields', 'custom'],
-        additionalProperties: false,
-        properties: {
-          row: { type: 'integer' },
-          fields: {
-            type: 'object',
-            additionalProperties: false,
-            properties: {
-              email: { type: 'string' },
-              firstName: { type: 'string' },
-              lastName: { type: 'string' },
-              phone: { type: 'string' },
-              company: { type: 'string' },
-            },
-          },
-          custom: { type: 'object', additionalProperties: { type: 'string' } },
-        },
-      },
-    },
+export const IMPORT_DRY_RUN_RESPONSE_SCHEMA = closedObject({
+  dryRun: { type: 'boolean', enum: [true] },
+  rows: { type: 'integer', description: 'Data rows of the file, blank rows and report lines aside' },
+  accepted: { type: 'integer', description: 'Rows an import would hand to the capture chain' },
+  duplicates: {
+    type: 'integer',
+    description: 'Rows that repeat an existing lead or an earlier row, as the upload sees them now',
   },
-} as const;
+  failed: { type: 'integer', description: 'Rows an import would refuse' },
+  errors: rowErrors,
+  ...importFileProperties,
+  preview: {
+    type: 'array',
+    description: 'The first 20 rows an import would accept, as they would be imported',
+    items: closedObject({
+      row: { type: 'integer' },
+      fields: closedObject(
+        {
+          email: { type: 'string' },
+          firstName: { type: 'string' },
+          lastName: { type: 'string' },
+          phone: { type: 'string' },
+          company: { type: 'string' },
+        },
+        [],
+      ),
+      custom: { type: 'object', additionalProperties: { type: 'string' } },
+    }),
+  },
+});
 
 const importSummaryProperties = {
   importId: { type: 'string' },
@@ -191,23 +129,13 @@ const importSummaryProperties = {
   },
 } as const;
 
-const IMPORT_SUMMARY_SCHEMA = {
-  type: 'object',
-  required: Object.keys(importSummaryProperties),
-  additionalProperties: false,
-  properties: importSummaryProperties,
-} as const;
+const IMPORT_SUMMARY_SCHEMA = closedObject(importSummaryProperties);
 
-export const IMPORT_STATUS_SCHEMA = {
-  type: 'object',
-  required: [...Object.keys(importSummaryProperties), 'errors', 'skipped', 'skippedRows'],
-  additionalProperties: false,
-  properties: {
-    ...importSummaryProperties,
-    errors: rowErrors,
-    skipped: importFileProperties.skipped,
-    skippedRows: importFileProperties.skippedRows,
-  },
-} as const;
+export const IMPORT_STATUS_SCHEMA = closedObject({
+  ...importSummaryProperties,
+  errors: rowErrors,
+  skipped: importFileProperties.skipped,
+  skippedRows: importFileProperties.skippedRows,
+});
 
 export const IMPORT_LIST_RESPONSE_SCHEMA = pagedListSchema(IMPORT_SUMMARY_SCHEMA);

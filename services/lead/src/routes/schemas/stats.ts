@@ -1,4 +1,6 @@
-import { LEAD_STATUSES, QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
+import { LEAD_STATUSES, propertiesNamed, QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
+import { closedObject } from '@lead-capture/kit';
+import { sourceRefProperties } from './fragments.js';
 
 /** GET /api/leads/stats. */
 
@@ -8,10 +10,8 @@ export const STATS_TOP_SOURCES = 10;
 export const STATS_MAX_DAYS = 365;
 export const STATS_DEFAULT_DAYS = 30;
 
-export const STATS_QUERY_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+export const STATS_QUERY_SCHEMA = closedObject(
+  {
     days: {
       type: 'integer',
       minimum: 1,
@@ -31,32 +31,19 @@ export const STATS_QUERY_SCHEMA = {
       description: `Extension of the contract: the last UTC day (YYYY-MM-DD, included) of the range; at most ${STATS_MAX_DAYS} days from from`,
     },
   },
-} as const;
+  [],
+);
 export type StatsQuery = SchemaType<typeof STATS_QUERY_SCHEMA>;
 
-const countsOf = <const T extends readonly string[]>(keys: T) =>
-  ({
-    type: 'object',
-    required: [...keys],
-    additionalProperties: false,
-    properties: Object.fromEntries(keys.map((key) => [key, { type: 'integer' }])),
-  }) as const;
+const countsOf = <const Keys extends readonly string[]>(keys: Keys) =>
+  closedObject(propertiesNamed(keys, { type: 'integer' } as const));
 
-export const STATS_RESPONSE_SCHEMA = {
-  type: 'object',
-  required: ['total', 'byStatus', 'byQualification', 'bySource', 'perDay'],
-  additionalProperties: false,
-  properties: {
+export const STATS_RESPONSE_SCHEMA = closedObject(
+  {
     range: {
-      type: 'object',
-      required: ['from', 'to'],
-      additionalProperties: false,
+      ...closedObject({ from: { type: 'string', format: 'date' }, to: { type: 'string', format: 'date' } }),
       description:
         'Extension of the contract, only when from or to was given: the UTC days (both included) the figures count',
-      properties: {
-        from: { type: 'string', format: 'date' },
-        to: { type: 'string', format: 'date' },
-      },
     },
     total: { type: 'integer' },
     byStatus: countsOf(LEAD_STATUSES),
@@ -69,36 +56,25 @@ export const STATS_RESPONSE_SCHEMA = {
       type: 'array',
       maxItems: STATS_TOP_SOURCES,
       description: `Extension of the contract: the ${STATS_TOP_SOURCES} sources with the most leads, the most first (ties by name); sources without leads left out. A deleted source keeps its leads and shows deleted: true`,
-      items: {
-        type: 'object',
-        required: ['id', 'name', 'deleted', 'count', 'converted'],
-        additionalProperties: false,
-        properties: {
-          id: { type: 'string' },
-          name: { type: 'string' },
-          deleted: { type: 'boolean' },
-          count: { type: 'integer' },
-          converted: {
-            type: 'integer',
-            description:
-              'How many of these leads are converted now (status converted): the conversion is converted / count',
-          },
+      items: closedObject({
+        ...sourceRefProperties,
+        count: { type: 'integer' },
+        converted: {
+          type: 'integer',
+          description:
+            'How many of these leads are converted now (status converted): the conversion is converted / count',
         },
-      },
+      }),
     },
     perDay: {
       type: 'array',
       description:
         'Extension of the contract: leads created on each UTC day of the last `days` days, or of the range (createdAt), oldest first, zeros included',
-      items: {
-        type: 'object',
-        required: ['date', 'count'],
-        additionalProperties: false,
-        properties: {
-          date: { type: 'string', format: 'date', description: 'The UTC day, YYYY-MM-DD' },
-          count: { type: 'integer' },
-        },
-      },
+      items: closedObject({
+        date: { type: 'string', format: 'date', description: 'The UTC day, YYYY-MM-DD' },
+        count: { type: 'integer' },
+      }),
     },
   },
-} as const;
+  ['total', 'byStatus', 'byQualification', 'bySource', 'perDay'],
+);

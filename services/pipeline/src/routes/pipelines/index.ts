@@ -41,7 +41,8 @@ function changeContext(request: FastifyRequest): ChangeContext {
 /** /api/pipelines and /api/pipelines/<id>: any authenticated member reads; writes need full scope. */
 export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (app, { pipelines }) => {
   const read = requireScope('read');
-  const write = requireScope('full');
+  /** Every write: full scope, and not audited (the board layout). */
+  const writeLayout = { config: { audit: BOARD_LAYOUT }, preHandler: requireScope('full') };
 
   app.get(
     '/api/pipelines',
@@ -73,8 +74,7 @@ export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (
   app.post<{ Body: CreatePipelineBody }>(
     '/api/pipelines',
     {
-      config: { audit: BOARD_LAYOUT },
-      preHandler: write,
+      ...writeLayout,
       schema: {
         tags: TAGS,
         summary: 'Create a pipeline with its stages',
@@ -99,8 +99,7 @@ export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (
   app.put<{ Params: PipelineParams; Body: UpdatePipelineBody }>(
     '/api/pipelines/:id',
     {
-      config: { audit: BOARD_LAYOUT },
-      preHandler: write,
+      ...writeLayout,
       schema: {
         tags: TAGS,
         summary: 'Rename, make default, and/or replace the stage list of a pipeline',
@@ -125,8 +124,7 @@ export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (
   app.delete<{ Params: PipelineParams }>(
     '/api/pipelines/:id',
     {
-      config: { audit: BOARD_LAYOUT },
-      preHandler: write,
+      ...writeLayout,
       schema: {
         tags: TAGS,
         summary: 'Delete a pipeline and its stages; the default pipeline cannot be deleted',
