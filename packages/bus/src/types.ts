@@ -19,6 +19,13 @@ export interface DeliveryContext {
    * ack; in-process, a delivery recovered from the journal at startup). Always set by both buses.
    */
   redelivered?: boolean;
+  /**
+   * True when the event is handed over as a call inside the transaction that published it (a chained
+   * hop, issue 25): it was never queued for this group, so it cannot have been handled before, and
+   * it is never delivered again (a failure rolls its publication back with it). A handler need not
+   * record it to recognise a redelivery.
+   */
+  chained?: boolean;
 }
 
 export type EventHandler = (event: EventEnvelope, context: DeliveryContext) => Promise<void>;

@@ -113,6 +113,22 @@ describe('StageResults', () => {
     expect(computations).toBe(1);
   });
 
+  it('records no result for a chained hop (its trigger was published in the same transaction), and emits its event', async () => {
+    const { results, outbox } = stage();
+    await results.createIndexes();
+    await outbox.createIndexes();
+    const event = trigger(7);
+    await results.handler(event, { attempt: 1, group: 'test.stage', chained: true });
+    expect(published.map((envelope) => envelope.id)).toEqual([derivedEventId(event.id, NAMESPACE)]);
+    expect(published[0]).toMatchObject({ causationId: event.id, data: { leadId: computedId(7, 1) } });
+    expect(await store.collection('test_results').countDocuments({})).toBe(0);
+
+    // A queued delivery of another trigger keeps its result, as before.
+    const queued = trigger(8);
+    await results.handler(queued, { attempt: 1, group: 'test.stage' });
+    expect(await store.collection('test_results').countDocuments({ _id: queued.id })).toBe(1);
+  });
+
   it('keeps the event the bus refused with its result, for the relay; a redelivery computes and emits nothing', async () => {
     const { results, outbox } = stage();
     const event = trigger(5);

@@ -1,4 +1,4 @@
-import type { BatchHandler, EventHandler } from '@lead-capture/bus';
+import type { BatchHandler, DeliveryContext, EventHandler } from '@lead-capture/bus';
 import type { EventDataMap, EventEnvelope, EventType } from '@lead-capture/contracts';
 import { type Collection, type DocStore, isDuplicateKeyError } from '@lead-capture/docstore';
 import type { Outbox, OutboxChange } from './outbox.js';
@@ -80,9 +80,12 @@ export class StageResults<TEvent extends EventEnvelope, TResult extends object, 
    * `handle` for the bus, with `batch` for a queue that hands over several deliveries at once
    * (SubscribeOptions.batch): subscribeGroup passes it on.
    */
-  readonly handler: BatchingHandler = Object.assign((event: EventEnvelope) => this.handle(event as TEvent), {
-    batch: (events: EventEnvelope[]) => this.handleBatch(events as TEvent[]),
-  });
+  readonly handler: BatchingHandler = Object.assign(
+    (event: EventEnvelope, context?: DeliveryContext) => this.handle(event as TEvent, context),
+    {
+      batch: (events: EventEnvelope[]) => this.handleBatch(events as TEvent[]),
+    },
+  );
 
   /**
    * Several triggering events at once, in one outbox change: the results stored already are skipped,
@@ -132,7 +135,14 @@ export class StageResults<TEvent extends EventEnvelope, TResult extends object, 
     await this.options.commit?.(change, event, result);
   }
 
-  async handle(event: TEvent): Promise<void> {
+  async handle(event: TEvent, context?: DeliveryContext): Promise<void> {
+    // A chained hop's trigger was published in this very transaction: it was never handled before
+    // and is never delivered again, so no result is looked up or kept to recognise a redelivery.
+    if (context?.chained) {
+      const result = await this.options.compute(event);
+      await this.deps.outbox.change((change) => this.#record(change, event, result));
+      return;
+    }
     if (await this.results.findOne({ _id: event.id }, { projection: { _id: 1 } })) return;
     // Computed outside the transaction: the work may wait on the network (DNS) or on settings.
     const result = await this.options.compute(event);

@@ -222,6 +222,40 @@ describe('chained stages on the in-process bus (issue 25)', () => {
     expect((await leads.findOne({ _id: sub(1) }))?.stage).toBe('enriched');
   });
 
+  it('tells a chained hop it is one (DeliveryContext.chained), and the head it is not', async () => {
+    const contexts: { group: string; chained: boolean | undefined }[] = [];
+    await bus.subscribe(
+      { group: 'test.enrich', types: ['lead.captured'], chain: true },
+      async (_event, context) => {
+        contexts.push({ group: context.group, chained: context.chained });
+      },
+    );
+    const outbox = new Outbox({ store, bus, logger, collection: 'test_outbox' });
+    await bus.subscribe(
+      { group: 'test.capture', types: ['lead.received'], chain: true },
+      async (event, context) => {
+        contexts.push({ group: context.group, chained: context.chained });
+        await outbox.change(async (change) => {
+          await change.emit(
+            sub(1),
+            'lead.captured',
+            { ...SAMPLE_EVENT_DATA['lead.captured'], submissionId: sub(1) },
+            {
+              id: derivedEventId(event.id, CAPTURED_NS),
+              causationId: event.id,
+            },
+          );
+        });
+      },
+    );
+    await received(1);
+    await waitFor('both stages called', () => contexts.length === 2);
+    expect(contexts).toEqual([
+      { group: 'test.capture', chained: undefined },
+      { group: 'test.enrich', chained: true },
+    ]);
+  });
+
   it('emits nothing again for a redelivered first event', async () => {
     const chains = countChains();
     const first = await received(1);

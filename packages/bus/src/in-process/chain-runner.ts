@@ -78,6 +78,9 @@ class HopFrame {
 
 const currentHop = new AsyncLocalStorage<HopFrame>();
 
+/** A hop after the head: its event was published in this very transaction (DeliveryContext.chained). */
+const CHAINED_HOP = { attempt: 1, chained: true } as const;
+
 /**
  * Chained stages (issue 25; Flink's operator chaining): where a consumer of an event is hosted by
  * this process on the store the bus keeps its queues in, the event is handed to it as a function
@@ -304,7 +307,7 @@ export class ChainRunner {
 
   /** One head's chain, breadth first; a stage that fails throws HopFailed (see #runHeadChain). */
   async #runChain(tx: Transaction, head: Hop, attempt: number, round: ChainRound): Promise<void> {
-    const waiting = await this.#runHop(head, attempt, round);
+    const waiting = await this.#runHop(head, round, { attempt });
     // Hops to a consumer that takes them together wait for the end of the chain: one call then.
     const gathered = new Map<string, Hop[]>();
     while (waiting.length > 0 || gathered.size > 0) {
@@ -323,16 +326,16 @@ export class ChainRunner {
       }
       const failure = round.failed.get(hop.group);
       if (failure) await this.#queueRetry(tx, hop, failure, round);
-      else waiting.push(...(await this.#runHop(hop, 1, round)));
+      else waiting.push(...(await this.#runHop(hop, round, CHAINED_HOP)));
     }
   }
 
   /** The gathered hops of one group (its `batch` consumer), as one call. */
   #runGathered(hops: Hop[], round: ChainRound): Promise<Hop[]> {
     const [first] = hops as [Hop];
-    if (hops.length === 1) return this.#runHop(first, 1, round);
+    if (hops.length === 1) return this.#runHop(first, round, CHAINED_HOP);
     const envelopes = hops.map((hop) => hop.envelope);
-    return this.#runHop(first, 1, round, (context) => first.consumer.batch!(envelopes, context));
+    return this.#runHop(first, round, CHAINED_HOP, (context) => first.consumer.batch!(envelopes, context));
   }
 
   /**
@@ -342,15 +345,16 @@ export class ChainRunner {
    */
   async #runHop(
     hop: Hop,
-    attempt: number,
     round: ChainRound,
+    delivery: Pick<DeliveryContext, 'attempt' | 'chained'>,
     call: (context: DeliveryContext) => Promise<void> = (context) =>
       hop.consumer.handler(hop.envelope, context),
   ): Promise<Hop[]> {
+    const { attempt } = delivery;
     const frame = new HopFrame();
     const startedAt = performance.now();
     try {
-      await currentHop.run(frame, () => call({ attempt, group: hop.group, redelivered: false }));
+      await currentHop.run(frame, () => call({ ...delivery, group: hop.group, redelivered: false }));
       round.throwIfNestedFailed();
     } catch (error) {
       frame.open = false;
