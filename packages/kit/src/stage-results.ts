@@ -136,14 +136,12 @@ export class StageResults<TEvent extends EventEnvelope, TResult extends object, 
   }
 
   async handle(event: TEvent, context?: DeliveryContext): Promise<void> {
-    // A chained hop's trigger was published in this very transaction: it was never handled before
-    // and is never delivered again, so no result is looked up or kept to recognise a redelivery.
-    if (context?.chained) {
-      const result = await this.options.compute(event);
-      await this.deps.outbox.change((change) => this.#record(change, event, result));
+    // A chained hop's trigger was published in this very transaction, so no result can be stored
+    // for it yet: it is not looked up. It is still kept, for a later delivery of the same trigger
+    // (a replay); and should one be stored after all, the insert below fails the hop, and its chain
+    // runs again with the trigger queued, which then finds the result.
+    if (!context?.chained && (await this.results.findOne({ _id: event.id }, { projection: { _id: 1 } })))
       return;
-    }
-    if (await this.results.findOne({ _id: event.id }, { projection: { _id: 1 } })) return;
     // Computed outside the transaction: the work may wait on the network (DNS) or on settings.
     const result = await this.options.compute(event);
     try {
