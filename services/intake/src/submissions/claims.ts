@@ -28,17 +28,42 @@ export class DedupeClaims {
     now: Date,
     dedupe: Collection<DedupeDoc> = this.collection,
   ): Promise<ClaimResult> {
+    const found: (DedupeDoc | null)[] = [];
     for (const key of keys) {
       const existing = await dedupe.findOne({ _id: key });
       if (existing && existing.expiresAt > now && existing.submissionId !== submissionId) {
         return { held: false, holder: existing.submissionId };
       }
+      found.push(existing);
     }
-    for (const key of keys) {
-      const claim = await this.claim(key, submissionId, now, dedupe);
+    for (const [index, key] of keys.entries()) {
+      // A key nobody held when read above: inserted at once, without reading it again.
+      const claim = found[index]
+        ? await this.claim(key, submissionId, now, dedupe)
+        : await this.#insertClaim(key, submissionId, now, dedupe);
       if (!claim.held) return claim;
     }
     return { held: true };
+  }
+
+  /** Inserts a claim of a key that was free when read; claim() settles a delivery that raced it. */
+  async #insertClaim(
+    key: string,
+    submissionId: string,
+    now: Date,
+    dedupe: Collection<DedupeDoc>,
+  ): Promise<ClaimResult> {
+    try {
+      await dedupe.insertOne(this.#claimOf(key, submissionId, now));
+      return { held: true };
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+      return this.claim(key, submissionId, now, dedupe);
+    }
+  }
+
+  #claimOf(key: string, submissionId: string, now: Date): DedupeDoc {
+    return { _id: key, submissionId, createdAt: now, expiresAt: new Date(now.getTime() + this.windowMs) };
   }
 
   /**
@@ -52,12 +77,7 @@ export class DedupeClaims {
     now = new Date(),
     dedupe: Collection<DedupeDoc> = this.collection,
   ): Promise<ClaimResult> {
-    const claim: DedupeDoc = {
-      _id: key,
-      submissionId,
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + this.windowMs),
-    };
+    const claim = this.#claimOf(key, submissionId, now);
     for (let round = 0; round < 3; round++) {
       const existing = await dedupe.findOne({ _id: key });
       if (existing && existing.expiresAt > now) {
