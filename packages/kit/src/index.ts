@@ -13,6 +13,8 @@ export {
   readAuditRecord,
   reportAuditRecords,
 } from './audit.js';
+export { auditCreate, auditRecord } from './audit-actions.js';
+export { patchBodySchema, writeBodySchema } from './body-schemas.js';
 export {
   bool,
   COMMON_CONFIG,
@@ -166,6 +168,7 @@ export {
   type ServiceModule,
   systemClock,
 } from './service.js';
+export { registerSettingsRoutes, type SettingsRoutesOptions } from './settings-routes.js';
 export {
   createShutdown,
   SHUTDOWN_PHASES,
@@ -192,3 +195,4 @@ export { type GroupHandlers, type GroupSubscribeOptions, subscribeGroup } from '
 export { parseTrustProxy, type TrustProxySetting, toFastifyTrustProxy, trustProxy } from './trust-proxy.js';
 export { uniqueBy } from './unique.js';
 export { timeOrderedUuidV5, uuidV5 } from './uuid-v5.js';
+export { documentView, pagedAnswer } from './views.js';
