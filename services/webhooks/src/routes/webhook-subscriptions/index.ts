@@ -105,12 +105,20 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
 ) => {
   const read = requireScope('read');
   const write = [requireScope('full'), requireRole('admin')];
-  /** The options of an admin's write to the subscription `:id`, with its audit (or why it has none). */
-  const writeTo = (audit: RouteAudit, schema: Omit<FastifySchema, 'tags' | 'params'>) => ({
-    config: { audit },
-    preHandler: write,
+  /** The options of a read of the subscription `:id`. */
+  const readOf = (schema: Omit<FastifySchema, 'tags' | 'params'>) => ({
+    preHandler: read,
     schema: { tags: TAGS, params: ID_PARAMS, ...schema },
   });
+  /** The options of an admin's write, with its audit (or why it has none). */
+  const adminWrite = (audit: RouteAudit, schema: Omit<FastifySchema, 'tags'>) => ({
+    config: { audit },
+    preHandler: write,
+    schema: { tags: TAGS, ...schema },
+  });
+  /** The options of an admin's write to the subscription `:id`. */
+  const writeTo = (audit: RouteAudit, schema: Omit<FastifySchema, 'tags' | 'params'>) =>
+    adminWrite(audit, { params: ID_PARAMS, ...schema });
 
   app.get(
     '/api/webhook-subscriptions',
@@ -127,18 +135,11 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
 
   app.post<{ Body: SubscriptionInput }>(
     '/api/webhook-subscriptions',
-    {
-      config: {
-        audit: auditCreate('webhook_subscription.create', { id: 'subscriptionId', fields: AUDITED_FIELDS }),
-      },
-      preHandler: write,
-      schema: {
-        tags: TAGS,
-        summary: 'Subscribe a URL to lead events (admins); the answer shows the signing secret once',
-        body: CREATE_BODY,
-        response: { 201: CREATED_SUBSCRIPTION, ...errorResponses(400, 401, 403) },
-      },
-    },
+    adminWrite(auditCreate('webhook_subscription.create', { id: 'subscriptionId', fields: AUDITED_FIELDS }), {
+      summary: 'Subscribe a URL to lead events (admins); the answer shows the signing secret once',
+      body: CREATE_BODY,
+      response: { 201: CREATED_SUBSCRIPTION, ...errorResponses(400, 401, 403) },
+    }),
     async (request, reply) => {
       const identity = request.identity!;
       const subscription = await catalog.create(request.body, {
@@ -152,15 +153,10 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
 
   app.get<{ Params: IdParams }>(
     '/api/webhook-subscriptions/:id',
-    {
-      preHandler: read,
-      schema: {
-        tags: TAGS,
-        summary: 'One webhook subscription',
-        params: ID_PARAMS,
-        response: { 200: SUBSCRIPTION, ...errorResponses(401, 404) },
-      },
-    },
+    readOf({
+      summary: 'One webhook subscription',
+      response: { 200: SUBSCRIPTION, ...errorResponses(401, 404) },
+    }),
     async (request) => subscriptionView(await catalog.require(request.params.id), now()),
   );
 
@@ -237,16 +233,11 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
 
   app.get<{ Params: IdParams; Querystring: DeliveryQuery }>(
     '/api/webhook-subscriptions/:id/deliveries',
-    {
-      preHandler: read,
-      schema: {
-        tags: TAGS,
-        summary: 'The delivery log of a subscription, newest first, each with its attempts',
-        params: ID_PARAMS,
-        querystring: DELIVERY_QUERY,
-        response: { 200: DELIVERY_LIST, ...errorResponses(400, 401, 404) },
-      },
-    },
+    readOf({
+      summary: 'The delivery log of a subscription, newest first, each with its attempts',
+      querystring: DELIVERY_QUERY,
+      response: { 200: DELIVERY_LIST, ...errorResponses(400, 401, 404) },
+    }),
     async (request) => {
       const { deliveries, total } = await catalog.listDeliveries(request.params.id, request.query);
       return pagedAnswer(deliveries, total, request.query, deliveryView);
@@ -255,17 +246,12 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
 
   app.post<{ Params: DeliveryParams }>(
     '/api/webhook-subscriptions/:id/deliveries/:deliveryId/redeliver',
-    {
-      config: { audit: notAudited('Sends a recorded delivery again; the delivery log records it') },
-      preHandler: write,
-      schema: {
-        tags: TAGS,
-        summary:
-          'Send a delivery again (admins; same webhook-id, same body), with a new retry window; 409 while paused',
-        params: DELIVERY_PARAMS,
-        response: { 202: DELIVERY, ...errorResponses(401, 403, 404, 409) },
-      },
-    },
+    adminWrite(notAudited('Sends a recorded delivery again; the delivery log records it'), {
+      summary:
+        'Send a delivery again (admins; same webhook-id, same body), with a new retry window; 409 while paused',
+      params: DELIVERY_PARAMS,
+      response: { 202: DELIVERY, ...errorResponses(401, 403, 404, 409) },
+    }),
     async (request, reply) =>
       reply
         .code(202)
