@@ -1,15 +1,11 @@
 import { type SchemaType, USER_ROLES } from '@lead-capture/contracts';
+import { pathParamsSchema } from '@lead-capture/kit';
 
 export { errorResponses } from '@lead-capture/kit';
 
 export const NO_CONTENT = { type: 'null', description: 'No content' } as const;
 
-export const ID_PARAMS = {
-  type: 'object',
-  required: ['id'],
-  additionalProperties: false,
-  properties: { id: { type: 'string', minLength: 1, maxLength: 64 } },
-} as const;
+export const ID_PARAMS = pathParamsSchema(['id'], { type: 'string', minLength: 1, maxLength: 64 });
 export type IdParams = SchemaType<typeof ID_PARAMS>;
 
 export const EMAIL = { type: 'string', format: 'email', maxLength: 254 } as const;
