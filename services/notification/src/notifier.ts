@@ -112,7 +112,8 @@ export function createScoredHandler(deps: NotifierDeps) {
     'lead.notified'
   >(deps, {
     collection: NOTIFIED_RESULTS_COLLECTION,
-    // A redelivery later than this goes through the mails again (none is sent twice) and re-emits the same event.
+    // A redelivery later than this goes through the mails again (none is sent twice) and re-emits the
+    // same event.
     retentionDays: 30,
     nextType: 'lead.notified',
     eventId: notifiedEventId,

@@ -91,7 +91,10 @@ function deliveryView({ delivery, attempts }: { delivery: DeliveryDocument; atte
   };
 }
 
-/** Outbound webhooks send lead data out of the workspace: the audit log keeps who points it where. Never the secret. */
+/**
+ * Outbound webhooks send lead data out of the workspace: the audit log keeps who points it where.
+ * Never the secret.
+ */
 const AUDITED_FIELDS = ['url', 'eventTypes', 'filters', 'active'];
 
 /**
