@@ -13,6 +13,8 @@ export {
   readAuditRecord,
   reportAuditRecords,
 } from './audit.js';
+export { auditCreate, auditRecord } from './audit-actions.js';
+export { patchBodySchema, writeBodySchema } from './body-schemas.js';
 export { type ClosedObjectSchema, closedObject } from './closed-object.js';
 export {
   bool,
@@ -164,6 +166,7 @@ export {
 } from './service.js';
 export { buildServiceApp, type ServiceAppOptions } from './service-app.js';
 export { type OutboxRelayOptions, serviceOutbox } from './service-outbox.js';
+export { registerSettingsRoutes, type SettingsRoutesOptions } from './settings-routes.js';
 export {
   createShutdown,
   SHUTDOWN_PHASES,
@@ -190,3 +193,4 @@ export { type GroupHandlers, type GroupSubscribeOptions, subscribeGroup } from '
 export { parseTrustProxy, type TrustProxySetting, toFastifyTrustProxy, trustProxy } from './trust-proxy.js';
 export { uniqueBy } from './unique.js';
 export { timeOrderedUuidV5, uuidV5 } from './uuid-v5.js';
+export { documentView, pagedAnswer } from './views.js';

@@ -1,5 +1,6 @@
 export { type EmailProblem, type EmailSyntax, parseEmailAddress } from './address.js';
 export { DEFAULT_MAIL_FROM, MAILER_CONFIG, parseMailFrom } from './config.js';
+export type { MailDocumentFields } from './mail-document.js';
 export {
   failedFields,
   MAIL_STATUSES,

@@ -5,6 +5,7 @@ import {
   failedFields,
   MAIL_STATUSES,
   type MailDeliveryError,
+  type MailDocumentFields,
   type MailStatus,
   type SendResult,
   sentFields,
@@ -15,22 +16,12 @@ export const MAILS_COLLECTION = 'notification_mails';
 
 export { MAIL_STATUSES, type MailStatus };
 
-export type MailDocument = {
-  _id: string;
+export type MailDocument = MailDocumentFields & {
   leadId: string;
   /** The capture this mail is about: the correlation id of the lead's journey (its submission). */
   captureId: string;
   /** The recipient in lower case: one mail per recipient per capture, however it is spelled. */
   recipientKey: string;
-  to: string;
-  subject: string;
-  status: MailStatus;
-  createdAt: string;
-  sentAt: string | null;
-  messageId?: string;
-  error?: string;
-  /** The server refused the recipient for good: never tried again. */
-  rejected?: boolean;
   attempts: number;
   /** While `sending`: until when the claim holds; after it a redelivery may send again. */
   leaseUntil?: string;

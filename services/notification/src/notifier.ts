@@ -25,8 +25,6 @@ export function notifiedEventId(scoredEventId: string): string {
 export const NOTIFIED_RESULTS_COLLECTION = 'notification_results';
 /** The notification service's outbox (kit's Outbox). */
 export const NOTIFICATION_OUTBOX = 'notification_outbox';
-/** A redelivery later than this goes through the mails again (none is sent twice) and re-emits the same event. */
-const RESULT_RETENTION_DAYS = 30;
 
 export interface NotifierDeps {
   settings: SettingsStore;
@@ -114,7 +112,9 @@ export function createScoredHandler(deps: NotifierDeps) {
     'lead.notified'
   >(deps, {
     collection: NOTIFIED_RESULTS_COLLECTION,
-    retentionDays: RESULT_RETENTION_DAYS,
+    // A redelivery later than this goes through the mails again (none is sent twice) and re-emits the
+    // same event.
+    retentionDays: 30,
     nextType: 'lead.notified',
     eventId: notifiedEventId,
     stream: (event) => event.data.leadId,

@@ -30,8 +30,6 @@ export function enrolledEventId(notifiedEventId: string): string {
 
 /** The enrolments made for each lead.notified, stored with its lead.enrolled (kit's StageResults). */
 export const ENROLLED_RESULTS_COLLECTION = 'sequence_enrol_results';
-/** A redelivery later than this finds the enrolments it made and re-emits the same event. */
-const RESULT_RETENTION_DAYS = 30;
 
 export interface EnrollerDeps {
   sequences: Sequences;
@@ -115,7 +113,8 @@ export function createNotifiedHandler(deps: EnrollerDeps) {
     deps,
     {
       collection: ENROLLED_RESULTS_COLLECTION,
-      retentionDays: RESULT_RETENTION_DAYS,
+      // A redelivery later than this finds the enrolments it made and re-emits the same event.
+      retentionDays: 30,
       nextType: 'lead.enrolled',
       eventId: enrolledEventId,
       stream: (event) => event.data.leadId,

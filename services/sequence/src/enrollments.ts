@@ -1,6 +1,6 @@
 import { type Collection, type Filter, isDuplicateKeyError } from '@lead-capture/docstore';
 import { findPage } from '@lead-capture/kit';
-import type { MailStatus } from '@lead-capture/mailer';
+import type { MailDocumentFields } from '@lead-capture/mailer';
 import type { EnrollmentListQuery } from './schemas.js';
 import type { TemplateValues } from './template.js';
 
@@ -43,8 +43,7 @@ export type EnrollmentDocument = {
 };
 
 /** One step mail to one lead: unique per enrolment and step, claimed before it is sent. */
-export type MessageDocument = {
-  _id: string;
+export type MessageDocument = MailDocumentFields & {
   enrollmentId: string;
   sequenceId: string;
   sequenceName: string;
@@ -52,15 +51,6 @@ export type MessageDocument = {
   correlationId: string;
   /** 1-based. */
   step: number;
-  to: string;
-  subject: string;
-  status: MailStatus;
-  createdAt: string;
-  sentAt: string | null;
-  messageId?: string;
-  error?: string;
-  /** The server refused the recipient for good. */
-  rejected?: boolean;
 };
 
 /** Enrolments whose lead.enrolled is recorded: their steps may go out from now on. */

@@ -1,5 +1,5 @@
 import { QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
-import { ID_PARAMS_SCHEMA, pagedListSchema, pagedQuerySchema } from '@lead-capture/kit';
+import { ID_PARAMS_SCHEMA, pagedListSchema, pagedQuerySchema, writeBodySchema } from '@lead-capture/kit';
 import { ENROLLMENT_STATUSES } from './enrollments.js';
 import { MAX_DELAY_MINUTES } from './schedule.js';
 import {
@@ -79,20 +79,15 @@ const sequenceProperties = {
   match,
 } as const;
 
-export const CREATE_SEQUENCE_BODY = {
-  type: 'object',
-  required: ['name', 'steps'],
-  additionalProperties: false,
-  properties: sequenceProperties,
-} as const;
+export const CREATE_SEQUENCE_BODY = writeBodySchema(sequenceProperties, ['name', 'steps']);
 
 /** PUT replaces the whole sequence: nothing is left to a default. */
-export const REPLACE_SEQUENCE_BODY = {
-  type: 'object',
-  required: ['name', 'active', 'steps', 'match'],
-  additionalProperties: false,
-  properties: sequenceProperties,
-} as const;
+export const REPLACE_SEQUENCE_BODY = writeBodySchema(sequenceProperties, [
+  'name',
+  'active',
+  'steps',
+  'match',
+]);
 
 /** A sequence as a client creates it (the schema has checked types, ranges and sizes). */
 export type SequenceInput = SchemaType<typeof CREATE_SEQUENCE_BODY>;

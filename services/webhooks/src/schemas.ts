@@ -1,5 +1,11 @@
 import { QUALIFICATIONS, type SchemaType } from '@lead-capture/contracts';
-import { pagedListSchema, pagedQuerySchema, pathParamsSchema } from '@lead-capture/kit';
+import {
+  pagedListSchema,
+  pagedQuerySchema,
+  patchBodySchema,
+  pathParamsSchema,
+  writeBodySchema,
+} from '@lead-capture/kit';
 import { ALL_EVENTS, DELIVERY_STATUSES, PAUSED_REASONS, SUBSCRIBABLE_EVENTS, TEST_EVENT } from './store.js';
 import { MAX_URL_LENGTH } from './target.js';
 
@@ -57,21 +63,11 @@ const writableProperties = {
   },
 } as const;
 
-export const CREATE_BODY = {
-  type: 'object',
-  required: ['url', 'eventTypes'],
-  additionalProperties: false,
-  properties: writableProperties,
-} as const;
+export const CREATE_BODY = writeBodySchema(writableProperties, ['url', 'eventTypes']);
 /** A new subscription as a client sends it. */
 export type SubscriptionInput = SchemaType<typeof CREATE_BODY>;
 
-export const PATCH_BODY = {
-  type: 'object',
-  minProperties: 1,
-  additionalProperties: false,
-  properties: writableProperties,
-} as const;
+export const PATCH_BODY = patchBodySchema(writableProperties);
 export type SubscriptionPatch = SchemaType<typeof PATCH_BODY>;
 
 const dateTime = { type: 'string', format: 'date-time' } as const;

@@ -24,12 +24,10 @@ export interface AccessTokens {
   verify(token: string): Promise<VerifiedAccessToken>;
 }
 
-export function createAccessTokens(options: {
-  secret: string;
-  ttlSeconds: number;
-  /** Current time in ms (tests move it). */
-  now?: () => number;
-}): AccessTokens {
+/** `now`: the current time in ms (tests move it). */
+type AccessTokensOptions = { secret: string; ttlSeconds: number; now?: () => number };
+
+export function createAccessTokens(options: AccessTokensOptions): AccessTokens {
   const { ttlSeconds, now = Date.now } = options;
   const key = new TextEncoder().encode(options.secret);
   const seconds = () => Math.floor(now() / 1000);

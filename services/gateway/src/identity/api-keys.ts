@@ -1,9 +1,10 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { DocStore, Document } from '@lead-capture/docstore';
 import type { Logger } from '@lead-capture/kit';
+import { hashOfToken, newOpaqueToken, OPAQUE_TOKEN_PATTERN } from './opaque-tokens.js';
 
 /**
- * API keys: `lck_` + 32 random bytes (base64url), shown once; stored as a SHA-256 hash and looked
+ * API keys: `lck_` + an opaque token (opaque-tokens.ts), shown once; stored as its hash and looked
  * up by it. A key acts as the user who created it, with the key's scope.
  */
 export const API_KEYS_COLLECTION = 'gateway_api_keys';
@@ -24,33 +25,19 @@ export interface ApiKeyDoc extends Document {
   lastUsedAt: string | null;
 }
 
-export interface PublicApiKey {
-  id: string;
-  label: string;
-  prefix: string;
-  scope: ApiKeyScope;
-  active: boolean;
-  expiresAt: string | null;
-  createdAt: string;
-  createdBy: string;
-  lastUsedAt: string | null;
-}
-
-export function toPublicApiKey(key: ApiKeyDoc): PublicApiKey {
+/** A key as the API shows it: every field but its hash. */
+export function toPublicApiKey(key: ApiKeyDoc) {
   const { _id, label, prefix, scope, active, expiresAt, createdAt, createdBy, lastUsedAt } = key;
   return { id: _id, label, prefix, scope, active, expiresAt, createdAt, createdBy, lastUsedAt };
 }
 
+export type PublicApiKey = ReturnType<typeof toPublicApiKey>;
+
 export const API_KEY_PREFIX = 'lck_';
-const KEY_BYTES = 32;
 const DISPLAY_CHARACTERS = 8;
-const KEY_SHAPE = /^lck_[A-Za-z0-9_-]{43}$/;
+const KEY_SHAPE = new RegExp(`^${API_KEY_PREFIX}${OPAQUE_TOKEN_PATTERN}$`);
 /** lastUsedAt is written at most this often per key, not on every request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
-
-function hashOf(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
-}
 
 export class ApiKeys {
   readonly #keys;
@@ -74,11 +61,11 @@ export class ApiKeys {
     expiresAt: string | null;
     createdBy: string;
   }): Promise<{ record: ApiKeyDoc; key: string }> {
-    const key = `${API_KEY_PREFIX}${randomBytes(KEY_BYTES).toString('base64url')}`;
+    const key = `${API_KEY_PREFIX}${newOpaqueToken()}`;
     const record: ApiKeyDoc = {
       _id: randomUUID(),
       label: input.label.trim(),
-      keyHash: hashOf(key),
+      keyHash: hashOfToken(key),
       prefix: key.slice(0, API_KEY_PREFIX.length + DISPLAY_CHARACTERS),
       scope: input.scope,
       active: true,
@@ -109,7 +96,7 @@ export class ApiKeys {
   /** The key's record when it exists, is active and has not expired; null otherwise. */
   async authenticate(key: string): Promise<ApiKeyDoc | null> {
     if (!KEY_SHAPE.test(key)) return null;
-    const record = await this.#keys.findOne({ keyHash: hashOf(key) });
+    const record = await this.#keys.findOne({ keyHash: hashOfToken(key) });
     const now = this.#now();
     if (!record?.active) return null;
     if (record.expiresAt !== null && Date.parse(record.expiresAt) <= now) return null;

@@ -1,8 +1,9 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { DocStore, Document } from '@lead-capture/docstore';
+import { hashOfToken, newOpaqueToken } from './opaque-tokens.js';
 
 /**
- * Refresh tokens: opaque random values (32 bytes, base64url), stored only as SHA-256 hashes. Every
+ * Refresh tokens: opaque tokens (see opaque-tokens.ts), stored only as their hashes. Every
  * refresh rotates the token: the old one is marked rotated and a new one joins the same family.
  * Presenting a rotated (or revoked) token again means it was copied: the whole family is revoked.
  */
@@ -45,27 +46,20 @@ export interface RefreshTokens {
   revokeAllOf(userId: string): Promise<void>;
 }
 
-const TOKEN_BYTES = 32;
 const DAY_MS = 86_400_000;
 
-function hashOf(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
+type RefreshTokensOptions = { store: DocStore; ttlDays: number; now?: () => number };
 
-export function createRefreshTokens(options: {
-  store: DocStore;
-  ttlDays: number;
-  now?: () => number;
-}): RefreshTokens {
+export function createRefreshTokens(options: RefreshTokensOptions): RefreshTokens {
   const { ttlDays, now = Date.now } = options;
   const tokens = options.store.collection<RefreshTokenDoc>(REFRESH_TOKENS_COLLECTION);
 
   async function issueIn(familyId: string, userId: string): Promise<IssuedRefreshToken> {
-    const token = randomBytes(TOKEN_BYTES).toString('base64url');
+    const token = newOpaqueToken();
     const createdAt = new Date(now());
     await tokens.insertOne({
       _id: randomUUID(),
-      tokenHash: hashOf(token),
+      tokenHash: hashOfToken(token),
       familyId,
       userId,
       createdAt,
@@ -91,7 +85,7 @@ export function createRefreshTokens(options: {
     issue: (userId) => issueIn(randomUUID(), userId),
 
     async rotate(token) {
-      const tokenHash = hashOf(token);
+      const tokenHash = hashOfToken(token);
       const current = new Date(now());
       // Only one of two concurrent refreshes with the same token can win this update.
       const rotated = await tokens.findOneAndUpdate(
@@ -107,7 +101,7 @@ export function createRefreshTokens(options: {
     },
 
     async revoke(token) {
-      const known = await tokens.findOne({ tokenHash: hashOf(token) });
+      const known = await tokens.findOne({ tokenHash: hashOfToken(token) });
       if (!known) return null;
       await revokeFamily(known.familyId);
       return known.familyId;

@@ -1,12 +1,11 @@
 import { type SchemaType, USER_ROLES } from '@lead-capture/contracts';
-
-import { closedObject } from '@lead-capture/kit';
+import { pathParamsSchema } from '@lead-capture/kit';
 
 export { errorResponses } from '@lead-capture/kit';
 
 export const NO_CONTENT = { type: 'null', description: 'No content' } as const;
 
-export const ID_PARAMS = closedObject({ id: { type: 'string', minLength: 1, maxLength: 64 } });
+export const ID_PARAMS = pathParamsSchema(['id'], { type: 'string', minLength: 1, maxLength: 64 });
 export type IdParams = SchemaType<typeof ID_PARAMS>;
 
 export const EMAIL = { type: 'string', format: 'email', maxLength: 254 } as const;

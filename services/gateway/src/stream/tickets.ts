@@ -1,22 +1,20 @@
-import { createHash, randomBytes } from 'node:crypto';
 import type { DocStore, Document } from '@lead-capture/docstore';
 import { unauthorized } from '@lead-capture/kit';
 import type { Caller } from '../identity/authenticate.js';
+import { hashOfToken, newOpaqueToken, OPAQUE_TOKEN_PATTERN } from '../identity/opaque-tokens.js';
 import type { StreamPrincipal, StreamPrincipals } from './principals.js';
 
 /**
  * Stream tickets: what a browser's EventSource, which cannot send an Authorization header, puts in
- * the stream URL instead of the access token. Opaque random values (32 bytes, base64url) stored only
- * as SHA-256 hashes, in the store every gateway replica shares, so any replica redeems what another
+ * the stream URL instead of the access token. Opaque tokens (see opaque-tokens.ts) stored only as
+ * their hashes, in the store every gateway replica shares, so any replica redeems what another
  * issued. Single use (taken out of the store atomically), valid TICKET_TTL_MS, and bound to the
  * principal that asked for it: redeeming checks again that the user is active, their tokens were not
  * revoked and the API key still works.
  */
 export const STREAM_TICKETS_COLLECTION = 'gateway_stream_tickets';
 export const TICKET_TTL_MS = 30_000;
-const TICKET_BYTES = 32;
-/** base64url of 32 bytes: anything else is not a ticket, and costs no store lookup. */
-const TICKET_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+const TICKET_SHAPE = new RegExp(`^${OPAQUE_TOKEN_PATTERN}$`);
 export const INVALID_TICKET = 'Invalid or expired stream ticket';
 
 interface TicketDoc extends Document {
@@ -26,10 +24,7 @@ interface TicketDoc extends Document {
   expiresAt: Date;
 }
 
-export interface IssuedTicket {
-  ticket: string;
-  expiresAt: string;
-}
+export type IssuedTicket = { ticket: string; expiresAt: string };
 
 export interface StreamTickets {
   ensureIndexes(): Promise<void>;
@@ -41,15 +36,9 @@ export interface StreamTickets {
   redeem(ticket: string): Promise<Caller>;
 }
 
-function hashOf(ticket: string): string {
-  return createHash('sha256').update(ticket).digest('hex');
-}
+type StreamTicketsDeps = { store: DocStore; principals: StreamPrincipals; now?: () => number };
 
-export function createStreamTickets(deps: {
-  store: DocStore;
-  principals: StreamPrincipals;
-  now?: () => number;
-}): StreamTickets {
+export function createStreamTickets(deps: StreamTicketsDeps): StreamTickets {
   const { principals, now = Date.now } = deps;
   const tickets = deps.store.collection<TicketDoc>(STREAM_TICKETS_COLLECTION);
   return {
@@ -58,15 +47,15 @@ export function createStreamTickets(deps: {
     },
 
     async issue(principal) {
-      const ticket = randomBytes(TICKET_BYTES).toString('base64url');
+      const ticket = newOpaqueToken();
       const expiresAt = new Date(now() + TICKET_TTL_MS);
-      await tickets.insertOne({ _id: hashOf(ticket), principal, expiresAt });
+      await tickets.insertOne({ _id: hashOfToken(ticket), principal, expiresAt });
       return { ticket, expiresAt: expiresAt.toISOString() };
     },
 
     async redeem(ticket) {
       if (!TICKET_SHAPE.test(ticket)) throw unauthorized(INVALID_TICKET);
-      const found = await tickets.findOneAndDelete({ _id: hashOf(ticket) });
+      const found = await tickets.findOneAndDelete({ _id: hashOfToken(ticket) });
       if (!found || new Date(found.expiresAt).getTime() <= now()) throw unauthorized(INVALID_TICKET);
       const identity = await principals.identityOf(found.principal);
       if (!identity) throw unauthorized(INVALID_TICKET);

@@ -1,18 +1,13 @@
 import type { DeadLetter, MessageBus } from '@lead-capture/bus';
 import { CONSUMER_GROUPS, type SchemaType } from '@lead-capture/contracts';
-import { notAudited, notFound, requireRole, requireScope } from '@lead-capture/kit';
+import { notAudited, notFound, pathParamsSchema, requireRole, requireScope } from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import { errorResponses } from '../schemas.js';
 
 /** How many letters a summary counts per group; a larger backlog shows as this number. */
 const SUMMARY_LIMIT = 1000;
 
-const GROUP_PARAMS = {
-  type: 'object',
-  required: ['group'],
-  additionalProperties: false,
-  properties: { group: { type: 'string', minLength: 1, maxLength: 200 } },
-} as const;
+const GROUP_PARAMS = pathParamsSchema(['group'], { type: 'string', minLength: 1, maxLength: 200 });
 
 type GroupParams = SchemaType<typeof GROUP_PARAMS>;
 

@@ -1,5 +1,5 @@
 import type { SchemaType } from '@lead-capture/contracts';
-import { badRequest, forbidden, notFound, pickFields } from '@lead-capture/kit';
+import { auditCreate, auditRecord, badRequest, forbidden, notFound } from '@lead-capture/kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type ApiKeys, toPublicApiKey } from '../../identity/api-keys.js';
 import { errorResponses, ID_PARAMS, type IdParams, NO_CONTENT } from '../schemas.js';
@@ -82,13 +82,10 @@ export async function apiKeyRoutes(
     '/api/api-keys',
     {
       config: {
-        audit: {
-          action: 'api_key.create',
-          change: ({ responseBody }) => ({
-            apiKeyId: responseBody?.id ?? null,
-            ...pickFields(responseBody, ['label', 'scope', 'expiresAt', 'prefix']),
-          }),
-        },
+        audit: auditCreate('api_key.create', {
+          id: 'apiKeyId',
+          fields: ['label', 'scope', 'expiresAt', 'prefix'],
+        }),
       },
       schema: {
         tags: ['api-keys'],
@@ -135,13 +132,7 @@ export async function apiKeyRoutes(
     '/api/api-keys/:id',
     {
       config: {
-        audit: {
-          action: 'api_key.update',
-          change: ({ params, requestBody }) => ({
-            apiKeyId: params.id,
-            ...pickFields(requestBody, ['label', 'active']),
-          }),
-        },
+        audit: auditRecord('api_key.update', { id: 'apiKeyId', requestFields: ['label', 'active'] }),
       },
       schema: {
         tags: ['api-keys'],
@@ -162,7 +153,7 @@ export async function apiKeyRoutes(
   app.delete<{ Params: IdParams }>(
     '/api/api-keys/:id',
     {
-      config: { audit: { action: 'api_key.delete', change: ({ params }) => ({ apiKeyId: params.id }) } },
+      config: { audit: auditRecord('api_key.delete', { id: 'apiKeyId' }) },
       schema: {
         tags: ['api-keys'],
         summary: 'Delete an API key permanently (admin)',

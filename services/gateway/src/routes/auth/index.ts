@@ -54,6 +54,23 @@ const TOKENS = {
   },
 } as const;
 
+/**
+ * The options of a public route that takes a sign-in's refresh token (refresh, logout): it renews or
+ * ends a session the caller holds, so it is not audited.
+ */
+function refreshTokenRoute(route: {
+  summary: string;
+  description: string;
+  response: Record<number, object>;
+  notAuditedBecause: string;
+}) {
+  const { summary, description, response, notAuditedBecause } = route;
+  return {
+    config: { public: true, audit: notAudited(notAuditedBecause) },
+    schema: { tags: ['auth'], summary, description, security: [], body: REFRESH_TOKEN_BODY, response },
+  };
+}
+
 /** /api/auth: login, refresh (rotation), logout, and who am I. */
 export async function authRoutes(app: FastifyInstance, options: AuthRoutesOptions): Promise<void> {
   const { users, accessTokens, refreshTokens, unmatchableHash, passwordChecks, hashing, verifyPassword } =
@@ -119,18 +136,13 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
 
   app.post<{ Body: RefreshTokenBody }>(
     '/api/auth/refresh',
-    {
-      config: { public: true, audit: notAudited('Renews a session the caller holds; it changes no setting') },
-      schema: {
-        tags: ['auth'],
-        summary: 'Exchange a refresh token for a new access token and a new refresh token',
-        description:
-          'Each refresh token works once. Presenting one that was already exchanged revokes every token of that sign-in.',
-        security: [],
-        body: REFRESH_TOKEN_BODY,
-        response: { 200: TOKENS, ...errorResponses(400, 401, 429) },
-      },
-    },
+    refreshTokenRoute({
+      summary: 'Exchange a refresh token for a new access token and a new refresh token',
+      description:
+        'Each refresh token works once. Presenting one that was already exchanged revokes every token of that sign-in.',
+      response: { 200: TOKENS, ...errorResponses(400, 401, 429) },
+      notAuditedBecause: 'Renews a session the caller holds; it changes no setting',
+    }),
     async (request) => {
       const rotated = await refreshTokens.rotate(request.body.refreshToken);
       if (!rotated) throw unauthorized(INVALID_REFRESH);
@@ -145,18 +157,13 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
 
   app.post<{ Body: RefreshTokenBody }>(
     '/api/auth/logout',
-    {
-      config: { public: true, audit: notAudited('Ends a session the caller holds; it changes no setting') },
-      schema: {
-        tags: ['auth'],
-        summary: 'Sign out: revokes the refresh token (and every token of that sign-in)',
-        description:
-          'Always 204, also for an unknown token. The access token expires by itself; the live streams opened with this sign-in end at once.',
-        security: [],
-        body: REFRESH_TOKEN_BODY,
-        response: { 204: NO_CONTENT, ...errorResponses(400, 429) },
-      },
-    },
+    refreshTokenRoute({
+      summary: 'Sign out: revokes the refresh token (and every token of that sign-in)',
+      description:
+        'Always 204, also for an unknown token. The access token expires by itself; the live streams opened with this sign-in end at once.',
+      response: { 204: NO_CONTENT, ...errorResponses(400, 429) },
+      notAuditedBecause: 'Ends a session the caller holds; it changes no setting',
+    }),
     async (request, reply) => {
       const sessionId = await refreshTokens.revoke(request.body.refreshToken);
       if (sessionId !== null) await options.onSessionEnded?.(sessionId);

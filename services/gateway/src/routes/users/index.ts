@@ -1,5 +1,12 @@
 import type { SchemaType } from '@lead-capture/contracts';
-import { badRequest, pickFields, requireRole, requireSession } from '@lead-capture/kit';
+import {
+  auditCreate,
+  auditRecord,
+  badRequest,
+  pickFields,
+  requireRole,
+  requireSession,
+} from '@lead-capture/kit';
 import type { FastifyInstance } from 'fastify';
 import type { HashingQueue } from '../../identity/hashing-queue.js';
 import type { PasswordAttempts } from '../../identity/password-attempts.js';
@@ -86,13 +93,7 @@ export async function userRoutes(
     '/api/users',
     {
       config: {
-        audit: {
-          action: 'user.create',
-          change: ({ responseBody }) => ({
-            userId: responseBody?.id ?? null,
-            ...pickFields(responseBody, ['email', 'name', 'role', 'active']),
-          }),
-        },
+        audit: auditCreate('user.create', { id: 'userId', fields: ['email', 'name', 'role', 'active'] }),
       },
       preHandler: signedInAdminOnly,
       schema: {
@@ -171,7 +172,7 @@ export async function userRoutes(
   app.delete<{ Params: IdParams }>(
     '/api/users/:id',
     {
-      config: { audit: { action: 'user.delete', change: ({ params }) => ({ userId: params.id }) } },
+      config: { audit: auditRecord('user.delete', { id: 'userId' }) },
       preHandler: signedInAdminOnly,
       schema: {
         tags: ['users'],

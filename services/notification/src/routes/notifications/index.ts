@@ -1,4 +1,4 @@
-import { pagination, requireScope } from '@lead-capture/kit';
+import { documentView, pagedAnswer, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import type { MailDocument, NotificationMails } from '../../mails.js';
 import { errorResponses, MAIL_LIST, MAIL_LIST_QUERY, type MailListQuery, TAGS } from '../../schemas.js';
@@ -9,13 +9,7 @@ export interface MailRoutesOptions {
 
 function mailView(mail: MailDocument) {
   return {
-    id: mail._id,
-    leadId: mail.leadId,
-    to: mail.to,
-    subject: mail.subject,
-    status: mail.status,
-    createdAt: mail.createdAt,
-    sentAt: mail.sentAt,
+    ...documentView(mail, ['leadId', 'to', 'subject', 'status', 'createdAt', 'sentAt']),
     ...(mail.status === 'failed' && mail.error ? { error: mail.error } : {}),
   };
 }
@@ -34,12 +28,8 @@ export const mailRoutes: FastifyPluginAsync<MailRoutesOptions> = async (app, { m
       },
     },
     async (request) => {
-      const { page, limit } = request.query;
       const { mails: found, total } = await mails.list(request.query);
-      return {
-        data: found.map(mailView),
-        pagination: pagination(page, limit, total),
-      };
+      return pagedAnswer(found, total, request.query, mailView);
     },
   );
 };

@@ -1,6 +1,6 @@
-import { pickFields, requireRole, requireScope } from '@lead-capture/kit';
+import { registerSettingsRoutes, requireRole, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
-import { errorResponses, SETTINGS, TAGS } from '../../schemas.js';
+import { SETTINGS, TAGS } from '../../schemas.js';
 import { type NotificationSettings, normaliseSettings, type SettingsStore } from '../../settings.js';
 
 export interface SettingsRoutesOptions {
@@ -12,39 +12,20 @@ export interface SettingsRoutesOptions {
  * recipients receive every matching lead's personal data, so a member may not choose them.
  */
 export const settingsRoutes: FastifyPluginAsync<SettingsRoutesOptions> = async (app, { settings }) => {
-  app.get(
-    '/api/settings/notifications',
-    {
-      preHandler: requireScope('read'),
-      schema: {
-        tags: TAGS,
-        summary: 'Who is e-mailed about which scored leads',
-        response: { 200: SETTINGS, ...errorResponses(401) },
-      },
+  registerSettingsRoutes<NotificationSettings>(app, {
+    url: '/api/settings/notifications',
+    tags: TAGS,
+    schema: SETTINGS,
+    replaceGuard: [requireScope('full'), requireRole('admin')],
+    current: () => settings.get(),
+    currentSummary: 'Who is e-mailed about which scored leads',
+    replace: (body, userId) => settings.replace(normaliseSettings(body), userId),
+    replaceSummary: 'Replace the notification settings (admin)',
+    replaceDescription: 'The recipients receive the personal data of every matching lead: admins only.',
+    // The stored settings as answered (normalised): the recipients who now receive lead data.
+    audit: {
+      action: 'notification_settings.replace',
+      fields: ['enabled', 'recipients', 'qualifications', 'sourceIds'],
     },
-    async () => settings.get(),
-  );
-
-  app.put<{ Body: NotificationSettings }>(
-    '/api/settings/notifications',
-    {
-      config: {
-        // The stored settings as answered (normalised): the recipients who now receive lead data.
-        audit: {
-          action: 'notification_settings.replace',
-          change: ({ responseBody, requestBody }) =>
-            pickFields(responseBody ?? requestBody, ['enabled', 'recipients', 'qualifications', 'sourceIds']),
-        },
-      },
-      preHandler: [requireScope('full'), requireRole('admin')],
-      schema: {
-        tags: TAGS,
-        summary: 'Replace the notification settings (admin)',
-        description: 'The recipients receive the personal data of every matching lead: admins only.',
-        body: SETTINGS,
-        response: { 200: SETTINGS, ...errorResponses(400, 401, 403) },
-      },
-    },
-    async (request) => settings.replace(normaliseSettings(request.body), request.identity!.userId),
-  );
+  });
 };

@@ -1,4 +1,4 @@
-import { pagination, requireScope } from '@lead-capture/kit';
+import { documentView, pagedAnswer, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import type { EnrollmentDocument } from '../../enrollments.js';
 import {
@@ -14,14 +14,8 @@ import type { SequenceRoutesOptions } from './index.js';
 
 function enrollmentView(enrollment: EnrollmentDocument) {
   return {
-    id: enrollment._id,
-    leadId: enrollment.leadId,
-    status: enrollment.status,
-    currentStep: enrollment.currentStep,
-    nextStepAt: enrollment.nextStepAt,
-    paused: enrollment.paused,
+    ...documentView(enrollment, ['leadId', 'status', 'currentStep', 'nextStepAt', 'paused', 'enrolledAt']),
     ...(enrollment.stoppedReason ? { stoppedReason: enrollment.stoppedReason } : {}),
-    enrolledAt: enrollment.enrolledAt,
     lead: {
       firstName: enrollment.lead.firstName ?? null,
       lastName: enrollment.lead.lastName ?? null,
@@ -46,12 +40,8 @@ export const enrollmentRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async
       },
     },
     async (request) => {
-      const { page, limit } = request.query;
       const { enrollments, total } = await catalog.enrollmentsOf(request.params.id, request.query);
-      return {
-        data: enrollments.map(enrollmentView),
-        pagination: pagination(page, limit, total),
-      };
+      return pagedAnswer(enrollments, total, request.query, enrollmentView);
     },
   );
 };

@@ -1,4 +1,4 @@
-import { pickFields, requireRole, requireScope } from '@lead-capture/kit';
+import { auditCreate, auditRecord, documentView, requireRole, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import type { SequenceCatalog } from '../../catalog.js';
 import {
@@ -21,15 +21,7 @@ export interface SequenceRoutesOptions {
 }
 
 function sequenceView(sequence: SequenceDocument) {
-  return {
-    id: sequence._id,
-    name: sequence.name,
-    active: sequence.active,
-    steps: sequence.steps,
-    match: sequence.match,
-    createdAt: sequence.createdAt,
-    updatedAt: sequence.updatedAt,
-  };
+  return documentView(sequence, ['name', 'active', 'steps', 'match', 'createdAt', 'updatedAt']);
 }
 
 /**
@@ -71,15 +63,7 @@ export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (
   app.post<{ Body: SequenceInput }>(
     '/api/sequences',
     {
-      config: {
-        audit: {
-          action: 'sequence.create',
-          change: ({ responseBody }) => ({
-            sequenceId: responseBody?.id ?? null,
-            ...pickFields(responseBody, ['name', 'active']),
-          }),
-        },
-      },
+      config: { audit: auditCreate('sequence.create', { id: 'sequenceId', fields: ['name', 'active'] }) },
       preHandler: write,
       schema: {
         tags: TAGS,
@@ -98,13 +82,7 @@ export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (
     '/api/sequences/:id',
     {
       config: {
-        audit: {
-          action: 'sequence.replace',
-          change: ({ params, responseBody }) => ({
-            sequenceId: params.id,
-            ...pickFields(responseBody, ['name', 'active']),
-          }),
-        },
+        audit: auditRecord('sequence.replace', { id: 'sequenceId', responseFields: ['name', 'active'] }),
       },
       preHandler: write,
       schema: {
@@ -122,7 +100,7 @@ export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (
   app.delete<{ Params: SequenceParams }>(
     '/api/sequences/:id',
     {
-      config: { audit: { action: 'sequence.delete', change: ({ params }) => ({ sequenceId: params.id }) } },
+      config: { audit: auditRecord('sequence.delete', { id: 'sequenceId' }) },
       preHandler: write,
       schema: {
         tags: TAGS,

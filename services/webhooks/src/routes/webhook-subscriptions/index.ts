@@ -1,5 +1,13 @@
-import { notAudited, pagination, pickFields, requireRole, requireScope } from '@lead-capture/kit';
-import type { FastifyPluginAsync } from 'fastify';
+import {
+  auditCreate,
+  auditRecord,
+  notAudited,
+  pagedAnswer,
+  type RouteAudit,
+  requireRole,
+  requireScope,
+} from '@lead-capture/kit';
+import type { FastifyPluginAsync, FastifySchema } from 'fastify';
 import {
   CREATE_BODY,
   CREATED_SUBSCRIPTION,
@@ -84,6 +92,12 @@ function deliveryView({ delivery, attempts }: { delivery: DeliveryDocument; atte
 }
 
 /**
+ * Outbound webhooks send lead data out of the workspace: the audit log keeps who points it where.
+ * Never the secret.
+ */
+const AUDITED_FIELDS = ['url', 'eventTypes', 'filters', 'active'];
+
+/**
  * /api/webhook-subscriptions: reads need any identity (members and read-only keys included: never a
  * secret); every change is an admin's, with full scope: a subscription sends lead data out of the
  * workspace.
@@ -94,6 +108,20 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
 ) => {
   const read = requireScope('read');
   const write = [requireScope('full'), requireRole('admin')];
+  /** The options of a read of the subscription `:id`. */
+  const readOf = (schema: Omit<FastifySchema, 'tags' | 'params'>) => ({
+    preHandler: read,
+    schema: { tags: TAGS, params: ID_PARAMS, ...schema },
+  });
+  /** The options of an admin's write, with its audit (or why it has none). */
+  const adminWrite = (audit: RouteAudit, schema: Omit<FastifySchema, 'tags'>) => ({
+    config: { audit },
+    preHandler: write,
+    schema: { tags: TAGS, ...schema },
+  });
+  /** The options of an admin's write to the subscription `:id`. */
+  const writeTo = (audit: RouteAudit, schema: Omit<FastifySchema, 'tags' | 'params'>) =>
+    adminWrite(audit, { params: ID_PARAMS, ...schema });
 
   app.get(
     '/api/webhook-subscriptions',
@@ -110,25 +138,11 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
 
   app.post<{ Body: SubscriptionInput }>(
     '/api/webhook-subscriptions',
-    {
-      config: {
-        // Outbound webhooks send lead data out of the workspace: who points it where. Never the secret.
-        audit: {
-          action: 'webhook_subscription.create',
-          change: ({ responseBody }) => ({
-            subscriptionId: responseBody?.id ?? null,
-            ...pickFields(responseBody, ['url', 'eventTypes', 'filters', 'active']),
-          }),
-        },
-      },
-      preHandler: write,
-      schema: {
-        tags: TAGS,
-        summary: 'Subscribe a URL to lead events (admins); the answer shows the signing secret once',
-        body: CREATE_BODY,
-        response: { 201: CREATED_SUBSCRIPTION, ...errorResponses(400, 401, 403) },
-      },
-    },
+    adminWrite(auditCreate('webhook_subscription.create', { id: 'subscriptionId', fields: AUDITED_FIELDS }), {
+      summary: 'Subscribe a URL to lead events (admins); the answer shows the signing secret once',
+      body: CREATE_BODY,
+      response: { 201: CREATED_SUBSCRIPTION, ...errorResponses(400, 401, 403) },
+    }),
     async (request, reply) => {
       const identity = request.identity!;
       const subscription = await catalog.create(request.body, {
@@ -142,59 +156,32 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
 
   app.get<{ Params: IdParams }>(
     '/api/webhook-subscriptions/:id',
-    {
-      preHandler: read,
-      schema: {
-        tags: TAGS,
-        summary: 'One webhook subscription',
-        params: ID_PARAMS,
-        response: { 200: SUBSCRIPTION, ...errorResponses(401, 404) },
-      },
-    },
+    readOf({
+      summary: 'One webhook subscription',
+      response: { 200: SUBSCRIPTION, ...errorResponses(401, 404) },
+    }),
     async (request) => subscriptionView(await catalog.require(request.params.id), now()),
   );
 
   app.patch<{ Params: IdParams; Body: SubscriptionPatch }>(
     '/api/webhook-subscriptions/:id',
-    {
-      config: {
-        audit: {
-          action: 'webhook_subscription.update',
-          change: ({ params, responseBody }) => ({
-            subscriptionId: params.id,
-            ...pickFields(responseBody, ['url', 'eventTypes', 'filters', 'active']),
-          }),
-        },
-      },
-      preHandler: write,
-      schema: {
-        tags: TAGS,
+    writeTo(
+      auditRecord('webhook_subscription.update', { id: 'subscriptionId', responseFields: AUDITED_FIELDS }),
+      {
         summary: 'Change a subscription (admins); {"active": true} enables one the worker disabled',
-        params: ID_PARAMS,
         body: PATCH_BODY,
         response: { 200: SUBSCRIPTION, ...errorResponses(400, 401, 403, 404) },
       },
-    },
+    ),
     async (request) => subscriptionView(await catalog.update(request.params.id, request.body), now()),
   );
 
   app.delete<{ Params: IdParams }>(
     '/api/webhook-subscriptions/:id',
-    {
-      config: {
-        audit: {
-          action: 'webhook_subscription.delete',
-          change: ({ params }) => ({ subscriptionId: params.id }),
-        },
-      },
-      preHandler: write,
-      schema: {
-        tags: TAGS,
-        summary: 'Delete a subscription with its delivery log (admins)',
-        params: ID_PARAMS,
-        response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404) },
-      },
-    },
+    writeTo(auditRecord('webhook_subscription.delete', { id: 'subscriptionId' }), {
+      summary: 'Delete a subscription with its delivery log (admins)',
+      response: { 204: { type: 'null' }, ...errorResponses(401, 403, 404) },
+    }),
     async (request, reply) => {
       await catalog.remove(request.params.id);
       return reply.code(204).send();
@@ -204,27 +191,18 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
   app.post<{ Params: IdParams; Body: ResumeBody }>(
     '/api/webhook-subscriptions/:id/resume',
     {
-      config: {
-        audit: {
-          action: 'webhook_subscription.resume',
-          change: ({ params, requestBody }) => ({
-            subscriptionId: params.id,
-            ...pickFields(requestBody, ['deliverHeld']),
-          }),
+      ...writeTo(
+        auditRecord('webhook_subscription.resume', { id: 'subscriptionId', requestFields: ['deliverHeld'] }),
+        {
+          summary:
+            'Resume a paused subscription (admins): it then stands for you, and the events held meanwhile are sent (or cancelled)',
+          body: RESUME_BODY,
+          response: { 200: SUBSCRIPTION, ...errorResponses(400, 401, 403, 404, 409) },
         },
-      },
+      ),
       // The body is optional: none sends what was held.
       preValidation: async (request) => {
         request.body ??= { deliverHeld: true };
-      },
-      preHandler: write,
-      schema: {
-        tags: TAGS,
-        summary:
-          'Resume a paused subscription (admins): it then stands for you, and the events held meanwhile are sent (or cancelled)',
-        params: ID_PARAMS,
-        body: RESUME_BODY,
-        response: { 200: SUBSCRIPTION, ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
     async (request) => {
@@ -239,72 +217,44 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
 
   app.post<{ Params: IdParams }>(
     '/api/webhook-subscriptions/:id/rotate-secret',
-    {
-      config: {
-        audit: {
-          action: 'webhook_subscription.rotate_secret',
-          change: ({ params }) => ({ subscriptionId: params.id }),
-        },
-      },
-      preHandler: write,
-      schema: {
-        tags: TAGS,
-        summary:
-          'A new signing secret (admins), shown once; the previous one keeps signing for the overlap window',
-        params: ID_PARAMS,
-        response: { 200: ROTATED_SECRET, ...errorResponses(401, 403, 404) },
-      },
-    },
+    writeTo(auditRecord('webhook_subscription.rotate_secret', { id: 'subscriptionId' }), {
+      summary:
+        'A new signing secret (admins), shown once; the previous one keeps signing for the overlap window',
+      response: { 200: ROTATED_SECRET, ...errorResponses(401, 403, 404) },
+    }),
     async (request) => catalog.rotateSecret(request.params.id),
   );
 
   app.post<{ Params: IdParams }>(
     '/api/webhook-subscriptions/:id/test',
-    {
-      config: { audit: notAudited('Sends one test event to the receiver; the delivery log records it') },
-      preHandler: write,
-      schema: {
-        tags: TAGS,
-        summary: 'Send a webhook.test message now (admins) and answer how the attempt went',
-        params: ID_PARAMS,
-        response: { 200: DELIVERY, ...errorResponses(401, 403, 404) },
-      },
-    },
+    writeTo(notAudited('Sends one test event to the receiver; the delivery log records it'), {
+      summary: 'Send a webhook.test message now (admins) and answer how the attempt went',
+      response: { 200: DELIVERY, ...errorResponses(401, 403, 404) },
+    }),
     async (request) => deliveryView(await catalog.sendTest(request.params.id)),
   );
 
   app.get<{ Params: IdParams; Querystring: DeliveryQuery }>(
     '/api/webhook-subscriptions/:id/deliveries',
-    {
-      preHandler: read,
-      schema: {
-        tags: TAGS,
-        summary: 'The delivery log of a subscription, newest first, each with its attempts',
-        params: ID_PARAMS,
-        querystring: DELIVERY_QUERY,
-        response: { 200: DELIVERY_LIST, ...errorResponses(400, 401, 404) },
-      },
-    },
+    readOf({
+      summary: 'The delivery log of a subscription, newest first, each with its attempts',
+      querystring: DELIVERY_QUERY,
+      response: { 200: DELIVERY_LIST, ...errorResponses(400, 401, 404) },
+    }),
     async (request) => {
-      const { page, limit } = request.query;
       const { deliveries, total } = await catalog.listDeliveries(request.params.id, request.query);
-      return { data: deliveries.map(deliveryView), pagination: pagination(page, limit, total) };
+      return pagedAnswer(deliveries, total, request.query, deliveryView);
     },
   );
 
   app.post<{ Params: DeliveryParams }>(
     '/api/webhook-subscriptions/:id/deliveries/:deliveryId/redeliver',
-    {
-      config: { audit: notAudited('Sends a recorded delivery again; the delivery log records it') },
-      preHandler: write,
-      schema: {
-        tags: TAGS,
-        summary:
-          'Send a delivery again (admins; same webhook-id, same body), with a new retry window; 409 while paused',
-        params: DELIVERY_PARAMS,
-        response: { 202: DELIVERY, ...errorResponses(401, 403, 404, 409) },
-      },
-    },
+    adminWrite(notAudited('Sends a recorded delivery again; the delivery log records it'), {
+      summary:
+        'Send a delivery again (admins; same webhook-id, same body), with a new retry window; 409 while paused',
+      params: DELIVERY_PARAMS,
+      response: { 202: DELIVERY, ...errorResponses(401, 403, 404, 409) },
+    }),
     async (request, reply) =>
       reply
         .code(202)

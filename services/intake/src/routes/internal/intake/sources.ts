@@ -1,7 +1,7 @@
 import { MAPPING_TARGETS, NAME_SPLIT_RULES, type SchemaType, SOURCE_FORMATS } from '@lead-capture/contracts';
 import { isDuplicateKeyError } from '@lead-capture/docstore';
-import { badRequest, conflict, errorResponses, forbidden, notAudited } from '@lead-capture/kit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { badRequest, conflict, errorResponses, notAudited, requireService } from '@lead-capture/kit';
+import type { FastifyInstance } from 'fastify';
 import type { SourceDirectory } from '../../../sources/directory.js';
 
 const revision = { type: 'integer', minimum: 1 } as const;
@@ -38,13 +38,15 @@ type PutBody = SchemaType<typeof PUT_BODY>;
 const DELETE_BODY = { type: 'object', required: ['revision'], properties: { revision } } as const;
 type DeleteBody = SchemaType<typeof DELETE_BODY>;
 
-const putSchema = { params: PARAMS, body: PUT_BODY, response: responses } as const;
-const deleteSchema = { params: PARAMS, body: DELETE_BODY, response: responses } as const;
-
 /** Only another service (its signed identity) may change the read model; the gateway never routes /internal. */
-async function requireService(request: FastifyRequest): Promise<void> {
-  if (request.identity?.method !== 'service') throw forbidden('Only services may call internal routes');
-}
+const READ_MODEL_ROUTE = {
+  config: {
+    audit: notAudited(
+      "The source service keeps the intake's token read model current (a service's signed call)",
+    ),
+  },
+  preHandler: requireService(),
+};
 
 /**
  * PUT and DELETE /internal/intake/sources/<sourceId>: the source service calls these on every
@@ -60,15 +62,7 @@ export async function internalSourceRoutes(
 
   app.put<{ Params: SourceParams; Body: PutBody }>(
     '/internal/intake/sources/:sourceId',
-    {
-      config: {
-        audit: notAudited(
-          "The source service keeps the intake's token read model current (a service's signed call)",
-        ),
-      },
-      schema: putSchema,
-      preHandler: requireService,
-    },
+    { ...READ_MODEL_ROUTE, schema: { params: PARAMS, body: PUT_BODY, response: responses } },
     async (request, reply) => {
       const { sourceId } = request.params;
       const { body } = request;
@@ -85,15 +79,7 @@ export async function internalSourceRoutes(
 
   app.delete<{ Params: SourceParams; Body: DeleteBody }>(
     '/internal/intake/sources/:sourceId',
-    {
-      config: {
-        audit: notAudited(
-          "The source service keeps the intake's token read model current (a service's signed call)",
-        ),
-      },
-      schema: deleteSchema,
-      preHandler: requireService,
-    },
+    { ...READ_MODEL_ROUTE, schema: { params: PARAMS, body: DELETE_BODY, response: responses } },
     async (request, reply) => {
       const { sourceId } = request.params;
       const { revision: deletedAt } = request.body;

@@ -1,7 +1,7 @@
-import { badRequest, pickFields, requireScope } from '@lead-capture/kit';
+import { badRequest, registerSettingsRoutes, requireScope } from '@lead-capture/kit';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ScoringModel } from '../../../model.js';
-import { errorResponses, SCORING_MODEL, TAGS } from '../../../schemas.js';
+import { SCORING_MODEL, TAGS } from '../../../schemas.js';
 import type { ScoringSettings } from '../../../settings.js';
 
 export interface ScoringSettingsRoutesOptions {
@@ -31,41 +31,16 @@ export const scoringSettingsRoutes: FastifyPluginAsync<ScoringSettingsRoutesOpti
   app,
   { settings },
 ) => {
-  app.get(
-    '/api/settings/scoring',
-    {
-      preHandler: requireScope('read'),
-      schema: {
-        tags: TAGS,
-        summary: 'The scoring model in force: rule weights, qualification thresholds, source weights',
-        response: { 200: SCORING_MODEL, ...errorResponses(401) },
-      },
-    },
-    async () => settings.current(),
-  );
-
-  app.put<{ Body: ScoringModel }>(
-    '/api/settings/scoring',
-    {
-      config: {
-        // The model only: which leads turn hot (and so are mailed and enrolled).
-        audit: {
-          action: 'scoring_settings.replace',
-          change: ({ responseBody, requestBody }) =>
-            pickFields(responseBody ?? requestBody, ['weights', 'thresholds', 'sourceWeights']),
-        },
-      },
-      preHandler: requireScope('full'),
-      schema: {
-        tags: TAGS,
-        summary: 'Replace the scoring model; leads scored from now on use it',
-        body: SCORING_MODEL,
-        response: { 200: SCORING_MODEL, ...errorResponses(400, 401, 403) },
-      },
-    },
-    async (request) => {
-      const model = checkedModel(request.body);
-      return settings.replace(model, request.identity!.userId);
-    },
-  );
+  registerSettingsRoutes<ScoringModel>(app, {
+    url: '/api/settings/scoring',
+    tags: TAGS,
+    schema: SCORING_MODEL,
+    replaceGuard: requireScope('full'),
+    current: () => settings.current(),
+    currentSummary: 'The scoring model in force: rule weights, qualification thresholds, source weights',
+    replace: (body, userId) => settings.replace(checkedModel(body), userId),
+    replaceSummary: 'Replace the scoring model; leads scored from now on use it',
+    // The model only: which leads turn hot (and so are mailed and enrolled).
+    audit: { action: 'scoring_settings.replace', fields: ['weights', 'thresholds', 'sourceWeights'] },
+  });
 };
