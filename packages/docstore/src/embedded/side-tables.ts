@@ -36,30 +36,14 @@ export function moveUniqueKeys(
   previous: Document | null,
   undo?: UndoSteps,
 ): void {
-  const db = host.writer;
-  const table = uniqueTable(collection, index);
-  const old = new Set(previous ? uniqueKeys(index, previous).map((key) => key.key) : []);
-  const fresh = next ? uniqueKeys(index, next) : [];
-  const kept = new Set<string>();
-  for (const { key } of fresh) if (old.has(key)) kept.add(key);
-  const remove = host.statement(db, `DELETE FROM ${table} WHERE key = ? AND rid = ?`);
-  const add = host.statement(db, `INSERT INTO ${table} (key, rid) VALUES (?, ?)`);
-  for (const key of old) {
-    if (kept.has(key)) continue;
-    remove.run(key, rid);
-    undo?.push(() => add.run(key, rid));
-  }
-  for (const { key, values } of fresh) {
-    if (kept.has(key)) continue;
-    try {
-      add.run(key, rid);
-      undo?.push(() => remove.run(key, rid));
-    } catch (error) {
-      if (!String((error as { code?: string }).code).startsWith('SQLITE_CONSTRAINT')) throw error;
-      const keyValue = Object.fromEntries(Object.keys(index.keys).map((path, i) => [path, values[i]]));
-      throw duplicateKeyError(collection, index.name, keyValue);
-    }
-  }
+  const fresh = new Map((next ? uniqueKeys(index, next) : []).map(({ key, values }) => [key, values]));
+  const old = previous ? uniqueKeys(index, previous).map(({ key }) => key) : [];
+  moveKeys(host, uniqueTable(collection, index), rid, old, [...fresh.keys()], undo, (key, error) => {
+    if (!String((error as { code?: string }).code).startsWith('SQLITE_CONSTRAINT')) return error;
+    const values = fresh.get(key)!;
+    const keyValue = Object.fromEntries(Object.keys(index.keys).map((path, i) => [path, values[i]]));
+    return duplicateKeyError(collection, index.name, keyValue);
+  });
 }
 
 /** Moves the document's keys in the path's element table from `previous` to `next` (either may be null). */
@@ -75,20 +59,40 @@ export function moveElements(
   const old = previous ? elementKeys(previous, path) : [];
   const fresh = next ? elementKeys(next, path) : [];
   if (old.length === 0 && fresh.length === 0) return;
-  const kept = new Set(fresh);
+  moveKeys(host, elementTable(collection, path), rid, old, fresh, undo);
+}
+
+/**
+ * Replaces a row's entries in a (key, rid) side table: deletes the keys of `old` that `fresh` lacks
+ * and inserts those of `fresh` that `old` lacks, pushing each statement's inverse onto `undo`.
+ * `refused` makes the error to throw of an insert that failed (a duplicate key).
+ */
+function moveKeys(
+  host: TableHost,
+  table: string,
+  rid: number,
+  old: readonly string[],
+  fresh: readonly string[],
+  undo: UndoSteps | undefined,
+  refused: (key: string, error: unknown) => unknown = (_key, error) => error,
+): void {
   const gone = new Set(old);
+  const kept = new Set(fresh);
   const db = host.writer;
-  const table = elementTable(collection, path);
   const remove = host.statement(db, `DELETE FROM ${table} WHERE key = ? AND rid = ?`);
   const add = host.statement(db, `INSERT INTO ${table} (key, rid) VALUES (?, ?)`);
-  for (const key of old) {
+  for (const key of gone) {
     if (kept.has(key)) continue;
     remove.run(key, rid);
     undo?.push(() => add.run(key, rid));
   }
-  for (const key of fresh) {
+  for (const key of kept) {
     if (gone.has(key)) continue;
-    add.run(key, rid);
+    try {
+      add.run(key, rid);
+    } catch (error) {
+      throw refused(key, error);
+    }
     undo?.push(() => remove.run(key, rid));
   }
 }
