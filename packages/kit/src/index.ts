@@ -109,6 +109,7 @@ export {
   serviceKeysFromConfig,
   signersTrustedBy,
 } from './internal-keys.js';
+export { type Lease, LeasedJobs, type LeasedJobsOptions } from './leased-jobs.js';
 export { createLogger, type Logger, type LoggerOptions, redactUrl } from './logger.js';
 export {
   buildMetricsApp,
