@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type Collection, type DocStore, openStore } from '@lead-capture/docstore';
 import { movableClock, waitFor } from '@lead-capture/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LeasedJobs, type LeasedJobsOptions } from './leased-jobs.js';
+import { type LeasedJobKind, type LeasedJobSchedule, LeasedJobs } from './leased-jobs.js';
 
 type JobDoc = {
   _id: string;
@@ -71,37 +71,39 @@ describe('LeasedJobs', () => {
 
   /**
    * A loop over `test_jobs`: claims the earliest due job nobody holds (or whose lease ran out), runs
-   * `work` and then finishes the job. Options override the defaults.
+   * `work` and then finishes the job. `schedule` and `kind` override the defaults.
    */
   function loop(
-    options: Partial<LeasedJobsOptions<JobDoc>> & { work?: (job: JobDoc) => Promise<void> } = {},
+    options: {
+      schedule?: Partial<LeasedJobSchedule>;
+      kind?: Partial<LeasedJobKind<JobDoc>>;
+      work?: (job: JobDoc) => Promise<void>;
+    } = {},
   ): LeasedJobs<JobDoc> {
-    const { work, ...overrides } = options;
-    const created: LeasedJobs<JobDoc> = new LeasedJobs<JobDoc>({
-      name: 'test jobs',
-      logger: { error: () => {} },
-      now: clock.now,
-      intervalMs: NEVER_MS,
-      leaseMs: LEASE_MS,
-      passLimit: 100,
-      claim: (lease) =>
-        jobs.findOneAndUpdate(
-          {
-            done: false,
-            dueAt: { $lte: lease.now },
-            $or: [{ leaseUntil: null }, { leaseUntil: { $lte: lease.now } }],
-          },
-          { $set: { leaseOwner: lease.owner, leaseUntil: lease.until } },
-          { sort: { dueAt: 1, _id: 1 } },
-        ),
-      run: async (job) => {
-        ran.push({ id: job._id, owner: created.owner });
-        await work?.(job);
-        await finish(job, created.owner);
+    const { schedule, kind, work } = options;
+    const created: LeasedJobs<JobDoc> = new LeasedJobs<JobDoc>(
+      { logger: { error: () => {} }, now: clock.now, intervalMs: NEVER_MS, leaseMs: LEASE_MS, ...schedule },
+      {
+        name: 'test jobs',
+        claim: (lease) =>
+          jobs.findOneAndUpdate(
+            {
+              done: false,
+              dueAt: { $lte: lease.now },
+              $or: [{ leaseUntil: null }, { leaseUntil: { $lte: lease.now } }],
+            },
+            { $set: { leaseOwner: lease.owner, leaseUntil: lease.until } },
+            { sort: { dueAt: 1, _id: 1 } },
+          ),
+        run: async (job) => {
+          ran.push({ id: job._id, owner: created.owner });
+          await work?.(job);
+          await finish(job, created.owner);
+        },
+        onFailure: () => {},
+        ...kind,
       },
-      onFailure: () => {},
-      ...overrides,
-    });
+    );
     loops.push(created);
     return created;
   }
@@ -117,8 +119,8 @@ describe('LeasedJobs', () => {
       if (running.size === 2) bothRunning.open();
       await bothRunning.opened;
     };
-    const a = loop({ work, concurrency: 2 });
-    const b = loop({ work, concurrency: 2 });
+    const a = loop({ work, schedule: { concurrency: 2 } });
+    const b = loop({ work, schedule: { concurrency: 2 } });
 
     const [byA, byB] = await Promise.all([a.pass(), b.pass()]);
 
@@ -133,7 +135,7 @@ describe('LeasedJobs', () => {
   it("takes over a crashed owner's job only once its lease has run out", async () => {
     await addJobs('job-1');
     // An owner that claims the job and dies before it settles it: the claim stays in the store.
-    const crashed = loop({ run: async () => {} });
+    const crashed = loop({ kind: { run: async () => {} } });
     expect(await crashed.pass()).toBe(1);
     const survivor = loop();
 
@@ -155,17 +157,21 @@ describe('LeasedJobs', () => {
     const firstRun = gate();
     const firstRunReleased = gate();
     const jobsLoop = loop({
-      passLimit: 1,
-      startPass: async () => {
-        passesRunning++;
-        mostRunning = Math.max(mostRunning, passesRunning);
-        return undefined;
+      schedule: {
+        onPass: () => {
+          passes++;
+        },
       },
-      afterPass: async () => {
-        passesRunning--;
-      },
-      onPassEnd: () => {
-        passes++;
+      kind: {
+        passLimit: 1,
+        startPass: async () => {
+          passesRunning++;
+          mostRunning = Math.max(mostRunning, passesRunning);
+          return undefined;
+        },
+        afterPass: async () => {
+          passesRunning--;
+        },
       },
       work: async (job) => {
         if (job._id !== 'job-1') return;
@@ -230,8 +236,10 @@ describe('LeasedJobs', () => {
       work: async (job) => {
         if (job._id === 'job-1' && failing) throw new Error('receiver down');
       },
-      onFailure: (job, error) => {
-        failures.push({ id: job._id, message: (error as Error).message });
+      kind: {
+        onFailure: (job, error) => {
+          failures.push({ id: job._id, message: (error as Error).message });
+        },
       },
     });
 
@@ -253,12 +261,14 @@ describe('LeasedJobs', () => {
     await addJobs('job-1', 'job-2');
     const logged: unknown[] = [];
     const jobsLoop = loop({
-      logger: { error: (details: unknown) => logged.push(details) },
+      schedule: { logger: { error: (details: unknown) => logged.push(details) } },
       work: async (job) => {
         if (job._id === 'job-1') throw new Error('job failed');
       },
-      onFailure: () => {
-        throw new Error('store down');
+      kind: {
+        onFailure: () => {
+          throw new Error('store down');
+        },
       },
     });
 

@@ -15,19 +15,29 @@ export interface Lease {
   readonly until: Date;
 }
 
-export interface LeasedJobsOptions<Job, Pass = undefined> {
-  /** Names the loop in logs, e.g. `webhook delivery pass`. */
-  name: string;
+/** How a loop runs: its clock and logger, how often, how long a claim holds. A service's deps carry it. */
+export interface LeasedJobSchedule {
   logger: Pick<Logger, 'error'>;
   now: Clock;
   /** Time from the end of one pass to the start of the next (a wake() starts one earlier). */
   intervalMs: number;
-  /** How long a claim is held; a job whose run never settled is due again after it. */
+  /** How long a claim is held; a job whose run never settled (its holder crashed) is due again then. */
   leaseMs: number;
-  /** Jobs one pass claims at most, so a backlog never starves the event loop; the next pass goes on. */
-  passLimit: number;
   /** Jobs run at once within a pass. Default 1. */
   concurrency?: number;
+  /** Called after each pass the timer or wake() started has ended (tests wait on it, never sleep). */
+  onPass?: () => void;
+}
+
+/** What the jobs are: how the next due one is claimed, how one runs, what its failure does. */
+export interface LeasedJobKind<Job, Pass = undefined> {
+  /** Names the loop in logs, e.g. `webhook delivery pass`. */
+  name: string;
+  /**
+   * Jobs one pass claims at most, so a backlog never starves the event loop; the next pass goes on.
+   * Default 100.
+   */
+  passLimit?: number;
   /**
    * Reads what the pass's claims need (a batch of candidates, what they pass over); null when
    * nothing can be due, and the pass ends at once. Default: no pass state.
@@ -47,8 +57,6 @@ export interface LeasedJobsOptions<Job, Pass = undefined> {
   onFailure: (job: Job, error: unknown, pass: Pass) => Promise<void> | void;
   /** Work done at the end of every pass, after its jobs. */
   afterPass?: () => Promise<void>;
-  /** Called after each pass the timer or wake() started has ended (tests wait on it instead of sleeping). */
-  onPassEnd?: () => void;
 }
 
 /**
@@ -58,29 +66,38 @@ export interface LeasedJobsOptions<Job, Pass = undefined> {
  * next, until none is due or `passLimit` is reached; a job that fails is handed to `onFailure` and
  * the others go on. Passes run every `intervalMs` and at once on `wake()`, never two at once, and
  * cost nothing while idle but the timer. `stop()` takes no new job and waits for the pass under way.
+ * The schedule says when and how long, the kind what a job is.
  */
 export class LeasedJobs<Job, Pass = undefined> {
   /** Identifies this process's claims. */
   readonly owner = randomUUID();
-  readonly #options: LeasedJobsOptions<Job, Pass>;
+  readonly #schedule: LeasedJobSchedule;
+  readonly #kind: LeasedJobKind<Job, Pass>;
   #task: PeriodicTask | undefined;
   #stopping = false;
 
-  constructor(options: LeasedJobsOptions<Job, Pass>) {
-    this.#options = options;
+  constructor(schedule: LeasedJobSchedule, kind: LeasedJobKind<Job, Pass>) {
+    this.#schedule = schedule;
+    this.#kind = kind;
   }
 
   /** A lease taken now, also for a job this process stores already claimed. */
   lease(): Lease {
-    const now = this.#options.now();
-    return { owner: this.owner, now, until: new Date(now.getTime() + this.#options.leaseMs) };
+    const now = this.#schedule.now();
+    return { owner: this.owner, now, until: new Date(now.getTime() + this.#schedule.leaseMs) };
   }
 
   /** Starts the passes: every intervalMs, and at each wake(). */
   start(): void {
-    const { name, intervalMs, logger, onPassEnd } = this.#options;
+    const { intervalMs, logger, onPass } = this.#schedule;
     this.#stopping = false;
-    this.#task = startPeriodicTask({ name, intervalMs, logger, onPassEnd, pass: () => this.pass() });
+    this.#task = startPeriodicTask({
+      name: this.#kind.name,
+      intervalMs,
+      logger,
+      onPassEnd: onPass,
+      pass: () => this.pass(),
+    });
   }
 
   /** New jobs are due: a pass now rather than at the next tick (after the one under way, if any). */
@@ -95,10 +112,11 @@ export class LeasedJobs<Job, Pass = undefined> {
     this.#task = undefined;
   }
 
-  /** One pass, outside the timer's (for tests); how many jobs ran without failing. */
+  /** One pass outside the timer's (tests, a relay pass on demand); how many jobs ran without failing. */
   async pass(): Promise<number> {
-    const { startPass, claim, passLimit, concurrency = 1, afterPass } = this.#options;
-    const pass = startPass ? await startPass(this.#options.now()) : (undefined as Pass);
+    const { startPass, claim, passLimit = 100, afterPass } = this.#kind;
+    const { concurrency = 1, now } = this.#schedule;
+    const pass = startPass ? await startPass(now()) : (undefined as Pass);
     if (pass === null) return 0;
     let claimed = 0;
     let succeeded = 0;
@@ -117,7 +135,7 @@ export class LeasedJobs<Job, Pass = undefined> {
 
   /** Runs a claimed job; false when it failed (and was handed to onFailure). */
   async #run(job: Job, pass: Pass): Promise<boolean> {
-    const { run, onFailure, logger, name } = this.#options;
+    const { run, onFailure, name } = this.#kind;
     try {
       await run(job);
       return true;
@@ -125,7 +143,10 @@ export class LeasedJobs<Job, Pass = undefined> {
       try {
         await onFailure(job, error, pass);
       } catch (failure) {
-        logger.error({ err: failure, cause: error, task: name }, `${name}: a failed job was not backed off`);
+        this.#schedule.logger.error(
+          { err: failure, cause: error, task: name },
+          `${name}: a failed job was not backed off`,
+        );
       }
       return false;
     }

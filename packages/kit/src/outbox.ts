@@ -171,12 +171,14 @@ export class Outbox {
       outboxesByStore.set(store, outboxes);
     }
     outboxes.set(options.collection, this);
-    this.#relay = new LeasedJobs<OutboxEntry, RelayPass>({
-      name: `${options.collection} relay`,
+    const schedule = {
       logger: options.logger,
       now: () => new Date(this.#now()),
       intervalMs: options.relayIntervalMs ?? 1000,
       leaseMs: this.#takeOverAfterMs,
+    };
+    this.#relay = new LeasedJobs<OutboxEntry, RelayPass>(schedule, {
+      name: `${options.collection} relay`,
       passLimit: RELAY_BATCH,
       startPass: (now) => this.#startRelayPass(now),
       claim: (lease, pass) => this.#claimOldestOfItsStream(lease, pass),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LeasedJobs, type Logger } from '@lead-capture/kit';
+import { type LeasedJobSchedule, LeasedJobs, type Logger } from '@lead-capture/kit';
 import {
   failedFields,
   type MailDeliveryError,
@@ -25,22 +25,14 @@ export const SCHEDULER_STOP_REASONS = {
   deliveryFailed: 'delivery_failed',
 } as const;
 
-/** Due enrolments one pass handles at most; the next tick goes on. */
-const PASS_LIMIT = 100;
-
-export interface SchedulerDeps {
+/** With the schedule: `intervalMs` (SEQUENCE_TICK_MS), `leaseMs` (a claimed enrolment's), `onPass`. */
+export interface SchedulerDeps extends LeasedJobSchedule {
   sequences: Sequences;
   enrollments: Enrollments;
   leadStates: LeadStates;
   events: SequenceEvents;
   mailer: Mailer;
   logger: Logger;
-  now: () => Date;
-  tickMs: number;
-  /** How long a claimed enrolment is held; a crashed holder's claim is taken over after it. */
-  leaseMs: number;
-  /** Called after every pass the timer started has ended (tests wait on it instead of sleeping). */
-  onPass?: () => void;
 }
 
 /**
@@ -53,20 +45,14 @@ export class StepScheduler {
   private readonly jobs: LeasedJobs<EnrollmentDocument>;
 
   constructor(private readonly deps: SchedulerDeps) {
-    this.jobs = new LeasedJobs({
+    this.jobs = new LeasedJobs(deps, {
       name: 'sequence scheduler pass',
-      logger: deps.logger,
-      now: deps.now,
-      intervalMs: deps.tickMs,
-      leaseMs: deps.leaseMs,
-      passLimit: PASS_LIMIT,
       claim: (lease) => deps.enrollments.claimDue(lease),
       run: (enrollment) => this.advance(enrollment),
       onFailure: (enrollment, error) => {
         // Its lease runs out and the step is tried again then; the others go on now.
         deps.logger.error({ err: error, enrollmentId: enrollment._id }, 'Sequence step failed unexpectedly');
       },
-      onPassEnd: deps.onPass,
     });
   }
 

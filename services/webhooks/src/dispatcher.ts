@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Lease, LeasedJobs, type Logger } from '@lead-capture/kit';
+import { type Lease, type LeasedJobSchedule, LeasedJobs, type Logger } from '@lead-capture/kit';
 import { MailDeliveryError, type Mailer, parseRecipient } from '@lead-capture/mailer';
 import { releaseIfResumed } from './pausing.js';
 import { nextAttemptAt } from './schedule.js';
@@ -13,23 +13,20 @@ import {
   type WebhookCollections,
 } from './store.js';
 
-export interface DispatcherDeps {
+/**
+ * With the schedule: `intervalMs` (OUTBOUND_WEBHOOK_TICK_MS), `concurrency`, `leaseMs` (how long a
+ * claimed delivery and its subscription are held), `onPass` for tests.
+ */
+export interface DispatcherDeps extends LeasedJobSchedule {
   collections: WebhookCollections;
   mailer: Mailer;
   logger: Logger;
-  now: () => Date;
   random?: () => number;
   sender: SenderOptions;
-  tickMs: number;
-  concurrency: number;
-  /** How long a claimed delivery is held; a crashed holder's claim is taken over after it. */
-  leaseMs: number;
   retryWindowMs: number;
   /** Attempts of one delivery in one retry window at most (OUTBOUND_WEBHOOK_MAX_ATTEMPTS); then it is failed. */
   maxAttempts: number;
   disableAfterMs: number;
-  /** Called after each pass has ended (tests wait on it instead of sleeping). */
-  onPass?: () => void;
   /** Sends one request; default sendWebhook (tests may wrap it). */
   send?: typeof sendWebhook;
 }
@@ -56,14 +53,9 @@ export class DeliveryDispatcher {
   private readonly jobs: LeasedJobs<DeliveryDocument>;
 
   constructor(private readonly deps: DispatcherDeps) {
-    this.jobs = new LeasedJobs({
+    this.jobs = new LeasedJobs(deps, {
       name: 'webhook delivery pass',
-      logger: deps.logger,
-      now: deps.now,
-      intervalMs: deps.tickMs,
-      leaseMs: deps.leaseMs,
       passLimit: PASS_LIMIT,
-      concurrency: deps.concurrency,
       claim: (lease) => this.claimDue(lease),
       run: (delivery) => this.attempt(delivery),
       onFailure: async (delivery, error) => {
@@ -73,7 +65,6 @@ export class DeliveryDispatcher {
       },
       // The alert mails waiting, after the due deliveries.
       afterPass: () => this.sendAlerts(),
-      onPassEnd: deps.onPass,
     });
   }
 

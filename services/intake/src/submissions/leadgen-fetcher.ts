@@ -20,8 +20,6 @@ export interface LeadgenFetcherOptions {
   fetch?: typeof fetch;
 }
 
-/** Fetches one pass attempts at most; the next pass goes on. */
-const PASS_LIMIT = 100;
 /** Graph API error messages kept in the log are cut here. */
 const MAX_REASON_LENGTH = 500;
 /**
@@ -45,24 +43,22 @@ export class LeadgenFetcher {
   private readonly jobs: LeasedJobs<SubmissionDoc>;
 
   constructor(private readonly options: LeadgenFetcherOptions) {
-    this.jobs = new LeasedJobs({
-      name: 'leadgen fetch pass',
-      logger: options.logger,
-      now: options.now,
-      intervalMs: options.intervalMs,
-      // Held until the fetch can no longer be running; a crashed holder's claim runs out by itself.
-      leaseMs: options.timeoutMs * 2,
-      passLimit: PASS_LIMIT,
-      claim: (lease) => this.claimDue(lease),
-      run: (submission) => this.attempt(submission),
-      onFailure: (submission, error) => {
-        // Due again once its lease has run out; the others go on now.
-        options.logger.error(
-          { err: error, sourceId: submission.sourceId, submissionId: submission._id },
-          'Leadgen fetch failed unexpectedly',
-        );
+    // A claim is held until the fetch can no longer be running; a crashed holder's runs out by itself.
+    this.jobs = new LeasedJobs(
+      { ...options, leaseMs: options.timeoutMs * 2 },
+      {
+        name: 'leadgen fetch pass',
+        claim: (lease) => this.claimDue(lease),
+        run: (submission) => this.attempt(submission),
+        onFailure: (submission, error) => {
+          // Due again once its lease has run out; the others go on now.
+          options.logger.error(
+            { err: error, sourceId: submission.sourceId, submissionId: submission._id },
+            'Leadgen fetch failed unexpectedly',
+          );
+        },
       },
-    });
+    );
   }
 
   async createIndexes(): Promise<void> {
