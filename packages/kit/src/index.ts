@@ -113,6 +113,7 @@ export {
   serviceKeysFromConfig,
   signersTrustedBy,
 } from './internal-keys.js';
+export { type Lease, type LeasedJobKind, type LeasedJobSchedule, LeasedJobs } from './leased-jobs.js';
 export { createLogger, type Logger, type LoggerOptions, redactUrl } from './logger.js';
 export {
   buildMetricsApp,

@@ -15,7 +15,7 @@ import {
   unscopedTransaction,
 } from '@lead-capture/docstore';
 import type { Logger } from 'pino';
-import { type PeriodicTask, startPeriodicTask } from './periodic.js';
+import { type Lease, LeasedJobs } from './leased-jobs.js';
 
 /**
  * An event of a stored change that the bus has not confirmed yet. Entries of one `stream` (a lead,
@@ -73,6 +73,13 @@ export interface OutboxChange {
 
 /** How many entries one relay pass publishes at most, so a backlog never starves the event loop. */
 const RELAY_BATCH = 500;
+
+/** What one relay pass goes through: the due entries, oldest first, and the streams it passes over. */
+interface RelayPass {
+  due: OutboxEntry[];
+  /** Streams whose oldest entry this pass cannot send: what follows it waits too. */
+  blocked: Set<string>;
+}
 
 /**
  * What this process knows of one outbox collection's entries. `mayHold`: false once a relay pass
@@ -138,8 +145,7 @@ export class Outbox {
   readonly #maxBackoffMs: number;
   readonly #now: () => number;
   #lastPosition = 0;
-  #task: PeriodicTask | undefined;
-  #stopping = false;
+  readonly #relay: LeasedJobs<OutboxEntry, RelayPass>;
   /**
    * Set when the bus keeps its queues in this store: events are then queued in their change's own
    * commit, and bus, store and so this collection belong to this one process. Elsewhere replicas
@@ -165,6 +171,20 @@ export class Outbox {
       outboxesByStore.set(store, outboxes);
     }
     outboxes.set(options.collection, this);
+    const schedule = {
+      logger: options.logger,
+      now: () => new Date(this.#now()),
+      intervalMs: options.relayIntervalMs ?? 1000,
+      leaseMs: this.#takeOverAfterMs,
+    };
+    this.#relay = new LeasedJobs<OutboxEntry, RelayPass>(schedule, {
+      name: `${options.collection} relay`,
+      passLimit: RELAY_BATCH,
+      startPass: (now) => this.#startRelayPass(now),
+      claim: (lease, pass) => this.#claimOldestOfItsStream(lease, pass),
+      run: (entry) => this.#send(entry),
+      onFailure: (entry, error, pass) => this.#backOff(entry, error, pass),
+    });
   }
 
   /** The collection its entries are kept in, e.g. `lead_outbox`. */
@@ -281,20 +301,12 @@ export class Outbox {
 
   /** Starts the relay: a pass every relayIntervalMs. */
   start(): void {
-    this.#stopping = false;
-    this.#task = startPeriodicTask({
-      name: `${this.#options.collection} relay`,
-      intervalMs: this.#options.relayIntervalMs ?? 1000,
-      logger: this.#options.logger,
-      pass: () => this.relay(),
-    });
+    this.#relay.start();
   }
 
   /** Stops the relay and waits for the pass under way. */
   async stop(): Promise<void> {
-    this.#stopping = true;
-    await this.#task?.stop();
-    this.#task = undefined;
+    await this.#relay.stop();
   }
 
   /**
@@ -303,52 +315,60 @@ export class Outbox {
    * stream is sent, so a stream's order holds. A stream whose entry fails waits for its backoff.
    * Returns how many entries were published.
    */
-  async relay(): Promise<number> {
-    const now = this.#now();
+  relay(): Promise<number> {
+    return this.#relay.pass();
+  }
+
+  /** The due entries of a relay pass; null when nothing can be due. */
+  async #startRelayPass(now: Date): Promise<RelayPass | null> {
     if (this.#publisher) {
       if (this.#entryState.mayHold) await this.#noteWhetherEmpty();
-      if (!this.#entryState.mayHold) return 0;
+      if (!this.#entryState.mayHold) return null;
     }
     const due = await this.#entries.find(
-      { nextAttemptAt: { $lte: new Date(now) } },
+      { nextAttemptAt: { $lte: now } },
       { sort: { position: 1 }, limit: RELAY_BATCH },
     );
-    const blocked = new Set<string>();
-    let published = 0;
-    for (const entry of due) {
-      if (this.#stopping) break;
-      if (blocked.has(entry.stream)) continue;
-      const older = await this.#entries.findOne({ stream: entry.stream, position: { $lt: entry.position } });
-      if (older) {
-        blocked.add(entry.stream);
-        continue;
-      }
-      const lease = await this.#entries.updateOne(
-        { _id: entry._id, nextAttemptAt: entry.nextAttemptAt },
-        { $set: { nextAttemptAt: new Date(now + this.#takeOverAfterMs) } },
-      );
-      if (lease.matchedCount === 0) {
-        blocked.add(entry.stream);
-        continue;
-      }
-      try {
-        await this.#send(entry);
-        published++;
-      } catch (error) {
-        blocked.add(entry.stream);
-        const attempts = entry.attempts + 1;
-        const backoffMs = Math.min(1000 * 2 ** (attempts - 1), this.#maxBackoffMs);
-        await this.#entries.updateOne(
-          { _id: entry._id },
-          { $set: { attempts, nextAttemptAt: new Date(this.#now() + backoffMs) } },
-        );
-        this.#options.logger.warn(
-          { err: error, stream: entry.stream, eventId: entry._id, type: entry.envelope.type, attempts },
-          'Outbox event still not published',
-        );
-      }
+    return { due, blocked: new Set() };
+  }
+
+  /** The pass's next due entry that is the oldest of its stream, leased; null when none is left. */
+  async #claimOldestOfItsStream(lease: Lease, pass: RelayPass): Promise<OutboxEntry | null> {
+    for (let entry = pass.due.shift(); entry; entry = pass.due.shift()) {
+      if (pass.blocked.has(entry.stream)) continue;
+      if (await this.#leaseIfOldest(entry, lease)) return entry;
+      pass.blocked.add(entry.stream);
     }
-    return published;
+    return null;
+  }
+
+  /**
+   * Pushes the entry's nextAttemptAt to the lease's end, if it is the oldest of its stream and no
+   * other relay leased it meanwhile.
+   */
+  async #leaseIfOldest(entry: OutboxEntry, lease: Lease): Promise<boolean> {
+    const older = await this.#entries.findOne({ stream: entry.stream, position: { $lt: entry.position } });
+    if (older) return false;
+    const { matchedCount } = await this.#entries.updateOne(
+      { _id: entry._id, nextAttemptAt: entry.nextAttemptAt },
+      { $set: { nextAttemptAt: lease.until } },
+    );
+    return matchedCount > 0;
+  }
+
+  /** An entry the bus refused: tried again after a backoff that doubles, its stream waits until then. */
+  async #backOff(entry: OutboxEntry, error: unknown, pass: RelayPass): Promise<void> {
+    pass.blocked.add(entry.stream);
+    const attempts = entry.attempts + 1;
+    const backoffMs = Math.min(1000 * 2 ** (attempts - 1), this.#maxBackoffMs);
+    await this.#entries.updateOne(
+      { _id: entry._id },
+      { $set: { attempts, nextAttemptAt: new Date(this.#now() + backoffMs) } },
+    );
+    this.#options.logger.warn(
+      { err: error, stream: entry.stream, eventId: entry._id, type: entry.envelope.type, attempts },
+      'Outbox event still not published',
+    );
   }
 
   /**

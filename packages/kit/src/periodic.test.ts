@@ -72,4 +72,41 @@ describe('startPeriodicTask', () => {
       vi.useRealTimers();
     }
   });
+
+  it('wake() runs a pass at once, and a wake-up during a pass runs one more right after it', async () => {
+    vi.useFakeTimers();
+    try {
+      let started = 0;
+      let ended = 0;
+      const task = startPeriodicTask({
+        name: 'woken',
+        intervalMs: 60_000,
+        logger: { error: () => {} },
+        onPassEnd: () => {
+          ended++;
+        },
+        pass: async () => {
+          started++;
+          await takes(10);
+        },
+      });
+      task.wake();
+      expect(started).toBe(1);
+      task.wake(); // during the pass: one more after it, not one beside it
+      expect(started).toBe(1);
+      await vi.advanceTimersByTimeAsync(10);
+      expect([started, ended]).toEqual([2, 1]);
+      await vi.advanceTimersByTimeAsync(10);
+      expect([started, ended]).toEqual([2, 2]);
+      // Then the timer again: the next pass an interval after the last one ended.
+      await vi.advanceTimersByTimeAsync(59_999);
+      expect(started).toBe(2);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(started).toBe(3);
+      await vi.advanceTimersByTimeAsync(10);
+      await task.stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

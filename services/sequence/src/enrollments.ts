@@ -1,5 +1,5 @@
 import { type Collection, type Filter, isDuplicateKeyError } from '@lead-capture/docstore';
-import { findPage } from '@lead-capture/kit';
+import { findPage, type Lease } from '@lead-capture/kit';
 import type { MailDocumentFields } from '@lead-capture/mailer';
 import type { EnrollmentListQuery } from './schemas.js';
 import type { TemplateValues } from './template.js';
@@ -112,11 +112,11 @@ export class Enrollments {
   }
 
   /**
-   * The enrolment whose step is due soonest, claimed for `leaseMs` by `owner`; null when none is due.
+   * The enrolment whose step is due soonest, claimed with `lease`; null when none is due.
    * One findOneAndUpdate: two schedulers (replicas) never claim the same enrolment at once, and a
    * claim whose holder crashed is taken over once its lease is over.
    */
-  claimDue(owner: string, now: Date, leaseMs: number): Promise<EnrollmentDocument | null> {
+  claimDue({ owner, now, until }: Lease): Promise<EnrollmentDocument | null> {
     const at = now.toISOString();
     return this.enrollments.findOneAndUpdate(
       {
@@ -126,7 +126,7 @@ export class Enrollments {
         nextStepAt: { $lte: at },
         ...leaseFree(at),
       },
-      { $set: { leaseOwner: owner, leaseUntil: new Date(now.getTime() + leaseMs).toISOString() } },
+      { $set: { leaseOwner: owner, leaseUntil: until.toISOString() } },
       { sort: { nextStepAt: 1 } },
     );
   }

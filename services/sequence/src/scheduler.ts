@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '@lead-capture/kit';
+import { type LeasedJobSchedule, LeasedJobs, type Logger } from '@lead-capture/kit';
 import {
   failedFields,
   type MailDeliveryError,
@@ -25,21 +25,14 @@ export const SCHEDULER_STOP_REASONS = {
   deliveryFailed: 'delivery_failed',
 } as const;
 
-/** Due enrolments one pass handles at most; the next tick goes on. */
-const PASS_LIMIT = 100;
-
-export interface SchedulerDeps {
+/** With the schedule: `intervalMs` (SEQUENCE_TICK_MS), `leaseMs` (a claimed enrolment's), `onPass`. */
+export interface SchedulerDeps extends LeasedJobSchedule {
   sequences: Sequences;
   enrollments: Enrollments;
   leadStates: LeadStates;
   events: SequenceEvents;
   mailer: Mailer;
   logger: Logger;
-  now: () => Date;
-  tickMs: number;
-  leaseMs: number;
-  /** Called after every pass the timer started has ended (tests wait on it instead of sleeping). */
-  onPass?: () => void;
 }
 
 /**
@@ -49,46 +42,32 @@ export interface SchedulerDeps {
  * enrolment and step) before it is sent.
  */
 export class StepScheduler {
-  /** Identifies this instance's claims; a claim of a crashed instance is taken over after its lease. */
-  private readonly owner = randomUUID();
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly jobs: LeasedJobs<EnrollmentDocument>;
 
-  constructor(private readonly deps: SchedulerDeps) {}
+  constructor(private readonly deps: SchedulerDeps) {
+    this.jobs = new LeasedJobs(deps, {
+      name: 'sequence scheduler pass',
+      claim: (lease) => deps.enrollments.claimDue(lease),
+      run: (enrollment) => this.advance(enrollment),
+      onFailure: (enrollment, error) => {
+        // Its lease runs out and the step is tried again then; the others go on now.
+        deps.logger.error({ err: error, enrollmentId: enrollment._id }, 'Sequence step failed unexpectedly');
+      },
+    });
+  }
 
   start(): void {
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.pass()
-        .catch((error: unknown) => this.deps.logger.error({ err: error }, 'Sequence scheduler pass failed'))
-        .finally(() => {
-          this.running = undefined;
-          this.deps.onPass?.();
-        });
-    }, this.deps.tickMs);
-    this.timer.unref();
+    this.jobs.start();
   }
 
   /** Stops ticking; resolves when the pass under way is over. */
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+    await this.jobs.stop();
   }
 
-  /** One pass: the due steps. */
-  async pass(): Promise<void> {
-    const { enrollments, now, leaseMs, logger } = this.deps;
-    for (let handled = 0; handled < PASS_LIMIT; handled++) {
-      const enrollment = await enrollments.claimDue(this.owner, now(), leaseMs);
-      if (!enrollment) break;
-      try {
-        await this.advance(enrollment);
-      } catch (error) {
-        // Its lease runs out and the step is tried again then; the others go on now.
-        logger.error({ err: error, enrollmentId: enrollment._id }, 'Sequence step failed unexpectedly');
-      }
-    }
+  /** Identifies this instance's claims; a claim of a crashed instance is taken over after its lease. */
+  private get owner(): string {
+    return this.jobs.owner;
   }
 
   private async advance(enrollment: EnrollmentDocument): Promise<void> {

@@ -80,7 +80,7 @@ export function createSequenceService(
     mailer,
     logger,
     now,
-    tickMs: config.SEQUENCE_TICK_MS,
+    intervalMs: config.SEQUENCE_TICK_MS,
     leaseMs: config.SEQUENCE_STEP_LEASE_MS,
     onPass: options.onSchedulerPass,
   });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Logger, type PeriodicTask, startPeriodicTask } from '@lead-capture/kit';
+import { type Lease, type LeasedJobSchedule, LeasedJobs, type Logger } from '@lead-capture/kit';
 import { MailDeliveryError, type Mailer, parseRecipient } from '@lead-capture/mailer';
 import { releaseIfResumed } from './pausing.js';
 import { nextAttemptAt } from './schedule.js';
@@ -13,23 +13,20 @@ import {
   type WebhookCollections,
 } from './store.js';
 
-export interface DispatcherDeps {
+/**
+ * With the schedule: `intervalMs` (OUTBOUND_WEBHOOK_TICK_MS), `concurrency`, `leaseMs` (how long a
+ * claimed delivery and its subscription are held), `onPass` for tests.
+ */
+export interface DispatcherDeps extends LeasedJobSchedule {
   collections: WebhookCollections;
   mailer: Mailer;
   logger: Logger;
-  now: () => Date;
   random?: () => number;
   sender: SenderOptions;
-  tickMs: number;
-  concurrency: number;
-  /** How long a claimed delivery is held; a crashed holder's claim is taken over after it. */
-  leaseMs: number;
   retryWindowMs: number;
   /** Attempts of one delivery in one retry window at most (OUTBOUND_WEBHOOK_MAX_ATTEMPTS); then it is failed. */
   maxAttempts: number;
   disableAfterMs: number;
-  /** Called after each pass has ended (tests wait on it instead of sleeping). */
-  onPass?: () => void;
   /** Sends one request; default sendWebhook (tests may wrap it). */
   send?: typeof sendWebhook;
 }
@@ -53,78 +50,35 @@ const ALERT_RETRY_MS = 5 * 60_000;
  * and its backlog does not take every worker from the other subscriptions.
  */
 export class DeliveryDispatcher {
-  private readonly owner = randomUUID();
-  private task: PeriodicTask | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopping = false;
+  private readonly jobs: LeasedJobs<DeliveryDocument>;
 
-  constructor(private readonly deps: DispatcherDeps) {}
-
-  start(): void {
-    this.stopping = false;
-    this.task = startPeriodicTask({
+  constructor(private readonly deps: DispatcherDeps) {
+    this.jobs = new LeasedJobs(deps, {
       name: 'webhook delivery pass',
-      intervalMs: this.deps.tickMs,
-      logger: this.deps.logger,
-      pass: () => this.run(),
+      passLimit: PASS_LIMIT,
+      claim: (lease) => this.claimDue(lease),
+      run: (delivery) => this.attempt(delivery),
+      onFailure: async (delivery, error) => {
+        // Its lease runs out and it is attempted again then; the others go on now.
+        deps.logger.error({ err: error, deliveryId: delivery._id }, 'Webhook delivery failed unexpectedly');
+        await this.releaseSubscription(delivery.subscriptionId, delivery._id).catch(() => undefined);
+      },
+      // The alert mails waiting, after the due deliveries.
+      afterPass: () => this.sendAlerts(),
     });
   }
 
+  start(): void {
+    this.jobs.start();
+  }
+
   async stop(): Promise<void> {
-    this.stopping = true;
-    await this.task?.stop();
-    await this.running;
+    await this.jobs.stop();
   }
 
   /** New deliveries are due: a pass now rather than at the next tick. */
   wake(): void {
-    if (this.stopping || !this.task) return;
-    void this.run().catch((error: unknown) =>
-      this.deps.logger.error({ err: error }, 'Webhook delivery pass failed'),
-    );
-  }
-
-  /** One pass unless one runs already (then that one runs once more when it is done). */
-  private run(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = (async () => {
-      try {
-        do {
-          this.again = false;
-          await this.pass();
-        } while (this.again && !this.stopping);
-      } finally {
-        this.running = undefined;
-        this.deps.onPass?.();
-      }
-    })();
-    return this.running;
-  }
-
-  /** The due deliveries, `concurrency` at a time, then the alert mails waiting. */
-  async pass(): Promise<void> {
-    let handled = 0;
-    const worker = async () => {
-      while (!this.stopping && handled < PASS_LIMIT) {
-        const delivery = await this.claimDue();
-        if (!delivery) return;
-        handled++;
-        await this.attempt(delivery).catch(async (error: unknown) => {
-          // Its lease runs out and it is attempted again then; the others go on now.
-          this.deps.logger.error(
-            { err: error, deliveryId: delivery._id },
-            'Webhook delivery failed unexpectedly',
-          );
-          await this.releaseSubscription(delivery.subscriptionId, delivery._id).catch(() => undefined);
-        });
-      }
-    };
-    await Promise.all(Array.from({ length: this.deps.concurrency }, worker));
-    await this.sendAlerts();
+    this.jobs.wake();
   }
 
   /**
@@ -132,26 +86,18 @@ export class DeliveryDispatcher {
    * endpoint answers with the outcome); a crash meanwhile leaves it to be taken over after the lease.
    */
   async deliverNew(delivery: DeliveryDocument): Promise<DeliveryDocument | null> {
-    const claimed = { ...delivery, ...this.leaseOf(this.deps.now()) };
+    const claimed = { ...delivery, ...leaseFields(this.jobs.lease()) };
     await this.deps.collections.deliveries.insertOne(claimed);
     return this.attempt(claimed);
-  }
-
-  private leaseOf(now: Date) {
-    return {
-      status: 'delivering',
-      leaseOwner: this.owner,
-      leaseUntil: new Date(now.getTime() + this.deps.leaseMs),
-    } as const;
   }
 
   /**
    * The earliest due delivery of a subscription with no attempt under way, claimed with its
    * subscription's lease; null when there is none.
    */
-  private async claimDue(): Promise<DeliveryDocument | null> {
+  private async claimDue(lease: Lease): Promise<DeliveryDocument | null> {
     const { deliveries, subscriptions } = this.deps.collections;
-    const now = this.deps.now();
+    const { now } = lease;
     const due = {
       $or: [
         { status: 'pending', nextAttemptAt: { $lte: now } },
@@ -167,8 +113,8 @@ export class DeliveryDispatcher {
     for (const { _id, subscriptionId } of candidates) {
       if (tried.has(subscriptionId)) continue;
       tried.add(subscriptionId);
-      if (!(await this.takeSubscription(subscriptionId, _id, now))) continue;
-      const claimed = await deliveries.findOneAndUpdate({ _id, ...due }, { $set: this.leaseOf(now) });
+      if (!(await this.takeSubscription(subscriptionId, _id, lease))) continue;
+      const claimed = await deliveries.findOneAndUpdate({ _id, ...due }, { $set: leaseFields(lease) });
       if (claimed) return claimed;
       await this.releaseSubscription(subscriptionId, _id);
     }
@@ -179,16 +125,11 @@ export class DeliveryDispatcher {
    * Takes the subscription's in-flight lease; false while another attempt of it is under way. A
    * subscription that no longer exists has none to take: its delivery is claimed and cancelled.
    */
-  private async takeSubscription(subscriptionId: string, deliveryId: string, now: Date): Promise<boolean> {
+  private async takeSubscription(subscriptionId: string, deliveryId: string, lease: Lease): Promise<boolean> {
     const { subscriptions } = this.deps.collections;
     const { matchedCount } = await subscriptions.updateOne(
-      { _id: subscriptionId, $or: [{ sendingUntil: null }, { sendingUntil: { $lte: now } }] },
-      {
-        $set: {
-          sendingOwner: this.sendingOwnerOf(deliveryId),
-          sendingUntil: new Date(now.getTime() + this.deps.leaseMs),
-        },
-      },
+      { _id: subscriptionId, $or: [{ sendingUntil: null }, { sendingUntil: { $lte: lease.now } }] },
+      { $set: { sendingOwner: this.sendingOwnerOf(deliveryId), sendingUntil: lease.until } },
     );
     if (matchedCount > 0) return true;
     return (await subscriptions.countDocuments({ _id: subscriptionId })) === 0;
@@ -204,7 +145,7 @@ export class DeliveryDispatcher {
 
   /** Who holds a subscription's lease: this process, for this delivery. */
   private sendingOwnerOf(deliveryId: string): string {
-    return `${this.owner}/${deliveryId}`;
+    return `${this.jobs.owner}/${deliveryId}`;
   }
 
   private async attempt(delivery: DeliveryDocument): Promise<DeliveryDocument | null> {
@@ -299,7 +240,7 @@ export class DeliveryDispatcher {
   ): Promise<DeliveryDocument | null> {
     const finish = final ? { nextAttemptAt: null, expiresAt: this.deps.now() } : {};
     const settled = await this.deps.collections.deliveries.findOneAndUpdate(
-      { _id: delivery._id, leaseOwner: this.owner, status: 'delivering' },
+      { _id: delivery._id, leaseOwner: this.jobs.owner, status: 'delivering' },
       { $set: { ...set, ...finish, leaseOwner: null, leaseUntil: null } },
     );
     await this.releaseSubscription(delivery.subscriptionId, delivery._id);
@@ -393,6 +334,11 @@ export class DeliveryDispatcher {
       }
     }
   }
+}
+
+/** A delivery claimed with `lease`. */
+function leaseFields({ owner, until }: Lease) {
+  return { status: 'delivering', leaseOwner: owner, leaseUntil: until } as const;
 }
 
 /** Timeouts and connection errors, 429 and 5xx are retried; a refused target or another status is not. */

@@ -83,7 +83,7 @@ export function createWebhooksService(
       timeoutMs: config.OUTBOUND_WEBHOOK_TIMEOUT_MS,
       ...(options.resolve ? { resolve: options.resolve } : {}),
     },
-    tickMs: config.OUTBOUND_WEBHOOK_TICK_MS,
+    intervalMs: config.OUTBOUND_WEBHOOK_TICK_MS,
     concurrency: config.OUTBOUND_WEBHOOK_CONCURRENCY,
     leaseMs: options.leaseMs ?? 2 * config.OUTBOUND_WEBHOOK_TIMEOUT_MS + 30_000,
     retryWindowMs: config.OUTBOUND_WEBHOOK_RETRY_HOURS * hour,

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { Collection } from '@lead-capture/docstore';
-import { type Clock, type Logger, type PeriodicTask, redactUrl, startPeriodicTask } from '@lead-capture/kit';
+import { type Clock, type Lease, LeasedJobs, type Logger, redactUrl } from '@lead-capture/kit';
 import type { SubmissionDoc } from '../collections.js';
 import type { SourceDirectory } from '../sources/directory.js';
 import type { SubmissionIntake } from './intake.js';
@@ -21,8 +20,6 @@ export interface LeadgenFetcherOptions {
   fetch?: typeof fetch;
 }
 
-/** Fetches one pass attempts at most; the next pass goes on. */
-const PASS_LIMIT = 100;
 /** Graph API error messages kept in the log are cut here. */
 const MAX_REASON_LENGTH = 500;
 /**
@@ -43,48 +40,47 @@ type Attempt = { ok: true; lead: unknown } | { ok: false; reason: string; retry:
  * The access token is in the URL Meta expects; only the redacted URL is ever logged.
  */
 export class LeadgenFetcher {
-  private readonly owner = randomUUID();
-  private task: PeriodicTask | undefined;
+  private readonly jobs: LeasedJobs<SubmissionDoc>;
 
-  constructor(private readonly options: LeadgenFetcherOptions) {}
+  constructor(private readonly options: LeadgenFetcherOptions) {
+    // A claim is held until the fetch can no longer be running; a crashed holder's runs out by itself.
+    this.jobs = new LeasedJobs(
+      { ...options, leaseMs: options.timeoutMs * 2 },
+      {
+        name: 'leadgen fetch pass',
+        claim: (lease) => this.claimDue(lease),
+        run: (submission) => this.attempt(submission),
+        onFailure: (submission, error) => {
+          // Due again once its lease has run out; the others go on now.
+          options.logger.error(
+            { err: error, sourceId: submission.sourceId, submissionId: submission._id },
+            'Leadgen fetch failed unexpectedly',
+          );
+        },
+      },
+    );
+  }
 
   async createIndexes(): Promise<void> {
     await this.options.submissions.createIndex({ outcome: 1, nextAttemptAt: 1 });
   }
 
   start(): void {
-    this.task = startPeriodicTask({
-      name: 'leadgen fetch pass',
-      intervalMs: this.options.intervalMs,
-      logger: this.options.logger,
-      pass: () => this.pass(),
-    });
+    this.jobs.start();
   }
 
   async stop(): Promise<void> {
-    await this.task?.stop();
-  }
-
-  /** Attempts every due fetch (up to PASS_LIMIT). */
-  async pass(): Promise<void> {
-    for (let count = 0; count < PASS_LIMIT; count++) {
-      const submission = await this.claimDue();
-      if (!submission) return;
-      await this.attempt(submission);
-    }
+    await this.jobs.stop();
   }
 
   private now(): Date {
     return this.options.now();
   }
 
-  private claimDue(): Promise<SubmissionDoc | null> {
-    const now = this.now();
-    // Held until the fetch can no longer be running; a crashed holder's claim runs out by itself.
-    const leaseUntil = new Date(now.getTime() + this.options.timeoutMs * 2);
+  private claimDue(lease: Lease): Promise<SubmissionDoc | null> {
     return this.options.submissions.findOneAndUpdate(
-      { outcome: 'fetching', nextAttemptAt: { $lte: now } },
-      { $set: { nextAttemptAt: leaseUntil, leaseOwner: this.owner } },
+      { outcome: 'fetching', nextAttemptAt: { $lte: lease.now } },
+      { $set: { nextAttemptAt: lease.until, leaseOwner: lease.owner } },
       { sort: { nextAttemptAt: 1 } },
     );
   }
@@ -110,7 +106,7 @@ export class LeadgenFetcher {
           retry: true,
         };
     if (outcome.ok) {
-      if (await intake.completeLeadgen(submission, source, outcome.lead, this.owner)) {
+      if (await intake.completeLeadgen(submission, source, outcome.lead, this.jobs.owner)) {
         logger.info(context, 'Leadgen lead fetched from the Graph API');
       }
       return;
@@ -164,7 +160,7 @@ export class LeadgenFetcher {
     const next = new Date(now.getTime() + delay);
     const retry = failure.retry && next < state.giveUpAt;
     const leadgen = { ...state, attempts, lastError: failure.reason, lastAttemptAt: now };
-    const held = { _id: submission._id, outcome: 'fetching', leaseOwner: this.owner };
+    const held = { _id: submission._id, outcome: 'fetching', leaseOwner: this.jobs.owner };
     if (retry) {
       await this.options.submissions.updateOne(held, { $set: { leadgen, nextAttemptAt: next } });
       return;
