@@ -173,23 +173,22 @@ describe('Outbox', () => {
 
   it('relays what another replica left even after finding the outbox empty (replicas share it)', async () => {
     const { bus, state } = recordingBus();
-    const replicaA = outboxOn(bus);
+    // Replicas are processes sharing a database (MongoDB): each has a store handle of its own, on a
+    // store other processes write too. (The embedded store is one process's: see the next test.)
+    const sharedHandle = () =>
+      new Proxy(store, {
+        get(target, property) {
+          if (property === 'kind') return 'mongodb';
+          const value = Reflect.get(target, property, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+    const replicaOn = (handle: DocStore) =>
+      new Outbox({ store: handle, bus, logger, collection: 'test_outbox', now: () => clock });
+    const replicaA = replicaOn(sharedHandle());
     await replicaA.createIndexes();
     expect(await replicaA.relay()).toBe(0); // nothing there yet
-    // Replica B is another process on the same database: a store handle of its own.
-    const storeOfB = new Proxy(store, {
-      get(target, property) {
-        const value = Reflect.get(target, property, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
-    const replicaB = new Outbox({
-      store: storeOfB,
-      bus,
-      logger,
-      collection: 'test_outbox',
-      now: () => clock,
-    });
+    const replicaB = replicaOn(sharedHandle());
     state.down = true;
     const leadId = randomUUID();
     const envelope = await replicaB.change((change) => change.emit(leadId, 'lead.deleted', { leadId }));
@@ -197,6 +196,44 @@ describe('Outbox', () => {
     clock += 60_000; // B's lease on its entry is over
     expect(await replicaA.relay()).toBe(1);
     expect(state.published.map((published) => published.id)).toEqual([envelope.id]);
+  });
+
+  it('reads nothing in an idle relay pass on an embedded store, which no other process writes', async () => {
+    const { bus } = recordingBus();
+    let reads = 0;
+    const counted = <T extends (...args: never[]) => unknown>(read: T) =>
+      ((...args: Parameters<T>) => {
+        reads++;
+        return read(...args);
+      }) as T;
+    const countingStore = new Proxy(store, {
+      get(target, property) {
+        if (property !== 'collection') {
+          const value = Reflect.get(target, property, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
+        return (name: string) => {
+          const collection = target.collection(name);
+          collection.find = counted(collection.find.bind(collection));
+          collection.findOne = counted(collection.findOne.bind(collection));
+          return collection;
+        };
+      },
+    });
+    const outbox = new Outbox({
+      store: countingStore,
+      bus,
+      logger,
+      collection: 'test_outbox',
+      now: () => clock,
+    });
+    await outbox.createIndexes();
+    const leadId = randomUUID();
+    await outbox.change((change) => change.emit(leadId, 'lead.deleted', { leadId }));
+    expect(await outbox.relay()).toBe(0); // finds it empty: published at once
+    reads = 0;
+    expect(await outbox.relay()).toBe(0);
+    expect(reads).toBe(0);
   });
 
   it('lets only one of two relays (two replicas) publish an entry', async () => {

@@ -84,10 +84,10 @@ interface RelayPass {
 /**
  * What this process knows of one outbox collection's entries. `mayHold`: false once a relay pass
  * found the collection empty while no change had an entry uncommitted, true again as soon as a change
- * writes one. Only used with a transactional publisher, whose bus and store belong to this process
- * alone: nobody else writes the collection then, so while it is false an event's "older entry of the
- * stream waiting?" read is skipped (one read per event on the embedded chain). Shared by every
- * outbox of this process on the collection.
+ * writes one. Only used where nobody but this process writes the collection (Outbox.#exclusive):
+ * while it is false a relay pass reads nothing, and with a transactional publisher an event's "older
+ * entry of the stream waiting?" read is skipped (one read per event on the embedded chain). Shared by
+ * every outbox of this process on the collection.
  */
 interface EntryState {
   mayHold: boolean;
@@ -152,6 +152,11 @@ export class Outbox {
    * share the collection, and a relay must look for what another replica left.
    */
   readonly #publisher: TransactionalPublisher | undefined;
+  /**
+   * Nobody but this process writes the collection: the bus keeps its queues in this store, or the
+   * store is embedded (one process holds its lock). An idle relay then reads nothing (`mayHold`).
+   */
+  readonly #exclusive: boolean;
   /** What this process knows of the collection's entries, shared by its outboxes on it. */
   readonly #entryState: EntryState;
 
@@ -164,6 +169,7 @@ export class Outbox {
     // A service's scoped store is known to the bus and to the other outboxes as the store beneath it.
     const store = unscopedStore(options.store);
     this.#publisher = options.bus.transactionalPublisher?.(store);
+    this.#exclusive = this.#publisher !== undefined || store.kind === 'embedded';
     this.#entryState = entryStateOf(store, options.collection);
     let outboxes = outboxesByStore.get(store);
     if (!outboxes) {
@@ -321,7 +327,7 @@ export class Outbox {
 
   /** The due entries of a relay pass; null when nothing can be due. */
   async #startRelayPass(now: Date): Promise<RelayPass | null> {
-    if (this.#publisher) {
+    if (this.#exclusive) {
       if (this.#entryState.mayHold) await this.#noteWhetherEmpty();
       if (!this.#entryState.mayHold) return null;
     }
