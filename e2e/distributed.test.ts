@@ -12,7 +12,7 @@ import { type DistributedRuntime, distributedAvailable, startDistributed } from 
 
 /**
  * What only the distributed runtime can go through: one process SIGKILLed, the broker restarted
- * under load, Redis gone. The API contract itself (the same for both runtimes) is api.test.ts.
+ * under load, Redis gone. The API contract itself (the same for both runtimes) is api-*.test.ts.
  */
 const available = await distributedAvailable();
 

@@ -11,7 +11,7 @@ const BURST = 30;
 
 /**
  * What only the embedded runtime goes through: its one process SIGKILLed and restarted on the same
- * data folder. The API contract itself (the same for both runtimes) is api.test.ts.
+ * data folder. The API contract itself (the same for both runtimes) is api-*.test.ts.
  */
 describe('the embedded runtime: every service in one process, on its data folder alone', () => {
   let dataDir: string;

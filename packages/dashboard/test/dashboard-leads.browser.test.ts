@@ -1,30 +1,16 @@
-import { createHmac, randomUUID } from 'node:crypto';
 import { waitFor } from '@lead-capture/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ADMIN,
-  apiClient,
-  type ReceivedWebhook,
-  requireChromium,
-  startWebhookReceiver,
-  useDashboard,
-  type WebhookReceiver,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { type LeadList, uniqueEmail, useDashboardWithSource } from './dashboard-session.js';
+import { ADMIN, requireChromium } from './harness.js';
 
 /**
  * The dashboard in Debian's chromium against `pnpm start` run by the test, as a sales team uses it:
  * each test saves a screenshot under packages/dashboard/.screenshots/ (`-failed` when it failed).
- * The tests run in order on one signed-in page.
+ * The tests run in order on one page, signed in by the second: the app served, leads live, a status
+ * change, a merge, the overview and the board. Sources, the CSV import and outbound webhooks are in
+ * dashboard-integrations.browser.test.ts.
  */
 const chromiumPresent = requireChromium();
-
-interface Source {
-  id: string;
-  webhookUrl: string;
-}
-interface LeadList {
-  data: Array<{ id: string; email: string | null; isDuplicate: boolean; score: number }>;
-}
 
 /**
  * In the page: resolves with Date.now() when a row holding `text` is in the leads table (a
@@ -45,50 +31,10 @@ function rowShownAtScript(text: string, timeoutMs: number): string {
   })`;
 }
 
-/** Standard Webhooks: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">, keyed by the secret. */
-function expectSignedWith(hit: ReceivedWebhook, secret: string): void {
-  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-  const signed = `${hit.headers['webhook-id']}.${hit.headers['webhook-timestamp']}.${hit.body}`;
-  const expected = `v1,${createHmac('sha256', key).update(signed).digest('base64')}`;
-  expect(String(hit.headers['webhook-signature']).split(' ')).toContain(expected);
-}
-
 describe.runIf(chromiumPresent)('the dashboard in a browser', () => {
-  let source: Source;
-  let receiver: WebhookReceiver;
-
-  const uniqueEmail = (label: string) => `${label}-${randomUUID().slice(0, 8)}@example.com`;
-
-  async function postLead(fields: Record<string, string>): Promise<void> {
-    const response = await fetch(source.webhookUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(fields),
-    });
-    expect(response.status).toBe(200);
-  }
-
-  async function leadByEmail(email: string) {
-    return waitFor(`the lead ${email} to be listed`, async () => {
-      const list = await session.api.call<LeadList>('GET', `/api/leads?search=${encodeURIComponent(email)}`);
-      return list.data.find((lead) => lead.email === email);
-    });
-  }
-
-  beforeAll(async () => {
-    receiver = await startWebhookReceiver();
-  });
-  afterAll(() => receiver?.close());
-  const session = useDashboard({
-    // The outbound webhook test's receiver is a local http URL.
-    env: { OUTBOUND_WEBHOOK_ALLOW_HTTP: 'true', OUTBOUND_WEBHOOK_ALLOW_PRIVATE: 'true' },
-    prepare: async () => {
-      source = await session.api.call<Source>('POST', '/api/sources', { name: 'Browser tests' });
-    },
-    actionTimeoutMs: 10_000,
-    // Signing in is one of the tests.
-    signIn: false,
-  });
+  // Signing in is one of the tests.
+  const dashboard = useDashboardWithSource({ signIn: false });
+  const { session, postLead, leadByEmail } = dashboard;
 
   it('serves the app at / and client routes, with long-lived hashed assets', async () => {
     const index = await fetch(`${session.app.url}/sources`);
@@ -122,7 +68,7 @@ describe.runIf(chromiumPresent)('the dashboard in a browser', () => {
     const rowShownAt = session.page.evaluate(rowShownAtScript(email, 10_000)) as Promise<number>;
     // The observer is in place once this round trip to the page is done.
     await session.page.evaluate(() => true);
-    const response = await fetch(source.webhookUrl, {
+    const response = await fetch(dashboard.source.webhookUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email, firstName: 'Live', lastName: 'Arrival', company: 'Streamed Ltd' }),
@@ -190,41 +136,6 @@ describe.runIf(chromiumPresent)('the dashboard in a browser', () => {
     );
     expect(remaining.data.map((lead) => lead.id)).toEqual([original.id]);
     await drawer.getByRole('button', { name: 'Close' }).click();
-  });
-
-  it('creates a source and previews a field mapping', async () => {
-    await session.page.getByRole('link', { name: 'Sources' }).click();
-    await session.page.getByLabel('New source name').fill('Landing page form');
-    await session.page.getByRole('button', { name: 'Create source' }).click();
-    await session.page.getByRole('heading', { name: 'Landing page form' }).waitFor();
-    const webhookUrl = await session.page.getByLabel('Webhook URL').inputValue();
-    expect(webhookUrl).toMatch(/\/api\/webhooks\/inbound\/\S+$/);
-
-    await session.page.getByRole('button', { name: 'Add mapping' }).click();
-    await session.page.getByLabel('Incoming field 1').fill('first_name');
-    await session.page.getByLabel('Lead field for row 1').selectOption('firstName');
-    await session.page.getByRole('button', { name: 'Save mappings' }).click();
-    const preview = session.page.getByTestId('mapping-preview');
-    await waitFor('the preview to map first_name', async () =>
-      /"firstName": "Ada"/.test((await preview.textContent()) ?? ''),
-    );
-  });
-
-  it('imports a CSV and shows the progress bar finish', async () => {
-    await session.page.getByRole('link', { name: 'Import' }).click();
-    const rows = ['email,firstName,lastName,company'];
-    for (let i = 0; i < 5; i++) rows.push(`${uniqueEmail(`csv${i}`)},Row,${i},Imported Inc`);
-    rows.push('not-an-email,,,');
-    await session.page.getByLabel('CSV file').setInputFiles({
-      name: 'leads.csv',
-      mimeType: 'text/csv',
-      buffer: Buffer.from(`${rows.join('\n')}\n`),
-    });
-    await session.page.getByRole('button', { name: 'Import' }).click();
-    const progress = session.page.locator('progress[data-status="done"]');
-    await progress.waitFor({ timeout: 30_000 });
-    expect(await progress.getAttribute('value')).toBe(await progress.getAttribute('max'));
-    await session.page.getByRole('heading', { name: 'Import finished' }).waitFor();
   });
 
   /** The screen's own API calls from now on (the shared live stream aside: it may reconnect at any time). */
@@ -301,12 +212,12 @@ describe.runIf(chromiumPresent)('the dashboard in a browser', () => {
     await expect.poll(async () => (await perDay.locator('td').count()) === 30).toBe(true);
     const perDayCounts = await perDay.locator('td').allTextContents();
     expect(perDayCounts.reduce((sum, count) => sum + Number(count), 0)).toBe(stats.total);
-    const topSource = session.page.locator(`li[data-source-id="${source.id}"]`);
+    const topSource = session.page.locator(`li[data-source-id="${dashboard.source.id}"]`);
     expect(await topSource.textContent()).toContain('Browser tests');
 
     // A lead posted to the webhook: the open overview counts it, with no reload of the page.
     const live = recordApiRequests();
-    const sourceBefore = stats.bySource.find((entry) => entry.id === source.id)?.count ?? 0;
+    const sourceBefore = stats.bySource.find((entry) => entry.id === dashboard.source.id)?.count ?? 0;
     // A mark in the page's global scope: a reload would drop it.
     await session.page.evaluate(() => {
       (globalThis as { notReloaded?: boolean }).notReloaded = true;
@@ -416,114 +327,5 @@ describe.runIf(chromiumPresent)('the dashboard in a browser', () => {
     await session.page
       .locator('[aria-live="polite"]', { hasText: 'Keyboard Mover moved to' })
       .waitFor({ state: 'attached' });
-  });
-
-  it('subscribes a local receiver to lead events, then tests, redelivers and rotates its secret', async () => {
-    await session.page.getByRole('link', { name: 'Webhooks' }).click();
-    await session.page.getByRole('button', { name: 'New subscription' }).click();
-    const form = session.page.getByRole('form', { name: 'New subscription' });
-    await form.getByLabel('Target URL').fill(receiver.url);
-    await form.getByLabel('Description (optional)').fill('CRM sync');
-    await form.getByLabel('lead.scored').check();
-    await form.getByRole('button', { name: 'Create subscription' }).click();
-    const secretField = session.page.getByLabel('Signing secret');
-    const secret = await secretField.inputValue();
-    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
-    await session.page.getByRole('button', { name: 'Copy secret' }).waitFor();
-    await session.page.getByRole('button', { name: 'Done' }).click();
-    await session.page.getByRole('heading', { name: receiver.url }).waitFor();
-
-    // A lead reaches the receiver, signed with the secret the screen showed.
-    const email = uniqueEmail('hook');
-    await postLead({ email, firstName: 'Hooked', lastName: 'Lead' });
-    const captured = await waitFor('the receiver to get lead.captured', () =>
-      receiver.received.find((hit) => hit.body.includes(email) && hit.body.includes('"lead.captured"')),
-    );
-    expectSignedWith(captured, secret);
-
-    const log = session.page.locator('table.deliveries');
-    const capturedRow = log.locator('tr', { hasText: 'lead.captured' }).first();
-    await capturedRow.locator('td', { hasText: 'succeeded' }).waitFor({ timeout: 20_000 });
-    await session.page.getByLabel('Event type').selectOption('lead.captured');
-    await expect.poll(() => log.locator('tbody tr').count()).toBe(1);
-
-    // Redelivery: the same webhook-id again.
-    const before = receiver.received.length;
-    await capturedRow.getByRole('button', { name: /^Redeliver lead.captured/ }).click();
-    const again = await waitFor('the redelivery', () =>
-      receiver.received.slice(before).find((hit) => hit.body.includes(email)),
-    );
-    expect(again.headers['webhook-id']).toBe(captured.headers['webhook-id']);
-    await session.page.getByLabel('Event type').selectOption('');
-
-    await session.page.getByRole('button', { name: 'Send test event' }).click();
-    await session.page.getByTestId('test-send-result').filter({ hasText: 'succeeded: HTTP 200' }).waitFor();
-    await waitFor('the test event at the receiver', () =>
-      receiver.received.some((hit) => hit.body.includes('"webhook.test"')),
-    );
-
-    // Edit: deactivate it.
-    const edit = session.page.getByRole('form', { name: 'Edit subscription' });
-    await edit.getByLabel('Active').uncheck();
-    await edit.getByRole('button', { name: 'Save changes' }).click();
-    await session.page.locator('td', { hasText: 'inactive' }).waitFor();
-    const [stored] = await session.api.call<
-      Array<{ active: boolean; eventTypes: string[]; description: string }>
-    >('GET', '/api/webhook-subscriptions');
-    expect(stored).toMatchObject({ active: false, description: 'CRM sync' });
-    expect(stored?.eventTypes.sort()).toEqual(['lead.captured', 'lead.scored']);
-
-    session.page.once('dialog', (dialog) => void dialog.accept());
-    await session.page.getByRole('button', { name: 'Rotate secret' }).click();
-    await waitFor('a new secret', async () => {
-      const value = await secretField.inputValue().catch(() => '');
-      return value.startsWith('whsec_') && value !== secret;
-    });
-  });
-
-  it('shows the subscription of a deactivated admin as paused and why, and an admin resumes it', async () => {
-    const leaver = {
-      email: uniqueEmail('leaver'),
-      password: 'leaving-admin-password-1',
-      name: 'Leaving Admin',
-    };
-    const user = await session.api.call<{ id: string }>('POST', '/api/users', { ...leaver, role: 'admin' });
-    const subscription = await apiClient(session.app.url, leaver).call<{ id: string }>(
-      'POST',
-      '/api/webhook-subscriptions',
-      { url: receiver.url, eventTypes: ['lead.captured'], description: 'Leaver sync' },
-    );
-    await session.api.call('PATCH', `/api/users/${user.id}`, { active: false });
-    await waitFor('the subscription to be paused', async () => {
-      const current = await session.api.call<{ status: string }>(
-        'GET',
-        `/api/webhook-subscriptions/${subscription.id}`,
-      );
-      return current.status === 'paused';
-    });
-    // A lead while it is paused: held, not sent.
-    const email = uniqueEmail('held');
-    await postLead({ email, firstName: 'Held', lastName: 'Lead' });
-    await waitFor('the held delivery', async () => {
-      const log = await session.api.call<{ data: Array<{ status: string }> }>(
-        'GET',
-        `/api/webhook-subscriptions/${subscription.id}/deliveries`,
-      );
-      return log.data.some((delivery) => delivery.status === 'held');
-    });
-    expect(receiver.received.some((hit) => hit.body.includes(email))).toBe(false);
-
-    await session.page.goto(`${session.app.url}/webhooks?subscription=${subscription.id}`);
-    const row = session.page.locator('tr', { hasText: 'Leaver sync' });
-    await row.locator('td', { hasText: 'paused: the admin it stands for was deactivated' }).waitFor();
-    await session.page.getByTestId('paused-notice').filter({ hasText: 'was deactivated' }).waitFor();
-    await session.page.locator('table.deliveries tr[data-status="held"]').first().waitFor();
-
-    await session.page.getByRole('button', { name: 'Resume subscription' }).click();
-    await row.locator('td', { hasText: /^active$/ }).waitFor();
-    await waitFor('the held lead at the receiver', () =>
-      receiver.received.some((hit) => hit.body.includes(email) && hit.body.includes('"lead.captured"')),
-    );
-    expect(await session.page.getByTestId('paused-notice').count()).toBe(0);
   });
 });
