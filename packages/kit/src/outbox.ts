@@ -159,6 +159,13 @@ export class Outbox {
   readonly #exclusive: boolean;
   /** What this process knows of the collection's entries, shared by its outboxes on it. */
   readonly #entryState: EntryState;
+  /**
+   * Entries published and not deleted yet: the changes of a moment share one delete, which their
+   * callers do not wait for (one left by a crash is published again by the relay, under its id).
+   * Never published twice meanwhile: #publishStreams and the relay pass over them.
+   */
+  readonly #published = new Set<string>();
+  #deleting: Promise<void> | null = null;
 
   constructor(options: OutboxOptions) {
     this.#options = options;
@@ -263,6 +270,7 @@ export class Outbox {
     const byStream = new Map<string, OutboxEntry[]>();
     try {
       for (const entry of await this.#entries.find(filter, { sort: { position: 1 } })) {
+        if (this.#published.has(entry._id)) continue;
         const list = byStream.get(entry.stream);
         if (list) list.push(entry);
         else byStream.set(entry.stream, [entry]);
@@ -287,11 +295,41 @@ export class Outbox {
         }
       }),
     );
-    if (published.length === 0) return;
-    // Left behind if this fails: the relay publishes them again, under the same ids (harmless).
-    await this.#entries.deleteMany({ _id: { $in: published } }).catch((error: unknown) => {
+    this.#deleteSoon(published);
+  }
+
+  /** Deletes published entries with the others published meanwhile, in one write. */
+  #deleteSoon(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    for (const id of ids) this.#published.add(id);
+    this.#scheduleDelete();
+  }
+
+  #scheduleDelete(): void {
+    this.#deleting ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+      this.#deletePublished(),
+    );
+  }
+
+  async #deletePublished(): Promise<void> {
+    const ids = [...this.#published];
+    try {
+      await this.#entries.deleteMany({ _id: { $in: ids } });
+      for (const id of ids) this.#published.delete(id);
+    } catch (error) {
+      // Kept (and not published again) until a later delete takes them; the relay would resend them
+      // only after a restart, under the same ids (harmless).
       this.#options.logger.warn({ err: error }, 'Published outbox entries not deleted yet');
-    });
+      this.#deleting = null;
+      return;
+    }
+    this.#deleting = null;
+    if (this.#published.size > 0) this.#scheduleDelete();
+  }
+
+  /** Waits until the entries published so far are deleted (or their delete failed). */
+  async #settleDeletes(): Promise<void> {
+    while (this.#deleting) await this.#deleting;
   }
 
   /** Whether an entry of `stream` waits in the collection (read only while any entry may). */
@@ -313,6 +351,7 @@ export class Outbox {
   /** Stops the relay and waits for the pass under way. */
   async stop(): Promise<void> {
     await this.#relay.stop();
+    await this.#settleDeletes();
   }
 
   /**
@@ -327,6 +366,7 @@ export class Outbox {
 
   /** The due entries of a relay pass; null when nothing can be due. */
   async #startRelayPass(now: Date): Promise<RelayPass | null> {
+    await this.#settleDeletes();
     if (this.#exclusive) {
       if (this.#entryState.mayHold) await this.#noteWhetherEmpty();
       if (!this.#entryState.mayHold) return null;
@@ -341,7 +381,7 @@ export class Outbox {
   /** The pass's next due entry that is the oldest of its stream, leased; null when none is left. */
   async #claimOldestOfItsStream(lease: Lease, pass: RelayPass): Promise<OutboxEntry | null> {
     for (let entry = pass.due.shift(); entry; entry = pass.due.shift()) {
-      if (pass.blocked.has(entry.stream)) continue;
+      if (pass.blocked.has(entry.stream) || this.#published.has(entry._id)) continue;
       if (await this.#leaseIfOldest(entry, lease)) return entry;
       pass.blocked.add(entry.stream);
     }
@@ -390,7 +430,8 @@ export class Outbox {
   }
 
   /** Entries waiting, for tests and health details. */
-  pending(): Promise<number> {
+  async pending(): Promise<number> {
+    await this.#settleDeletes();
     return this.#entries.countDocuments({});
   }
 
