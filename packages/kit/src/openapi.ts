@@ -1,5 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifySchema } from 'fastify';
+import { ERROR_RESPONSE_SCHEMA } from './errors.js';
 import { HEALTH_PATHS } from './health.js';
 import { INTERNAL_PATH_PREFIX } from './internal-client.js';
 
@@ -68,6 +69,12 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
       if (isHidden(url, hiddenPrefixes)) transformed.hide = true;
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       if (methods.some((method) => isPublicRoute(method, url))) transformed.security = [];
+      // Every API call may be refused by the gateway's rate limit (RATE_LIMIT_MAX, and
+      // WEBHOOK_RATE_LIMIT_MAX for the webhook): documented once here, not route by route.
+      const response = transformed.response as Record<string, unknown> | undefined;
+      if (url.startsWith('/api/') && response && !('429' in response)) {
+        transformed.response = { ...response, 429: ERROR_RESPONSE_SCHEMA };
+      }
       return { schema: transformed, url };
     },
   });
