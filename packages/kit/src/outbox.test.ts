@@ -72,6 +72,51 @@ describe('Outbox', () => {
     return new Outbox({ store, bus, logger, collection: 'test_outbox', now: () => clock });
   }
 
+  it('publishes each event of a stream once when its next change comes before the delete of the last', async () => {
+    const { bus, state } = recordingBus();
+    // The outbox's deletes wait until the test lets them go: change() answers before the entries it
+    // published are deleted (together, a moment later), so the next change of the stream finds the
+    // first entry still stored, and must not send it again.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const gatedStore = new Proxy(store, {
+      get(target, property) {
+        if (property !== 'collection') {
+          const value = Reflect.get(target, property, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
+        return (name: string) => {
+          const collection = target.collection(name);
+          const deleteMany = collection.deleteMany.bind(collection);
+          collection.deleteMany = (async (...args: Parameters<typeof deleteMany>) => {
+            await gate;
+            return deleteMany(...args);
+          }) as typeof collection.deleteMany;
+          return collection;
+        };
+      },
+    });
+    const outbox = new Outbox({
+      store: gatedStore,
+      bus,
+      logger,
+      collection: 'test_outbox',
+      now: () => clock,
+    });
+    await outbox.createIndexes();
+    const leadId = randomUUID();
+    const first = await outbox.change((change) => change.emit(leadId, 'lead.deleted', { leadId }));
+    const second = await outbox.change((change) => change.emit(leadId, 'lead.deleted', { leadId }));
+    expect(await store.collection('test_outbox').countDocuments({})).toBe(2);
+    expect(state.published.map((event) => event.id)).toEqual([first.id, second.id]);
+    release();
+    expect(await outbox.pending()).toBe(0);
+    expect(await outbox.relay()).toBe(0);
+    expect(state.published).toHaveLength(2);
+  });
+
   it('commits the writes and the event together, publishes at once and leaves nothing behind', async () => {
     const { bus, state } = recordingBus();
     const outbox = outboxOn(bus);

@@ -313,18 +313,18 @@ export class Outbox {
 
   async #deletePublished(): Promise<void> {
     const ids = [...this.#published];
+    let deleted = false;
     try {
       await this.#entries.deleteMany({ _id: { $in: ids } });
       for (const id of ids) this.#published.delete(id);
+      deleted = true;
     } catch (error) {
-      // Kept (and not published again) until a later delete takes them; the relay would resend them
-      // only after a restart, under the same ids (harmless).
+      // Kept (and not published again): the next publish or relay pass deletes them.
       this.#options.logger.warn({ err: error }, 'Published outbox entries not deleted yet');
+    } finally {
       this.#deleting = null;
-      return;
     }
-    this.#deleting = null;
-    if (this.#published.size > 0) this.#scheduleDelete();
+    if (deleted && this.#published.size > 0) this.#scheduleDelete();
   }
 
   /** Waits until the entries published so far are deleted (or their delete failed). */
@@ -366,6 +366,7 @@ export class Outbox {
 
   /** The due entries of a relay pass; null when nothing can be due. */
   async #startRelayPass(now: Date): Promise<RelayPass | null> {
+    if (this.#published.size > 0) this.#scheduleDelete();
     await this.#settleDeletes();
     if (this.#exclusive) {
       if (this.#entryState.mayHold) await this.#noteWhetherEmpty();
