@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import { movableClock } from '@lead-capture/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SubmissionPage } from '../src/submissions/submission-list.js';
 import { type Harness, startIntake, type TestSource, waitFor } from './harness.js';
 
 let intake: Harness;
@@ -13,35 +14,14 @@ afterAll(async () => {
   await intake.close();
 });
 
-interface ListedSubmission {
-  id: string;
-  receivedAt: string;
-  outcome: string;
-  error?: string;
-  leadId?: string;
-  duplicateOf?: string;
-  contentType: string | null;
-  ip: string;
-  userAgent: string | null;
-  payload: unknown;
-  payloadTruncated: boolean;
-  payloadBytes: number | null;
-  payloadExcerpt?: string;
-}
-
-interface SubmissionList {
-  data: ListedSubmission[];
-  pagination: { page: number; limit: number; total: number; pages: number };
-}
-
 async function list(
   source: TestSource,
   query = '',
   scope: 'read' | 'full' = 'read',
-): Promise<SubmissionList> {
+): Promise<SubmissionPage> {
   const response = await intake.asUser('GET', `/api/sources/${source.sourceId}/submissions${query}`, scope);
   expect(response.statusCode).toBe(200);
-  return response.json() as SubmissionList;
+  return response.json() as SubmissionPage;
 }
 
 function replay(source: TestSource, submissionId: string, scope: 'read' | 'full' = 'full') {
@@ -423,7 +403,7 @@ describe('rejected deliveries cannot fill the log (security review, finding 3)',
         expect((await capped.post(source.token, { email: { attempt: i } })).statusCode).toBe(400);
       }
       const response = await capped.asUser('GET', `/api/sources/${source.sourceId}/submissions`);
-      const { data } = response.json() as SubmissionList;
+      const { data } = response.json() as SubmissionPage;
       expect(data.map((entry) => [entry.outcome, entry.payload])).toEqual([
         ['rejected', { email: { attempt: 7 } }],
         ['rejected', { email: { attempt: 6 } }],
@@ -431,7 +411,7 @@ describe('rejected deliveries cannot fill the log (security review, finding 3)',
         ['accepted', { email: 'kept@example.com' }],
       ]);
       const otherList = await capped.asUser('GET', `/api/sources/${other.sourceId}/submissions`);
-      expect((otherList.json() as SubmissionList).data).toHaveLength(1);
+      expect((otherList.json() as SubmissionPage).data).toHaveLength(1);
     } finally {
       await capped.close();
     }
