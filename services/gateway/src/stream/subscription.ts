@@ -29,11 +29,6 @@ export class LiveSubscription {
     this.#options = options;
   }
 
-  /** Whether events flow to the hub now. */
-  get active(): boolean {
-    return this.#subscription !== null;
-  }
-
   /** Resolves once the events flow to the hub (at once while they do). */
   async hold(): Promise<void> {
     clearTimeout(this.#releaseTimer);
