@@ -130,6 +130,12 @@ function Shell({ user }: { user: NonNullable<typeof session.user> }) {
               </Link>
             </li>
           ))}
+          {/* On a phone the top bar has no room for the user's name: the account is in the menu. */}
+          <li class="phone-only">
+            <Link href="/account" aria-current={path === '/account' ? 'page' : undefined}>
+              {ACCOUNT.label}
+            </Link>
+          </li>
         </ul>
       </nav>
       <main id="content" tabIndex={-1}>
