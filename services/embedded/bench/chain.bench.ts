@@ -52,14 +52,14 @@ interface WriterConnection {
  */
 function timeWriterStatements(store: EmbeddedDocStore): {
   micros: () => number;
-  callsBySql: Map<string, number>;
+  callsBySql: Map<string, { calls: number; nanos: bigint }>;
 } {
   const writer = store.writer as unknown as WriterConnection;
   let nanos = 0n;
   let depth = 0;
-  const bySql = new Map<string, number>();
+  const bySql = new Map<string, { calls: number; nanos: bigint }>();
   const timed =
-    <A extends unknown[], R>(call: (...args: A) => R) =>
+    <A extends unknown[], R>(call: (...args: A) => R, sqlOf: (...args: A) => string) =>
     (...args: A): R => {
       if (depth++ > 0) {
         try {
@@ -73,29 +73,37 @@ function timeWriterStatements(store: EmbeddedDocStore): {
         return call(...args);
       } finally {
         depth--;
-        nanos += process.hrtime.bigint() - started;
+        const took = process.hrtime.bigint() - started;
+        nanos += took;
+        const sql = sqlOf(...args);
+        const entry = bySql.get(sql) ?? { calls: 0, nanos: 0n };
+        entry.nanos += took;
+        bySql.set(sql, entry);
       }
     };
   const prepare = writer.prepare.bind(writer);
   writer.prepare = (sql) => {
     const statement = prepare(sql);
+    const ofThis = () => sql;
     for (const method of ['run', 'get', 'all'] as const) {
-      const call = timed(statement[method].bind(statement));
+      const call = timed(statement[method].bind(statement), ofThis);
       statement[method] = (...args) => {
-        bySql.set(sql, (bySql.get(sql) ?? 0) + 1);
+        const entry = bySql.get(sql) ?? { calls: 0, nanos: 0n };
+        entry.calls++;
+        bySql.set(sql, entry);
         return call(...args);
       };
     }
     // An iteration reads its rows in its next() calls (100 at a time), after iterate() returned.
-    const iterate = timed(statement.iterate.bind(statement));
+    const iterate = timed(statement.iterate.bind(statement), ofThis);
     statement.iterate = (...args) => {
       const iterator = iterate(...args) as { next: () => unknown };
-      if (depth === 0) iterator.next = timed(iterator.next.bind(iterator));
+      if (depth === 0) iterator.next = timed(iterator.next.bind(iterator), ofThis);
       return iterator;
     };
     return statement;
   };
-  writer.exec = timed(writer.exec.bind(writer));
+  writer.exec = timed(writer.exec.bind(writer), (sql) => sql);
   store.forget(store.writer);
   return { micros: () => Number(nanos / 1000n), callsBySql: bySql };
 }
@@ -183,8 +191,12 @@ try {
   const cpu = process.cpuUsage(cpuBefore);
   const mainAfter = mainThreadCpuMicros();
   if (process.env.BENCH_SQL_BREAKDOWN && writerCalls) {
-    const rows = [...writerCalls.callsBySql].sort((a, b) => b[1] - a[1]);
-    for (const [sql, calls] of rows) console.log(`${(calls / LEADS).toFixed(2)}\t${sql.slice(0, 160)}`);
+    const rows = [...writerCalls.callsBySql].sort((a, b) => Number(b[1].nanos - a[1].nanos));
+    console.log('calls per lead\tµs per lead\tstatement');
+    for (const [sql, { calls, nanos }] of rows) {
+      const micros = Number(nanos / 1000n) / LEADS;
+      console.log(`${(calls / LEADS).toFixed(2)}\t${micros.toFixed(1)}\t${sql.slice(0, 140)}`);
+    }
   }
   const writerMicrosPerLead = writerCalls ? Math.round(writerCalls.micros() / LEADS) : null;
   const results = {
@@ -202,7 +214,7 @@ try {
     writerMicrosPerLead,
     writerStatementsPerLead: writerCalls
       ? Math.round(
-          ([...writerCalls.callsBySql.values()].reduce((sum, calls) => sum + calls, 0) / LEADS) * 10,
+          ([...writerCalls.callsBySql.values()].reduce((sum, { calls }) => sum + calls, 0) / LEADS) * 10,
         ) / 10
       : null,
     oneWriterCeilingLeadsPerSecond: writerMicrosPerLead ? Math.round(1e6 / writerMicrosPerLead) : null,
