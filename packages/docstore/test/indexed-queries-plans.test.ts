@@ -79,6 +79,53 @@ describe('embedded store: queries through indexes', () => {
     ]);
   });
 
+  it("answers equalities no one index leads with from the entries of one that holds the others' columns", async () => {
+    const dataDir = await storeDir('holding-index');
+    const store = await dataDir.open({ planProbeRows: 25 });
+    const leads = store.collection('leads');
+    await leads.createIndex({ sourceId: 1, createdAt: -1, qualification: 1, owner: 1 });
+    await leads.createIndex({ qualification: 1, createdAt: -1 });
+    await leads.createIndex({ owner: 1, createdAt: -1 });
+    await leads.insertMany(
+      Array.from({ length: 3000 }, (_, i) => ({
+        _id: `l${String(i).padStart(4, '0')}`,
+        sourceId: i < 2900 ? 'csv' : 'form',
+        qualification: ['hot', 'warm', 'cold'][i % 3],
+        owner: i % 2 === 0 ? 'o1' : 'o2',
+        createdAt: new Date(BASE_TIME + i * 1000),
+      })),
+    );
+    const table = store.table('leads');
+    const planOf = (query: string, filter: Filter) => {
+      const condition = table.condition(store.reader, filter);
+      return store.sql.read((sql) =>
+        sql
+          .all(
+            `EXPLAIN QUERY PLAN ${query} ${table.rows} WHERE ${condition.sql}`,
+            condition.params as SqlValue[],
+          )
+          .map((row) => String(row[3])),
+      );
+    };
+
+    // Neither equality is selective; the source's index holds the qualification: a count reads
+    // its entries only, and a page its rows in order, no row-id set built from another index.
+    const filter = { qualification: 'warm', sourceId: 'csv' };
+    expect(await leads.countDocuments(filter)).toBe(967);
+    expect(planOf('SELECT COUNT(*) FROM', filter)).toEqual([
+      expect.stringMatching(/USING COVERING INDEX "?i:leads:sourceId_1_createdAt_-1_qualification_1_owner_1/),
+    ]);
+    expect(planOf('SELECT rid FROM', filter).join('\n')).not.toMatch(/SUBQUERY|TEMP B-TREE/);
+    const page = await leads.find(filter, { sort: { createdAt: -1 }, skip: 10, limit: 3 });
+    expect(page.map((lead) => lead._id)).toEqual(['l2869', 'l2866', 'l2863']);
+
+    // Three of them, none selective: the same index answers.
+    expect(await leads.countDocuments({ ...filter, owner: 'o1' })).toBe(483);
+    expect(planOf('SELECT COUNT(*) FROM', { ...filter, owner: 'o1' })).toEqual([
+      expect.stringMatching(/USING COVERING INDEX "?i:leads:sourceId_1_createdAt_-1_qualification_1_owner_1/),
+    ]);
+  });
+
   it('keeps each indexed path in a column of its own', async () => {
     const dataDir = await storeDir('index-columns');
     const store = await dataDir.open();

@@ -84,7 +84,7 @@ function timeWriterStatements(store: EmbeddedDocStore): {
   const prepare = writer.prepare.bind(writer);
   writer.prepare = (sql) => {
     const statement = prepare(sql);
-    const ofThis = () => sql;
+    const ofThis = (..._args: unknown[]) => sql;
     for (const method of ['run', 'get', 'all'] as const) {
       const call = timed(statement[method].bind(statement), ofThis);
       statement[method] = (...args) => {

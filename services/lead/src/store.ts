@@ -10,7 +10,7 @@ import type {
   SentNotification,
   SubmissionOrigin,
 } from '@lead-capture/contracts';
-import type { Collection, DocStore } from '@lead-capture/docstore';
+import type { Collection, DocStore, IndexKeys } from '@lead-capture/docstore';
 
 /** Who caused a timeline entry: a user (possibly through an API key), a service, or nobody known. */
 export type TimelineActor = { userId?: string; apiKeyId?: string; service?: string };
@@ -288,6 +288,16 @@ export function leadCollections(store: CollectionSource): LeadCollections {
   };
 }
 
+/** The lead list's equality filters (see buildLeadFilter). */
+const LIST_FILTER_FIELDS = ['status', 'qualification', 'sourceId', 'assignedTo', 'isDuplicate'] as const;
+
+/** `field`, then newest first, then the list's other filters. */
+function listFilterIndex(field: (typeof LIST_FILTER_FIELDS)[number]): IndexKeys {
+  const keys: IndexKeys = { [field]: 1, createdAt: -1 };
+  for (const other of LIST_FILTER_FIELDS) if (other !== field) keys[other] = 1;
+  return keys;
+}
+
 /** Every index a query of this service relies on; idempotent, run at start. */
 export async function createIndexes(collections: LeadCollections): Promise<void> {
   const { leads, timeline, notes, tombstones, tags, pipelines, imports, importRows, claims } = collections;
@@ -297,13 +307,11 @@ export async function createIndexes(collections: LeadCollections): Promise<void>
     leads.createIndex({ createdAt: -1 }),
     leads.createIndex({ score: -1 }),
     leads.createIndex({ status: 1, score: -1 }),
-    leads.createIndex({ status: 1, createdAt: -1 }),
-    leads.createIndex({ qualification: 1, createdAt: -1 }),
-    leads.createIndex({ sourceId: 1, createdAt: -1 }),
+    // Each filter, newest first, with the other filters' fields after the order: a list filtered by
+    // two of them (a big source's warm leads) is counted and paged from one index's entries.
+    ...LIST_FILTER_FIELDS.map((field) => leads.createIndex(listFilterIndex(field))),
     // The stats' converted leads per source (in a date range too).
     leads.createIndex({ sourceId: 1, status: 1, createdAt: -1 }),
-    leads.createIndex({ assignedTo: 1, createdAt: -1 }),
-    leads.createIndex({ isDuplicate: 1, createdAt: -1 }),
     leads.createIndex({ duplicateOf: 1, createdAt: 1 }),
     leads.createIndex({ identityKeys: 1 }),
     // Handing an original's claims over to its heir (delete, merge).

@@ -17,9 +17,12 @@ const MAX_PROBES = 200;
  * the counts are kept for a few seconds (a list counts and then pages the same filter):
  * - the one matching the fewest drives, and the others are tested on its rows (their indexes
  *   disabled);
- * - when every one matches more than the longer probe, reading rows costs more than building sets:
- *   each equality but the first becomes a set of row ids read from its own index (~1 µs an entry),
- *   so the query reads index entries and the rows that match them all (a count reads no row).
+ * - when every one matches more than the longer probe, and an index leads with one of them and holds
+ *   the others' columns further on (the lead list's indexes carry the other filters' columns after
+ *   their sort key), that one drives and the others are tested on its index entries, not its rows;
+ * - otherwise reading rows costs more than building sets: each equality but the first becomes a set
+ *   of row ids read from its own index (~1 µs an entry), so the query reads index entries and the
+ *   rows that match them all (a count reads no row).
  */
 export class QueryPlanner {
   /** Recent probe counts, by cap, condition and parameters. */
@@ -38,7 +41,8 @@ export class QueryPlanner {
     const terms = conjuncts?.filter((part) => part.indexed);
     if (!conjuncts || !terms || terms.length < 2) return condition;
     const columns = new Set(terms.map((term) => term.indexed!.column));
-    const covered = this.#layout.sqlIndexColumns().some((index) => {
+    const indexes = this.#layout.sqlIndexColumns();
+    const covered = indexes.some((index) => {
       const leading = new Set(index.slice(0, columns.size));
       return leading.size === columns.size && [...columns].every((column) => leading.has(column));
     });
@@ -53,7 +57,20 @@ export class QueryPlanner {
       sizes = this.#probe(db, terms, cap);
     }
     const smallest = sizes.indexOf(Math.min(...sizes));
-    return this.#driven(condition, conjuncts, terms[smallest]!, (sizes[smallest] ?? cap) < cap);
+    if ((sizes[smallest] ?? cap) < cap) return this.#driven(condition, conjuncts, terms[smallest]!, true);
+    // None is selective. An index that leads with one of them and holds the others' columns further on
+    // answers them all from its entries: the smallest such one drives, the others are tested on its
+    // entries (a count reads no row, a page reads only the rows it returns).
+    const holding = terms
+      .map((term, at) => ({ term, size: sizes[at]! }))
+      .filter(({ term }) =>
+        indexes.some(
+          (index) => index[0] === term.indexed!.column && [...columns].every((c) => index.includes(c)),
+        ),
+      )
+      .sort((a, b) => a.size - b.size);
+    if (holding[0]) return this.#driven(condition, conjuncts, holding[0].term, true);
+    return this.#driven(condition, conjuncts, terms[smallest]!, false);
   }
 
   /**
