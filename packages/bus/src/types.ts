@@ -1,5 +1,6 @@
 import type { EventEnvelope } from '@lead-capture/contracts';
 import type { DocStore, Transaction } from '@lead-capture/docstore';
+import type { ForegroundWork } from './in-process/foreground.js';
 
 export interface PublishOptions {
   /** Event id; generated (UUID v7, `newId`) when absent. Pass one to make a re-publish idempotent downstream. */
@@ -211,6 +212,12 @@ export interface MessageBus<Group extends string = string> {
    * chained.
    */
   prepareChained?(warm: (head: EventEnvelope) => Promise<void>): void;
+  /**
+   * Where the bus runs background work in this process (the chain) that a client's request should
+   * go before: the request marks itself with `begin()` (see ForegroundWork). Undefined where the
+   * consumers run elsewhere (RabbitMQ).
+   */
+  readonly foreground?: ForegroundWork;
   /** Cancels subscriptions (draining in-flight handlers), then closes channels and connection. */
   close(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInProcessBus, type InProcessMessageBus } from '@lead-capture/bus';
+import { createInProcessBus, ForegroundWork, type InProcessMessageBus } from '@lead-capture/bus';
 import { type EventEnvelope, type EventOf, validateEvent } from '@lead-capture/contracts';
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import { type DocStore, openStore } from '@lead-capture/docstore';
@@ -40,6 +40,8 @@ describe('chained stages on the in-process bus (issue 25)', () => {
       validate: validateEvent,
       store,
       declareGroups: GROUPS,
+      // Waits for a sender as long as a test needs (the default is a few milliseconds).
+      foreground: new ForegroundWork(60_000),
     });
   });
 
@@ -183,6 +185,17 @@ describe('chained stages on the in-process bus (issue 25)', () => {
       const enriched = streamed.findIndex((event) => event.causationId === captured.id);
       expect(enriched).toBeGreaterThan(streamed.indexOf(captured));
     }
+  });
+
+  it('lets a sender go first: a head waits while a request is being answered', async () => {
+    const answered = bus.foreground!.begin();
+    await received(1);
+    const { leads } = await startChain();
+    await waitFor('the head waiting for the sender', () => bus.foreground!.waiting === 1);
+    expect(await leads.countDocuments({})).toBe(0);
+    answered();
+    await waitFor('the lead enriched', async () => (await leads.find({ stage: 'enriched' })).length === 1);
+    expect(bus.foreground!.waiting).toBe(0);
   });
 
   it('retries a lead whose chained stage throws alone, and commits the rest of its batch', async () => {

@@ -42,6 +42,25 @@ describe('accepting a lead', () => {
     expect(event.correlationId).toBe(event.data.submissionId);
   });
 
+  it('holds the chain of its process back from each webhook until it is answered (senders first)', async () => {
+    const source = await intake.addSource();
+    const foreground = intake.bus.foreground!;
+    const begin = foreground.begin.bind(foreground);
+    let begun = 0;
+    foreground.begin = () => {
+      begun++;
+      return begin();
+    };
+    const answers = await Promise.all([
+      intake.post(source.token, { email: 'first@example.com' }),
+      intake.post(randomToken(), { email: 'unknown@example.com' }),
+      intake.post(source.token, 'not json', { 'content-type': 'application/json' }),
+    ]);
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 404, 400]);
+    expect(begun).toBe(3);
+    expect(foreground.busy).toBe(false);
+  });
+
   it('answers the same at /api/webhooks/inbound/<token>, the shape of the source webhookUrl', async () => {
     const source = await intake.addSource();
     const response = await intake.app.inject({

@@ -19,6 +19,7 @@ import { Consumer, chainedOf } from './consumer.js';
 import { replayDead, toDeadLetter } from './dead-letters.js';
 import { type DeliveryDoc, deliveryId, Sequence } from './deliveries.js';
 import { Dispatcher } from './dispatcher.js';
+import { ForegroundWork } from './foreground.js';
 import { Group } from './group.js';
 import { SqlQueueStore } from './sql-queue.js';
 import type { InProcessBusOptions, InProcessBusStats, InProcessMessageBus } from './types.js';
@@ -51,12 +52,14 @@ class InProcessBus extends BaseBus implements InProcessMessageBus<string> {
   private readonly reporter: DeliveryReporter;
   /** Runs chained handlers (SubscribeOptions.chain) where the store can: the embedded one. */
   private readonly chain: ChainRunner | null;
+  readonly foreground: ForegroundWork;
   private readonly dispatcher: Dispatcher;
 
   constructor(private readonly options: InProcessBusOptions) {
     super(options.validate);
     this.store = queueStoreOf(options);
     this.reporter = new DeliveryReporter(options.observer, options.logger);
+    this.foreground = options.foreground ?? new ForegroundWork();
     this.chain = options.store.ambientTransaction ? new ChainRunner(this.chainHost()) : null;
     this.broadcasts = new Broadcasts(options);
     this.dispatcher = new Dispatcher(this.store, this.sequence, options, this.reporter, this.chain);
@@ -225,6 +228,7 @@ class InProcessBus extends BaseBus implements InProcessMessageBus<string> {
       logger: this.options.logger,
       validate: this.options.validate,
       reporter: this.reporter,
+      foreground: this.foreground,
       groupsFor: (type) => this.groupsFor(type).map((group) => group.name),
       chainedConsumer: (name) => this.chainedConsumer(name),
       route: (envelope, groups) => this.deliveriesOf(envelope, groups),

@@ -6,6 +6,7 @@ import type { DeliveryReporter } from '../observe.js';
 import type { BusLogger, DeliveryContext, EventHandler, EventValidator, StagedPublish } from '../types.js';
 import { ChainRound, failureOutcome, HopFailed } from './chain-round.js';
 import { type DeliveryChange, type DeliveryDoc, type DeliveryState, deliveryId } from './deliveries.js';
+import type { ForegroundWork } from './foreground.js';
 
 /** A handler a hop may be handed to as a function call: a subscriber of this process with `chain`. */
 export interface ChainedConsumer {
@@ -42,6 +43,8 @@ export interface ChainHost {
   readonly logger: BusLogger;
   readonly validate: EventValidator | undefined;
   readonly reporter: DeliveryReporter;
+  /** Senders first: each head waits for the requests in flight here (see ForegroundWork). */
+  readonly foreground: ForegroundWork;
   /** The durable groups that receive an event type. */
   groupsFor(type: string): readonly string[];
   /** The handler a delivery to `group` is chained to; null when the group is queued. */
@@ -98,7 +101,9 @@ const CHAINED_HOP = { attempt: 1, chained: true } as const;
  * - something else failing in a head's savepoint (the store) leaves its delivery queued as it was.
  *
  * Work that waits on the network runs before the transaction (`warmers`), never while the store's one
- * writer is held. Retries (attempt > 1) are not chained: they take the bus's ordinary path.
+ * writer is held. Senders come first: while a webhook is being answered in this process, a head waits
+ * for it (at most BACKGROUND_MAX_WAIT_MS), so a burst is accepted at the speed of the accept path and
+ * the chain drains behind it. Retries (attempt > 1) are not chained: they take the bus's ordinary path.
  */
 export class ChainRunner {
   readonly #host: ChainHost;
@@ -187,6 +192,8 @@ export class ChainRunner {
     // waited meanwhile (a webhook's) go first, and the store may commit.
     const committed: Promise<void>[] = [];
     for (const head of heads) {
+      const senders = this.#host.foreground.turn();
+      if (senders) await senders;
       const { ran, done } = this.#runHead(group, consumer, head.doc, head.parsed);
       committed.push(done);
       await ran;

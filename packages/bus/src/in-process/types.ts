@@ -1,5 +1,6 @@
 import type { DocStore } from '@lead-capture/docstore';
 import type { BusLogger, BusObserver, EventValidator, GroupDeclaration, MessageBus } from '../types.js';
+import type { ForegroundWork } from './foreground.js';
 
 export interface InProcessBusOptions {
   logger: BusLogger;
@@ -23,6 +24,8 @@ export interface InProcessBusOptions {
   broadcastBacklogLimit?: number;
   /** Told how every delivery of a durable group went (metrics). */
   observer?: BusObserver;
+  /** What the chain gives way to (see ForegroundWork); one with the default wait when absent. */
+  foreground?: ForegroundWork;
 }
 
 /** What the bus holds in memory; none of it grows with the number of queued events. */

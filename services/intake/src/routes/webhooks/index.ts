@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { ForegroundWork } from '@lead-capture/bus';
 import { leadgenRefsOf, payloadShapeProblem } from '@lead-capture/capture';
 import { describeValidationError, type SchemaType } from '@lead-capture/contracts';
 import {
@@ -30,6 +31,8 @@ export interface WebhookRoutesOptions {
   bodyLimit: number;
   /** The clock signed timestamps are checked against. */
   now: Clock;
+  /** The bus's background work in this process, which gives way while a webhook is answered. */
+  foreground?: ForegroundWork;
 }
 
 export const UNKNOWN_TOKEN = 'Unknown webhook token';
@@ -144,6 +147,18 @@ const verificationSchema = {
   },
 } as const;
 
+/** Senders first: from a request's start to its answer, the chain of this process waits for it. */
+function markAsForeground(app: FastifyInstance, foreground: ForegroundWork): void {
+  const answered = new WeakMap<FastifyRequest, () => void>();
+  app.addHook('onRequest', async (request) => {
+    answered.set(request, foreground.begin());
+  });
+  const end = async (request: FastifyRequest) => answered.get(request)?.();
+  app.addHook('onResponse', end);
+  app.addHook('onRequestAbort', end);
+  app.addHook('onTimeout', end);
+}
+
 /**
  * POST /api/webhooks/<token> and /api/webhooks/inbound/<token> (the webhookUrl shape). The token
  * is resolved before the body is read, so an unknown one is a 404 whatever was sent; every 4xx on
@@ -155,6 +170,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
   const { sources, intake, bodyLimit } = options;
   const { now } = options;
   const sourceOf = new WeakMap<FastifyRequest, ActiveSource>();
+  if (options.foreground) markAsForeground(app, options.foreground);
   /** The body as received, for signatures (JSON and form posts; multipart is not signed by any tool). */
   const rawBodyOf = new WeakMap<FastifyRequest, Buffer>();
 
