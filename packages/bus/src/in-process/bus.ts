@@ -62,7 +62,14 @@ class InProcessBus extends BaseBus implements InProcessMessageBus<string> {
     this.foreground = options.foreground ?? new ForegroundWork();
     this.chain = options.store.ambientTransaction ? new ChainRunner(this.chainHost()) : null;
     this.broadcasts = new Broadcasts(options);
-    this.dispatcher = new Dispatcher(this.store, this.sequence, options, this.reporter, this.chain);
+    this.dispatcher = new Dispatcher(
+      this.store,
+      this.sequence,
+      options,
+      this.reporter,
+      this.chain,
+      this.foreground,
+    );
     this.loaded = this.load();
     this.loaded.then(
       () => {

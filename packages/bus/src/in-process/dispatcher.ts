@@ -5,6 +5,7 @@ import type { BusLogger } from '../types.js';
 import type { ChainedConsumer, ChainRunner } from './chain-runner.js';
 import { type Consumer, chainedOf } from './consumer.js';
 import type { DeliveryDoc, Sequence } from './deliveries.js';
+import type { ForegroundWork } from './foreground.js';
 import { ChainBatch, type Group } from './group.js';
 import type { SqlQueueStore } from './sql-queue.js';
 import type { InProcessBusOptions } from './types.js';
@@ -35,6 +36,8 @@ export class Dispatcher {
     private readonly reporter: DeliveryReporter,
     /** Runs chained handlers (SubscribeOptions.chain) where the store can: the embedded one. */
     private readonly chain: ChainRunner | null,
+    /** What each delivery gives way to (senders first). */
+    private readonly foreground: ForegroundWork,
   ) {}
 
   private get logger(): BusLogger {
@@ -146,6 +149,8 @@ export class Dispatcher {
   private async deliver(group: Group, consumer: Consumer, doc: DeliveryDoc): Promise<void> {
     let outcome: Outcome;
     try {
+      const senders = this.foreground.turn();
+      if (senders) await senders;
       outcome = await this.runHandler(group, consumer, doc);
     } finally {
       consumer.inFlight--;

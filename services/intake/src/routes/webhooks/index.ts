@@ -147,16 +147,15 @@ const verificationSchema = {
   },
 } as const;
 
-/** Senders first: from a request's start to its answer, the chain of this process waits for it. */
+/**
+ * Senders first: from a request's start until its response is closed (sent, or its connection gone:
+ * `close` always comes, where a client that hangs up may skip fastify's onResponse), the chain of
+ * this process waits for it.
+ */
 function markAsForeground(app: FastifyInstance, foreground: ForegroundWork): void {
-  const answered = new WeakMap<FastifyRequest, () => void>();
-  app.addHook('onRequest', async (request) => {
-    answered.set(request, foreground.begin());
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.raw.once('close', foreground.begin());
   });
-  const end = async (request: FastifyRequest) => answered.get(request)?.();
-  app.addHook('onResponse', end);
-  app.addHook('onRequestAbort', end);
-  app.addHook('onTimeout', end);
 }
 
 /**
