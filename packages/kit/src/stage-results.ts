@@ -37,8 +37,13 @@ export interface StageResultsOptions<
   eventId(triggerEventId: string): string;
   /** The outbox stream of the published event (the lead's id): a stream's events go out in order. */
   stream(event: TEvent): string;
-  /** The stage's own work, done once per triggering event (per retention period). */
-  compute(event: TEvent): Promise<TResult>;
+  /**
+   * The stage's own work, done once per triggering event (per retention period). Given the context
+   * of a chained delivery (`context.chained`, handled alone), it runs in the transaction `commit`
+   * runs in: what it writes then commits with the event, or not at all (a failure anywhere rolls the
+   * hop back). Otherwise (and always in a batch) its writes commit on their own, before the event.
+   */
+  compute(event: TEvent, context?: DeliveryContext): Promise<TResult>;
   /** The payload of the published event, from the trigger and its result. */
   next(event: TEvent, result: TResult): EventDataMap[TNext];
   /** Other writes of the stage that must commit with its event (made after the emit, before the result is stored). */
@@ -143,7 +148,7 @@ export class StageResults<TEvent extends EventEnvelope, TResult extends object, 
     if (!context?.chained && (await this.results.findOne({ _id: event.id }, { projection: { _id: 1 } })))
       return;
     // Computed outside the transaction: the work may wait on the network (DNS) or on settings.
-    const result = await this.options.compute(event);
+    const result = await this.options.compute(event, context);
     try {
       await this.deps.outbox.change(async (change) => {
         const results = change.collection<StageResultDoc<TResult>>(this.options.collection);

@@ -6,7 +6,7 @@ import type { LeadContext } from './context.js';
 import { claimIdentity, handOverOriginal, releaseKeys } from './duplicates.js';
 import type { ImportTracker } from './imports.js';
 import { derivedFields, type NormalizedFields, normalizeFields } from './normalize.js';
-import { defaultPlacement } from './placement.js';
+import type { DefaultPlacement } from './placement.js';
 import {
   type CaptureState,
   type LeadCollections,
@@ -35,7 +35,12 @@ export const CAPTURE_PREFETCH = 64;
  * a redelivery (or a second event for the same submission) finishes what an earlier attempt left
  * undone, and emits lead.captured only if it was never committed; a replay re-maps the existing lead.
  */
-export function createCaptureHandler(context: LeadContext, imports: ImportTracker, outbox: Outbox) {
+export function createCaptureHandler(
+  context: LeadContext,
+  imports: ImportTracker,
+  outbox: Outbox,
+  defaultPlacement: DefaultPlacement,
+) {
   const { collections, config, now: clock } = context;
   const { leads, timeline } = collections;
 
@@ -45,7 +50,7 @@ export function createCaptureHandler(context: LeadContext, imports: ImportTracke
     eventId: string,
   ): Promise<LeadDoc> {
     const now = clock().toISOString();
-    const placement = await defaultPlacement(collections);
+    const placement = await defaultPlacement.current();
     const lead: LeadDoc = {
       _id: newId(),
       submissionId: received.submissionId,

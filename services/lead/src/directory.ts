@@ -1,7 +1,7 @@
 import type { GroupEvent } from '@lead-capture/contracts';
 import type { GroupHandlers } from '@lead-capture/kit';
 import type { LeadContext } from './context.js';
-import { firstStageOf, type Placement, UNPLACED } from './placement.js';
+import { type DefaultPlacement, firstStageOf, type Placement, UNPLACED } from './placement.js';
 import type { LeadDoc, PipelineDoc } from './store.js';
 import { recordTimeline } from './timeline.js';
 
@@ -23,7 +23,10 @@ function isStale(
  * stages, users), and what their changes mean for leads: a removed stage or pipeline moves its
  * leads, a deleted user's leads become unassigned.
  */
-export function createDirectoryHandler({ collections, now: clock }: LeadContext) {
+export function createDirectoryHandler(
+  { collections, now: clock }: LeadContext,
+  defaultPlacement: DefaultPlacement,
+) {
   const { sources, pipelines, users, leads, timeline } = collections;
 
   /** Moves leads to another stage, one timeline entry each (written first, so a retry completes the move). */
@@ -176,9 +179,9 @@ export function createDirectoryHandler({ collections, now: clock }: LeadContext)
     'source.updated': saveSource,
     'source.token_rotated': saveSource,
     'source.deleted': saveSource,
-    'pipeline.created': savePipeline,
-    'pipeline.updated': savePipeline,
-    'pipeline.deleted': deletePipeline,
+    'pipeline.created': (event) => defaultPlacement.change(() => savePipeline(event)),
+    'pipeline.updated': (event) => defaultPlacement.change(() => savePipeline(event)),
+    'pipeline.deleted': (event) => defaultPlacement.change(() => deletePipeline(event)),
     'user.created': saveUser,
     'user.updated': saveUser,
     'user.deleted': deleteUser,

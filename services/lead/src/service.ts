@@ -7,6 +7,7 @@ import type { LeadContext } from './context.js';
 import { createDirectoryHandler } from './directory.js';
 import { createImportTracker } from './imports.js';
 import { createLeadActions } from './lead-actions.js';
+import { DefaultPlacement } from './placement.js';
 import { createProgressHandler } from './progress.js';
 import { internalLeadRoutes } from './routes/internal/lead/leads.js';
 import { leadsRoutes } from './routes/leads/index.js';
@@ -38,9 +39,13 @@ export function createLeadService(
   const outbox = serviceOutbox(own, LEAD_OUTBOX, options);
   const actions = createLeadActions(context, outbox);
   const imports = createImportTracker(context, outbox);
-  const captureLead = createCaptureHandler(context, imports, outbox);
+  // Kept in memory where this is the only lead service on its store (see DefaultPlacement).
+  const defaultPlacement = new DefaultPlacement(context.collections.pipelines, {
+    cache: own.store.kind === 'embedded',
+  });
+  const captureLead = createCaptureHandler(context, imports, outbox, defaultPlacement);
   const recordProgress = createProgressHandler(context);
-  const syncDirectory = createDirectoryHandler(context);
+  const syncDirectory = createDirectoryHandler(context, defaultPlacement);
 
   return stageService({
     name: 'lead',

@@ -103,6 +103,7 @@ export type TimelineType =
   | 'remapped';
 
 export type TimelineDoc = {
+  /** Derived from leadId, causeId and type (timelineEntryId): one entry per lead, cause and type. */
   _id: string;
   leadId: string;
   type: TimelineType;
@@ -111,7 +112,7 @@ export type TimelineDoc = {
   position: number;
   actor: TimelineActor | null;
   data: JsonObject;
-  /** The event (or request) that caused the entry; unique with leadId and type. */
+  /** The event (or request) that caused the entry. */
   causeId: string;
 };
 
@@ -327,7 +328,6 @@ export async function createIndexes(collections: LeadCollections): Promise<void>
     leads.createIndex({ searchText: 1 }, { substring: true }),
     leads.createIndex({ phoneDigits: 1 }, { substring: true }),
     timeline.createIndex({ leadId: 1, position: -1 }),
-    timeline.createIndex({ causeId: 1, type: 1, leadId: 1 }, { unique: true }),
     notes.createIndex({ leadId: 1, createdAt: -1 }),
     tombstones.createIndex({ deletedAt: 1 }, { expireAfterSeconds: TOMBSTONE_DAYS * 24 * 3600 }),
     tags.createIndex({ nameKey: 1 }, { unique: true }),

@@ -1,6 +1,6 @@
 import { type JsonObject, newId } from '@lead-capture/contracts';
 import { type Collection, isDuplicateKeyError } from '@lead-capture/docstore';
-import type { Clock } from '@lead-capture/kit';
+import { type Clock, timeOrderedUuidV5 } from '@lead-capture/kit';
 import type { TimelineActor, TimelineDoc, TimelineType } from './store.js';
 
 export interface TimelineEntry {
@@ -11,6 +11,18 @@ export interface TimelineEntry {
   /** The event or request that caused it; a second entry with the same cause and type is not written. */
   causeId?: string;
   occurredAt?: string;
+}
+
+/** Namespace of the ids of timeline entries, derived from their lead, cause and type. */
+const TIMELINE_ENTRY_NAMESPACE = '6edec88a-bbee-404e-97be-5b067ee80224';
+
+/**
+ * The id of a lead's entry of `type` for `causeId`: the same for every write of it, so a second one
+ * collides on the id and is not stored (no unique index on the three, whose key every insert would
+ * write too). It begins with the cause's time where the cause's id has one (see timeOrderedUuidV5).
+ */
+export function timelineEntryId(leadId: string, causeId: string, type: TimelineType): string {
+  return timeOrderedUuidV5(`${leadId}:${causeId}:${type}`, TIMELINE_ENTRY_NAMESPACE, causeId);
 }
 
 let lastMillisecond = 0;
@@ -34,17 +46,17 @@ export async function recordTimeline(
   entry: TimelineEntry,
 ): Promise<void> {
   const now = clock().getTime();
-  const id = newId();
+  const causeId = entry.causeId ?? newId();
   try {
     await timeline.insertOne({
-      _id: id,
+      _id: timelineEntryId(entry.leadId, causeId, entry.type),
       leadId: entry.leadId,
       type: entry.type,
       occurredAt: entry.occurredAt ?? new Date(now).toISOString(),
       position: nextPosition(now),
       actor: entry.actor,
       data: entry.data,
-      causeId: entry.causeId ?? id,
+      causeId,
     });
   } catch (error) {
     if (!isDuplicateKeyError(error)) throw error;
@@ -52,7 +64,8 @@ export async function recordTimeline(
 }
 
 /**
- * Moves a merged lead's entries to the primary. An entry the primary already has for the same
+ * Moves a merged lead's entries to the primary, each under the id it has there (so a later write of
+ * the same entry for the primary still finds it). An entry the primary already has for the same
  * cause (both leads moved by one pipeline change) is dropped instead.
  */
 export async function moveTimeline(
@@ -64,8 +77,15 @@ export async function moveTimeline(
   // the target already has (same cause and type) is dropped: checked first rather than caught, since
   // a failed write would abort a MongoDB transaction.
   for (const entry of await timeline.find({ leadId: fromLeadId })) {
-    const twin = await timeline.findOne({ causeId: entry.causeId, type: entry.type, leadId: toLeadId });
-    if (twin) await timeline.deleteOne({ _id: entry._id });
-    else await timeline.updateOne({ _id: entry._id }, { $set: { leadId: toLeadId } });
+    // By its fields, not its id: the primary's entries from before ids were derived have random ones.
+    const twin = await timeline.findOne({ leadId: toLeadId, causeId: entry.causeId, type: entry.type });
+    await timeline.deleteOne({ _id: entry._id });
+    if (!twin) {
+      await timeline.insertOne({
+        ...entry,
+        _id: timelineEntryId(toLeadId, entry.causeId, entry.type),
+        leadId: toLeadId,
+      });
+    }
   }
 }

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { CAPTURE_MAX_ATTEMPTS, createCaptureHandler } from '../src/capture.js';
 import { loadLeadConfig } from '../src/config.js';
 import { createImportTracker } from '../src/imports.js';
+import { DefaultPlacement } from '../src/placement.js';
 import { LEAD_OUTBOX, leadCollections } from '../src/store.js';
 import { api, harness, useLeadApi } from './api-fixtures.js';
 import { type ImportStatus, importCsv, importDone } from './csv-fixtures.js';
@@ -131,7 +132,8 @@ describe('import counting in the capture', () => {
       collection: LEAD_OUTBOX,
     });
     const imports = createImportTracker(context, outbox);
-    return { imports, capture: createCaptureHandler(context, imports, outbox) };
+    const placement = new DefaultPlacement(collections.pipelines, { cache: false });
+    return { imports, capture: createCaptureHandler(context, imports, outbox, placement) };
   }
 
   function rowEvent(importId: string, importRow: number, email: string) {

@@ -101,6 +101,11 @@ export class Enrollments {
     return { enrollment: existing, created: false };
   }
 
+  /** The lead's enrolments in these sequences (at most one each). */
+  findOfLead(leadId: string, sequenceIds: readonly string[]): Promise<EnrollmentDocument[]> {
+    return this.enrollments.find({ leadId, sequenceId: { $in: [...sequenceIds] } });
+  }
+
   async list(
     sequenceId: string,
     query: EnrollmentListQuery,
