@@ -131,7 +131,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   });
   if (deps.writeRoutes) collectWriteRoutes(app, deps.writeRoutes);
   // First: every answer carries the browser-facing headers, refusals by the guard included.
-  await registerSecurityHeaders(app, { hsts: config.HSTS });
+  registerSecurityHeaders(app, { hsts: config.HSTS });
   // On ready (listen), after the hosting process started the services: their subscriptions to
   // user events exist by then.
   app.addHook('onReady', async () => {

@@ -47,6 +47,16 @@ describe('security headers (security review, finding 13)', () => {
       expect(response.headers['x-content-type-options']).toBe('nosniff');
       expect(response.headers['referrer-policy']).toBe('no-referrer');
       expect(response.headers['x-frame-options']).toBe('DENY');
+      // helmet's other defaults, as @fastify/helmet used to send them.
+      expect(response.headers).toMatchObject({
+        'cross-origin-opener-policy': 'same-origin',
+        'cross-origin-resource-policy': 'same-origin',
+        'origin-agent-cluster': '?1',
+        'x-dns-prefetch-control': 'off',
+        'x-download-options': 'noopen',
+        'x-permitted-cross-domain-policies': 'none',
+        'x-xss-protection': '0',
+      });
       const csp = directives(response.headers['content-security-policy']);
       expect(csp.get('default-src')).toEqual(["'self'"]);
       // A same-origin bundled dashboard works; nothing inline, no eval, nobody frames us.

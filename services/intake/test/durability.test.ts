@@ -162,6 +162,25 @@ describe('durable accept: the outbox and its relay', () => {
     const outcomes = (await storedSubmissions(intake)).map((doc) => doc.outcome).sort();
     expect(outcomes).toEqual(['accepted', 'duplicate_delivery']);
   });
+
+  it('reads no idempotency claim for a new delivery; a repeat still finds its claim', async () => {
+    const store = await ownedStore();
+    const faults = faultyStore(store);
+    const bus = () => inProcessTestBus(silentLogger, store);
+    const intake = await started({ store: faults.store, bus, env: FAST_RELAY });
+    const source = await intake.addSource();
+
+    faults.fail(COLLECTIONS.dedupe, 'findOne');
+    expect((await intake.post(source.token, { email: 'new@example.com' })).statusCode).toBe(200);
+    faults.heal();
+    expect((await intake.post(source.token, { email: 'new@example.com' })).statusCode).toBe(200);
+
+    await waitFor('one lead.received', () => intake.received.length === 1);
+    await settle(intake);
+    expect(intake.received).toHaveLength(1);
+    const outcomes = (await storedSubmissions(intake)).map((doc) => doc.outcome).sort();
+    expect(outcomes).toEqual(['accepted', 'duplicate_delivery']);
+  });
 });
 
 describe.runIf(rabbit)('over RabbitMQ', () => {

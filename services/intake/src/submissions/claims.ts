@@ -46,6 +46,22 @@ export class DedupeClaims {
     return { held: true };
   }
 
+  /**
+   * Claims every one of `keys` for the submission by inserting them, without reading first: what a
+   * delivery seen for the first time costs. A key already there (another's claim, the submission's
+   * own, or one past its window not swept yet) fails it with the store's duplicate-key error; the
+   * caller then runs claimAll in a new transaction (on MongoDB the failed write aborted this one).
+   */
+  async insertAll(
+    keys: readonly string[],
+    submissionId: string,
+    now: Date,
+    dedupe: Collection<DedupeDoc> = this.collection,
+  ): Promise<{ held: true }> {
+    for (const key of keys) await dedupe.insertOne(this.#claimOf(key, submissionId, now));
+    return { held: true };
+  }
+
   /** Inserts a claim of a key that was free when read; claim() settles a delivery that raced it. */
   async #insertClaim(
     key: string,

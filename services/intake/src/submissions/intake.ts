@@ -43,8 +43,12 @@ export interface SubmissionIntakeOptions {
   now: Clock;
 }
 
-/** Attempts of one accept when concurrent copies of a delivery race for its claim (MongoDB). */
-const ACCEPT_ATTEMPTS = 3;
+/**
+ * Attempts of one accept: the first inserts its claims outright (insertAll); when a key is taken,
+ * the others read first (claimAll), three of them for concurrent copies of a delivery racing for
+ * its claim (MongoDB).
+ */
+const ACCEPT_ATTEMPTS = 4;
 
 /**
  * The submissions log (intake_submissions) and what happens to a delivery: durable accept with
@@ -98,12 +102,12 @@ export class SubmissionIntake {
     for (let attempt = 1; ; attempt++) {
       try {
         await outbox.change(async (change) => {
-          const claim = await claims.claimAll(
-            dedupeKeys,
-            submissionId,
-            receivedAt,
-            change.collection<DedupeDoc>(COLLECTIONS.dedupe),
-          );
+          const dedupe = change.collection<DedupeDoc>(COLLECTIONS.dedupe);
+          // Most deliveries are new: no read of the claims unless one of them turns out taken.
+          const claim =
+            attempt === 1
+              ? await claims.insertAll(dedupeKeys, submissionId, receivedAt, dedupe)
+              : await claims.claimAll(dedupeKeys, submissionId, receivedAt, dedupe);
           const submissions = change.collection<SubmissionDoc>(COLLECTIONS.submissions);
           const expiresAt = expiryOf(receivedAt, retentionMs);
           if (!claim.held) {
@@ -131,7 +135,8 @@ export class SubmissionIntake {
         });
         return;
       } catch (error) {
-        // A concurrent copy of the delivery took the claim between our read and our write.
+        // A claim was there already (a repeat, or a claim past its window), or a concurrent copy of
+        // the delivery took it between our read and our write.
         if (isDuplicateKeyError(error) && attempt < ACCEPT_ATTEMPTS) continue;
         logger.error({ err: error, sourceId: source.sourceId }, 'Submission not stored; answering 503');
         throw storeUnavailable(error);
