@@ -1,7 +1,7 @@
 import type { DeliveryContext } from '@lead-capture/bus';
 import { type EventOf, type LeadReceived, newId } from '@lead-capture/contracts';
 import { isDuplicateKeyError } from '@lead-capture/docstore';
-import type { Outbox } from '@lead-capture/kit';
+import type { Outbox, OutboxChange } from '@lead-capture/kit';
 import type { LeadContext } from './context.js';
 import { claimIdentity, handOverOriginal, releaseKeys } from './duplicates.js';
 import type { ImportTracker } from './imports.js';
@@ -44,14 +44,15 @@ export function createCaptureHandler(
   const { collections, config, now: clock } = context;
   const { leads, timeline } = collections;
 
-  async function createLead(
+  /** A new lead of the submission, not de-duplicated yet (not stored). */
+  async function newLead(
     received: LeadReceived,
     fields: NormalizedFields,
     eventId: string,
   ): Promise<LeadDoc> {
     const now = clock().toISOString();
     const placement = await defaultPlacement.current();
-    const lead: LeadDoc = {
+    return {
       _id: newId(),
       submissionId: received.submissionId,
       ...fields,
@@ -79,6 +80,15 @@ export function createCaptureHandler(
       createdAt: now,
       updatedAt: now,
     };
+  }
+
+  /** Without transactions: the lead first (its capture then finishes in steps, each idempotent). */
+  async function createLead(
+    received: LeadReceived,
+    fields: NormalizedFields,
+    eventId: string,
+  ): Promise<LeadDoc> {
+    const lead = await newLead(received, fields, eventId);
     try {
       await leads.insertOne(lead);
       return lead;
@@ -126,16 +136,81 @@ export function createCaptureHandler(
     return updated;
   }
 
-  async function actorOf(lead: LeadDoc): Promise<TimelineActor | null> {
-    if (!lead.capture.importId) return null;
-    const importRecord = await collections.imports.findOne({ _id: lead.capture.importId });
+  /** Who imported the lead, for its timeline; null for a lead that was not imported. */
+  async function importerOf({ importId }: CaptureState): Promise<TimelineActor | null> {
+    if (!importId) return null;
+    const importRecord = await collections.imports.findOne({ _id: importId });
     return importRecord?.actor ?? null;
   }
 
   /**
-   * The idempotent rest of a capture: duplicate detection, then the verdict, the timeline and
-   * lead.captured in one outbox change. `capture.deduplicated` is set by that change, so a lead that
-   * has it was announced: a redelivery then only counts its import row (once).
+   * A new lead where the store is transactional: the duplicate verdict first, then the lead as it
+   * stays (verdict and `capture.deduplicated` included), its identity claims, lead.captured and its
+   * timeline in one outbox change. The lead is written once, never exists without its event, and is
+   * never seen as not-duplicate first; a failure leaves nothing behind. Nobody saw the claims before
+   * the commit, so no lead was judged a duplicate of this one yet: nothing to hand over. Returns
+   * null when the change lost a race (a duplicate key): another delivery stored the submission's
+   * lead first, or (MongoDB) another capture committed a claim of one of its keys meanwhile.
+   */
+  async function captureNewLead(
+    received: LeadReceived,
+    fields: NormalizedFields,
+    event: EventOf<'lead.received'>,
+  ): Promise<LeadDoc | null> {
+    const lead = await newLead(received, fields, event.id);
+    const actor = await importerOf(lead.capture);
+    try {
+      return await outbox.change(async (change) => {
+        const tx = leadCollections(change);
+        const verdict = await claimIdentity(tx, lead, { inTransaction: true });
+        const captured: LeadDoc = {
+          ...lead,
+          isDuplicate: verdict.isDuplicate,
+          duplicateOf: verdict.duplicateOf,
+          capture: { ...lead.capture, deduplicated: true },
+        };
+        await tx.leads.insertOne(captured);
+        await emitCaptured(change, captured, [], event);
+        await recordCaptureTimeline(tx, captured, null, actor);
+        return captured;
+      });
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+      return null;
+    }
+  }
+
+  /** lead.captured for the lead as its capture leaves it, under the id its capture fixed. */
+  async function emitCaptured(
+    change: OutboxChange,
+    current: LeadDoc,
+    tagNames: string[],
+    event: EventOf<'lead.received'>,
+  ): Promise<void> {
+    await change.emit(
+      current._id,
+      'lead.captured',
+      {
+        leadId: current._id,
+        submissionId: current.submissionId,
+        sourceId: current.sourceId,
+        isDuplicate: current.isDuplicate,
+        duplicateOf: current.duplicateOf,
+        lead: {
+          ...toSnapshot(current, tagNames),
+          ...(event.data.enrol === false ? { enrol: false } : {}),
+        },
+      },
+      { id: current.capture.capturedEventId, correlationId: event.correlationId, causationId: event.id },
+    );
+  }
+
+  /**
+   * The idempotent rest of a capture stored in steps (a re-mapped lead; a new one where the store has
+   * no transactions): duplicate detection, then the verdict, the timeline and lead.captured in one
+   * outbox change. `capture.deduplicated` is set by that change (or, on a transactional store, by the
+   * one that creates the lead), so a lead that has it was announced: a redelivery then only counts its
+   * import row (once).
    */
   async function completeCapture(lead: LeadDoc, event: EventOf<'lead.received'>): Promise<void> {
     if (lead.capture.deduplicated) {
@@ -150,7 +225,7 @@ export function createCaptureHandler(
         createdAt: verdict.rootCreatedAt,
       });
     }
-    const actor = lead.capture.kind === 'created' ? await actorOf(lead) : null;
+    const actor = lead.capture.kind === 'created' ? await importerOf(lead.capture) : null;
     const announced = await outbox.change(async (change) => {
       const tx = leadCollections(change);
       const stored = await tx.leads.findOne({ _id: lead._id });
@@ -171,22 +246,7 @@ export function createCaptureHandler(
         capture: { ...capture, deduplicated: true },
       };
       // The event before the change it reports (the order that counts where there are no transactions).
-      await change.emit(
-        current._id,
-        'lead.captured',
-        {
-          leadId: current._id,
-          submissionId: current.submissionId,
-          sourceId: current.sourceId,
-          isDuplicate: current.isDuplicate,
-          duplicateOf: current.duplicateOf,
-          lead: {
-            ...toSnapshot(current, tagNames),
-            ...(event.data.enrol === false ? { enrol: false } : {}),
-          },
-        },
-        { id: capture.capturedEventId, correlationId: event.correlationId, causationId: event.id },
-      );
+      await emitCaptured(change, current, tagNames, event);
       await tx.leads.updateOne(
         { _id: current._id, 'capture.capturedEventId': capture.capturedEventId },
         {
@@ -260,7 +320,18 @@ export function createCaptureHandler(
     const received = event.data;
     const fields = normalizeFields(received.fields, config.DEFAULT_PHONE_REGION);
     let lead = await leads.findOne({ submissionId: received.submissionId });
-    if (lead && received.origin === 'replay') lead = await remap(lead, received, fields, event.id);
+    if (lead && received.origin === 'replay') {
+      lead = await remap(lead, received, fields, event.id);
+    } else if (!lead && context.transactional) {
+      const captured = await captureNewLead(received, fields, event);
+      if (captured) {
+        await countImportRow(captured);
+        return;
+      }
+      // Lost a race: the lead another delivery stored meanwhile is finished below; after a claim's
+      // race, the capture takes the steps that settle one.
+      lead = await leads.findOne({ submissionId: received.submissionId });
+    }
     lead ??= await createLead(received, fields, event.id);
     await completeCapture(lead, event);
   }

@@ -9,4 +9,9 @@ export interface LeadContext {
   bus: MessageBus;
   config: LeadConfig;
   now: Clock;
+  /**
+   * The store's transactions are atomic (DocStore.transactional): a change's writes commit together,
+   * so the capture writes a new lead once, final, with its event.
+   */
+  transactional: boolean;
 }

@@ -15,6 +15,17 @@ type ClaimingLead = Pick<LeadDoc, '_id' | 'createdAt' | 'identityKeys'>;
 /** Enough for any real race: each lost insert means another claim appeared, and a lead has two keys. */
 const MAX_CLAIM_ROUNDS = 10;
 
+export interface ClaimOptions {
+  /**
+   * The claims are written in a transaction (`claims` is a transaction's collection): a lost race
+   * throws its duplicate key error instead of starting another round, for a store may end the
+   * transaction with it (MongoDB does). The caller starts the transaction over: it then reads the
+   * winner's claim. Unless the transaction commits, nobody sees the claims it wrote, so no other
+   * lead was judged against them meanwhile.
+   */
+  inTransaction?: boolean;
+}
+
 /**
  * Decides whether the lead duplicates an earlier one, safely across replicas. Every normalised
  * e-mail and phone is a claim document whose _id is the key (unique by construction) and which
@@ -26,6 +37,7 @@ const MAX_CLAIM_ROUNDS = 10;
 export async function claimIdentity(
   { claims }: Pick<LeadCollections, 'claims'>,
   lead: ClaimingLead,
+  options: ClaimOptions = {},
 ): Promise<DuplicateVerdict> {
   const keys = lead.identityKeys;
   if (keys.length === 0) return { isDuplicate: false, duplicateOf: null, rootCreatedAt: lead.createdAt };
@@ -49,7 +61,7 @@ export async function claimIdentity(
       try {
         await claims.insertOne({ _id: key, leadId: rootId, rootCreatedAt, claimedBy: lead._id });
       } catch (error) {
-        if (!isDuplicateKeyError(error)) throw error;
+        if (!isDuplicateKeyError(error) || options.inTransaction) throw error;
         lostRace = true;
         break;
       }

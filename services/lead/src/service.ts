@@ -35,6 +35,7 @@ export function createLeadService(
     bus: own.bus,
     config,
     now: deps.now,
+    transactional: own.store.transactional,
   };
   const outbox = serviceOutbox(own, LEAD_OUTBOX, options);
   const actions = createLeadActions(context, outbox);

@@ -142,6 +142,7 @@ describe('progress from the workers', () => {
       bus: harness.bus,
       config: loadLeadConfig({}),
       now: systemClock,
+      transactional: harness.store.transactional,
     });
     const forDeleted = createEnvelope('lead.scored', {
       ...SAMPLE_EVENT_DATA['lead.scored'],

@@ -124,7 +124,13 @@ describe('import status', () => {
 describe('import counting in the capture', () => {
   /** The service's capture handler and import tracker over the harness's store, called directly. */
   function direct(target: Harness, collections = leadCollections(target.store)) {
-    const context = { collections, bus: target.bus, config: loadLeadConfig({}), now: systemClock };
+    const context = {
+      collections,
+      bus: target.bus,
+      config: loadLeadConfig({}),
+      now: systemClock,
+      transactional: target.store.transactional,
+    };
     const outbox = new Outbox({
       store: target.store,
       bus: target.bus,

@@ -60,7 +60,13 @@ async function subject() {
   const collections: LeadCollections = { ...base, pipelines };
   const placement = new DefaultPlacement(pipelines, { cache: true });
   const directory = createDirectoryHandler(
-    { collections, bus: harness.bus, config: loadLeadConfig({}), now: systemClock },
+    {
+      collections,
+      bus: harness.bus,
+      config: loadLeadConfig({}),
+      now: systemClock,
+      transactional: harness.store.transactional,
+    },
     placement,
   );
   return {

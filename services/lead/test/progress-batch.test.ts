@@ -30,6 +30,7 @@ function countingHandler() {
     bus: harness.bus,
     config: loadLeadConfig({}),
     now: systemClock,
+    transactional: harness.store.transactional,
   });
   return { handle, writes };
 }
