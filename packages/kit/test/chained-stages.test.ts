@@ -41,7 +41,7 @@ describe('chained stages on the in-process bus (issue 25)', () => {
       store,
       declareGroups: GROUPS,
       // Waits for a sender as long as a test needs (the default is a few milliseconds).
-      foreground: new ForegroundWork(60_000),
+      foreground: new ForegroundWork(60_000, 5, 1),
     });
   });
 

@@ -58,7 +58,7 @@ describe('accepting a lead', () => {
     ]);
     expect(answers.map((answer) => answer.statusCode)).toEqual([200, 404, 400]);
     expect(begun).toBe(3);
-    expect(foreground.busy).toBe(false);
+    expect(foreground.inFlight).toBe(0);
   });
 
   it('answers the same at /api/webhooks/inbound/<token>, the shape of the source webhookUrl', async () => {

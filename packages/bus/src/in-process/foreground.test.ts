@@ -25,7 +25,7 @@ describe('ForegroundWork', () => {
   }
 
   it('gives background work its turn at once when no request has been in flight for a moment', async () => {
-    const foreground = new ForegroundWork(PACE_MS, QUIET_MS);
+    const foreground = new ForegroundWork(PACE_MS, QUIET_MS, 1);
     expect(foreground.turn()).toBeNull();
     foreground.begin()();
     // Just answered: the next request of a load is a moment away.
@@ -37,7 +37,7 @@ describe('ForegroundWork', () => {
   });
 
   it('holds background work until every request in flight is answered and none follows', async () => {
-    const foreground = new ForegroundWork(PACE_MS, QUIET_MS);
+    const foreground = new ForegroundWork(PACE_MS, QUIET_MS, 1);
     const first = foreground.begin();
     const second = foreground.begin();
     const turn = waitTurn(foreground);
@@ -56,11 +56,11 @@ describe('ForegroundWork', () => {
     await vi.advanceTimersByTimeAsync(QUIET_MS);
     expect(turn.came()).toBe(true);
     expect(foreground.waiting).toBe(0);
-    expect(foreground.busy).toBe(false);
+    expect(foreground.inFlight).toBe(0);
   });
 
   it('lets one background turn go every pace, oldest first, under a load that never pauses', async () => {
-    const foreground = new ForegroundWork(PACE_MS, QUIET_MS);
+    const foreground = new ForegroundWork(PACE_MS, QUIET_MS, 1);
     foreground.begin();
     const turns = [waitTurn(foreground), waitTurn(foreground), waitTurn(foreground)];
     await vi.advanceTimersByTimeAsync(PACE_MS - 1);
@@ -72,8 +72,24 @@ describe('ForegroundWork', () => {
     await vi.advanceTimersByTimeAsync(PACE_MS);
     expect(turns.map((turn) => turn.came())).toEqual([true, true, true]);
     expect(foreground.waiting).toBe(0);
-    expect(foreground.busy).toBe(true);
+    expect(foreground.inFlight).toBe(1);
     // Nothing waits: no timer left running.
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('lets background work go on beside a few requests, and waits once senders queue', async () => {
+    const foreground = new ForegroundWork(PACE_MS, QUIET_MS, 3);
+    const answers = [foreground.begin(), foreground.begin()];
+    // Two in flight: a load the thread keeps up with.
+    expect(foreground.turn()).toBeNull();
+    answers.push(foreground.begin());
+    const turn = waitTurn(foreground);
+    await vi.advanceTimersByTimeAsync(QUIET_MS * 2);
+    expect(turn.came()).toBe(false);
+    answers.pop()!();
+    await vi.advanceTimersByTimeAsync(QUIET_MS);
+    expect(turn.came()).toBe(true);
+    expect(foreground.inFlight).toBe(2);
+    expect(foreground.turn()).toBeNull();
   });
 });

@@ -5,9 +5,16 @@
 export const BACKGROUND_PACE_MS = 25;
 
 /**
- * How long no request may be in flight before background work goes on. Under a load, every request
+ * How many requests in flight at once mean senders are queueing. Fewer are a load the thread keeps
+ * up with while the chain runs (200 webhooks a second keep one or two in flight), and the chain must
+ * not fall behind it: the live stream shows a lead within tens of milliseconds.
+ */
+export const FOREGROUND_BUSY_REQUESTS = 4;
+
+/**
+ * How long fewer than FOREGROUND_BUSY_REQUESTS may be in flight before background work goes on. Under a burst, every request
  * of a group commit is answered in the same turn, and the next ones arrive a moment later: a pause
- * that short is not the end of the load.
+ * that short is not the end of the burst.
  */
 export const FOREGROUND_QUIET_MS = 5;
 
@@ -18,14 +25,14 @@ export const FOREGROUND_QUIET_MS = 5;
  * and retries, or gives up, while a lead already accepted waits safely in the durable queue.
  *
  * Foreground work marks itself with `begin()` and calls what it returns once answered. Background
- * work awaits `turn()` before each unit (a chained head, a delivery): at once when no request has
- * been in flight for FOREGROUND_QUIET_MS; otherwise in turn, one waiter every BACKGROUND_PACE_MS
- * (oldest first), and all of them once the requests stop.
+ * work awaits `turn()` before each unit (a chained head, a delivery): at once unless senders queue
+ * (FOREGROUND_BUSY_REQUESTS in flight, or fewer for less than FOREGROUND_QUIET_MS); otherwise in
+ * turn, one waiter every BACKGROUND_PACE_MS (oldest first), and all of them once the queue is gone.
  */
 export class ForegroundWork {
   #inFlight = 0;
-  /** When the last request in flight was answered (performance.now()). */
-  #idleSince = Number.NEGATIVE_INFINITY;
+  /** Since when fewer than `busyAt` requests have been in flight (performance.now()); null while more are. */
+  #calmSince: number | null = Number.NEGATIVE_INFINITY;
   readonly #waiting: (() => void)[] = [];
   #pacer: NodeJS.Timeout | null = null;
   #quietCheck: NodeJS.Timeout | null = null;
@@ -33,24 +40,27 @@ export class ForegroundWork {
   constructor(
     private readonly paceMs = BACKGROUND_PACE_MS,
     private readonly quietMs = FOREGROUND_QUIET_MS,
+    private readonly busyAt = FOREGROUND_BUSY_REQUESTS,
   ) {}
 
   /** Foreground work started; call the returned function (once) when it is answered. */
   begin(): () => void {
     this.#inFlight++;
+    if (this.#inFlight >= this.busyAt) this.#calmSince = null;
     let ended = false;
     return () => {
       if (ended) return;
       ended = true;
       this.#inFlight--;
-      if (this.#inFlight > 0) return;
-      this.#idleSince = performance.now();
+      if (this.#inFlight !== this.busyAt - 1) return;
+      this.#calmSince = performance.now();
       if (this.#waiting.length > 0) this.#checkQuietSoon();
     };
   }
 
-  get busy(): boolean {
-    return this.#inFlight > 0;
+  /** Requests in flight now. */
+  get inFlight(): number {
+    return this.#inFlight;
   }
 
   /** Background turns waiting now. */
@@ -67,12 +77,12 @@ export class ForegroundWork {
         this.#waiting.shift()?.();
         if (this.#waiting.length === 0) this.#stopPacer();
       }, this.paceMs);
-      if (this.#inFlight === 0) this.#checkQuietSoon();
+      if (this.#calmSince !== null) this.#checkQuietSoon();
     });
   }
 
   #quiet(): boolean {
-    return this.#inFlight === 0 && performance.now() - this.#idleSince >= this.quietMs;
+    return this.#calmSince !== null && performance.now() - this.#calmSince >= this.quietMs;
   }
 
   #checkQuietSoon(): void {
@@ -80,7 +90,7 @@ export class ForegroundWork {
       this.#quietCheck = null;
       if (this.#quiet()) {
         for (const resume of this.#waiting.splice(0)) resume();
-      } else if (this.#inFlight === 0) {
+      } else if (this.#calmSince !== null) {
         this.#checkQuietSoon();
       }
       if (this.#waiting.length === 0) this.#stopPacer();
