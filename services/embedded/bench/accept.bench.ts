@@ -12,12 +12,12 @@
  * accepts alone (not the start, the warm-up or the echo); BENCH_SQL_BREAKDOWN=1 first prints every
  * statement the store's writer ran in them, with its calls and µs per accept (timing them costs a little).
  */
-import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import type { EmbeddedDocStore } from '@lead-capture/docstore';
 import Fastify from 'fastify';
 import { buildProductApp } from '../test/product-app.js';
+import { benchLead } from './bench-lead.js';
 import { printStatementBreakdown, timeWriterStatements } from './writer-statements.js';
 
 const LEADS = Number(process.env.BENCH_ACCEPT_LEADS ?? 4000);
@@ -89,13 +89,7 @@ try {
     app.inject({
       method: 'POST',
       url: webhookPath,
-      payload: {
-        email: `lead-${n}-${randomUUID().slice(0, 8)}@company${n % 300}.example`,
-        firstName: 'Ada',
-        lastName: `Bench ${n}`,
-        phone: `+1 415 555 ${String(n % 10_000).padStart(4, '0')}`,
-        company: `Company ${n % 300}`,
-      },
+      payload: benchLead(n),
     });
   await measure(Math.min(LEADS, 2000), CONCURRENT_REQUESTS, accept);
   const writerCalls =

@@ -11,12 +11,12 @@
  * `pnpm bench chain` (BENCH_CHAIN_LEADS, default 2000). Prints a table, then `BENCH_JSON {...}`.
  * BENCH_SQL_BREAKDOWN=1 first prints every statement the writer ran, with its calls per lead.
  */
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { InProcessMessageBus } from '@lead-capture/bus';
 import { CONSUMER_GROUPS } from '@lead-capture/contracts';
 import type { EmbeddedDocStore } from '@lead-capture/docstore';
 import { buildProductApp } from '../test/product-app.js';
+import { benchLead } from './bench-lead.js';
 import { measureStorageFloor } from './storage-floor.js';
 import { printStatementBreakdown, timeWriterStatements } from './writer-statements.js';
 
@@ -87,13 +87,7 @@ try {
         const answer = await app.inject({
           method: 'POST',
           url: webhookPath,
-          payload: {
-            email: `lead-${n}-${randomUUID().slice(0, 8)}@company${n % 300}.example`,
-            firstName: 'Ada',
-            lastName: `Bench ${n}`,
-            phone: `+1 415 555 ${String(n % 10_000).padStart(4, '0')}`,
-            company: `Company ${n % 300}`,
-          },
+          payload: benchLead(n),
         });
         if (answer.statusCode !== 200) refused++;
       }
