@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { MessageBus } from '@lead-capture/bus';
 import { createEnvelope, type EventEnvelope, type LeadCaptured } from '@lead-capture/contracts';
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
-import { type Collection, type DocStore, type Document, openStore } from '@lead-capture/docstore';
+import { type DocStore, openStore } from '@lead-capture/docstore';
 import { Outbox, systemClock } from '@lead-capture/kit';
+import { recordingBus, watchCollections } from '@lead-capture/kit/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCaptureHandler } from '../src/capture.js';
 import { loadLeadConfig } from '../src/config.js';
@@ -35,28 +35,15 @@ let leadOperations: string[];
 let failNextTimelineInsert: boolean;
 let published: EventEnvelope[];
 
-/** Counts the operations on the leads collection (and fails a timeline insert when told), keeping the objects the same. */
-function observe<T extends { collection: DocStore['collection'] }>(target: T, inTransaction: boolean): void {
-  const open = target.collection.bind(target);
-  target.collection = <TDoc extends Document = Document>(name: string): Collection<TDoc> => {
-    const collection = open<TDoc>(name);
-    if (name !== LEAD_COLLECTIONS.leads && name !== LEAD_COLLECTIONS.timeline) return collection;
-    return new Proxy(collection, {
-      get(object, property) {
-        if (name === LEAD_COLLECTIONS.leads && typeof property === 'string' && OPERATIONS.has(property)) {
-          leadOperations.push(property);
-        }
-        if (name === LEAD_COLLECTIONS.timeline && property === 'insertOne' && inTransaction) {
-          if (failNextTimelineInsert) {
-            failNextTimelineInsert = false;
-            return async () => Promise.reject(new Error('the process died'));
-          }
-        }
-        const value = Reflect.get(object, property, object);
-        return typeof value === 'function' ? value.bind(object) : value;
-      },
-    });
-  };
+/** Counts the operations on the leads collection, and fails a timeline insert in a transaction when told. */
+function observe(target: DocStore): void {
+  watchCollections(target, ({ collection, method, inTransaction }) => {
+    if (collection === LEAD_COLLECTIONS.leads && OPERATIONS.has(method)) leadOperations.push(method);
+    if (collection !== LEAD_COLLECTIONS.timeline || method !== 'insertOne' || !inTransaction) return;
+    if (!failNextTimelineInsert) return;
+    failNextTimelineInsert = false;
+    return async () => Promise.reject(new Error('the process died'));
+  });
 }
 
 beforeEach(async () => {
@@ -65,13 +52,7 @@ beforeEach(async () => {
   leadOperations = [];
   failNextTimelineInsert = false;
   published = [];
-  observe(store, false);
-  const transaction = store.transaction.bind(store);
-  store.transaction = (work, options) =>
-    transaction((tx) => {
-      observe(tx, true);
-      return work(tx);
-    }, options);
+  observe(store);
 });
 
 afterEach(async () => {
@@ -81,11 +62,7 @@ afterEach(async () => {
 
 /** The capture handler over `on` (the store, or a view of it without transactions). */
 async function capturing(on: DocStore = store) {
-  const bus = {
-    async publishEnvelope(envelope: EventEnvelope) {
-      published.push(envelope);
-    },
-  } as unknown as MessageBus;
+  const bus = recordingBus(published);
   const collections = leadCollections(on);
   await createIndexes(collections);
   const context = {

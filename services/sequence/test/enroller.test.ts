@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { MessageBus } from '@lead-capture/bus';
 import { createEnvelope, type EventEnvelope, type LeadEnrolled } from '@lead-capture/contracts';
-import { type Collection, type DocStore, type Document, openStore } from '@lead-capture/docstore';
+import { type DocStore, openStore } from '@lead-capture/docstore';
 import { Outbox } from '@lead-capture/kit';
+import { recordingBus, watchCollections } from '@lead-capture/kit/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createNotifiedHandler } from '../src/enroller.js';
 import {
@@ -36,20 +36,12 @@ let store: DocStore;
 let writes: string[];
 let published: EventEnvelope[];
 
-/** Counts the writes to the enrolments collection, keeping the store and its transactions the same objects. */
-function countEnrollmentWrites<T extends { collection: DocStore['collection'] }>(target: T): void {
-  const open = target.collection.bind(target);
-  target.collection = <TDoc extends Document = Document>(name: string): Collection<TDoc> => {
-    const collection = open<TDoc>(name);
-    if (name !== ENROLLMENTS_COLLECTION) return collection;
-    return new Proxy(collection, {
-      get(object, property) {
-        if (typeof property === 'string' && WRITES.has(property)) writes.push(property);
-        const value = Reflect.get(object, property, object);
-        return typeof value === 'function' ? value.bind(object) : value;
-      },
-    });
-  };
+/** Counts the writes to the enrolments collection, through the store or a transaction of it. */
+function countEnrollmentWrites(target: DocStore): void {
+  watchCollections(target, ({ collection, method }) => {
+    if (collection === ENROLLMENTS_COLLECTION && WRITES.has(method)) writes.push(method);
+    return undefined;
+  });
 }
 
 beforeEach(async () => {
@@ -58,12 +50,6 @@ beforeEach(async () => {
   writes = [];
   published = [];
   countEnrollmentWrites(store);
-  const transaction = store.transaction.bind(store);
-  store.transaction = (work, options) =>
-    transaction((tx) => {
-      countEnrollmentWrites(tx);
-      return work(tx);
-    }, options);
 });
 
 afterEach(async () => {
@@ -73,11 +59,7 @@ afterEach(async () => {
 
 /** The enroller over `on` (the store, or a view of it without transactions), with one sequence for hot leads. */
 async function enroller(on: DocStore = store) {
-  const bus = {
-    async publishEnvelope(envelope: EventEnvelope) {
-      published.push(envelope);
-    },
-  } as unknown as MessageBus;
+  const bus = recordingBus(published);
   const outbox = new Outbox({ store: on, bus, logger, collection: SEQUENCE_OUTBOX });
   const sequences = new Sequences(on.collection<SequenceDocument>(SEQUENCES_COLLECTION));
   const enrollments = new Enrollments(

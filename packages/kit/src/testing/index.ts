@@ -16,3 +16,4 @@ export {
   trackedTestBus,
   waitFor,
 } from './service-harness.js';
+export { type CollectionWatcher, recordingBus, watchCollections } from './watch-collections.js';
