@@ -195,6 +195,29 @@ describe('LeasedJobs', () => {
     expect(await jobs.countDocuments({ done: true })).toBe(2);
   });
 
+  it('takes a job that falls due during a pass while another worker is still at a slow one', async () => {
+    await addJobs('job-1');
+    const slow = gate();
+    const jobsLoop = loop({
+      schedule: { concurrency: 2 },
+      work: async (job) => {
+        if (job._id === 'job-1') await slow.opened;
+      },
+    });
+    const passed = jobsLoop.pass();
+    await waitFor('job-1 under way', () => ran.length === 1);
+    // The other worker found nothing due; a job falls due and the loop is woken.
+    await addJobs('job-2');
+    jobsLoop.wake();
+    await waitFor(
+      'job-2 run beside the slow job-1',
+      async () => (await jobs.countDocuments({ done: true })) === 1,
+    );
+    expect(ran.map(({ id }) => id)).toEqual(['job-1', 'job-2']);
+    slow.open();
+    expect(await passed).toBe(2);
+  });
+
   it('stop() waits for the job under way and takes no new one', async () => {
     await addJobs('job-1', 'job-2');
     const started = gate();

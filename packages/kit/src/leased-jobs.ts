@@ -75,6 +75,8 @@ export class LeasedJobs<Job, Pass = undefined> {
   readonly #kind: LeasedJobKind<Job, Pass>;
   #task: PeriodicTask | undefined;
   #stopping = false;
+  /** Workers of the pass under way that found nothing due while others still run a job. */
+  readonly #lookers: (() => void)[] = [];
 
   constructor(schedule: LeasedJobSchedule, kind: LeasedJobKind<Job, Pass>) {
     this.#schedule = schedule;
@@ -102,12 +104,14 @@ export class LeasedJobs<Job, Pass = undefined> {
 
   /** New jobs are due: a pass now rather than at the next tick (after the one under way, if any). */
   wake(): void {
+    this.#lookAgain();
     if (!this.#stopping) this.#task?.wake();
   }
 
   /** Takes no new job and waits for the pass under way. */
   async stop(): Promise<void> {
     this.#stopping = true;
+    this.#lookAgain();
     await this.#task?.stop();
     this.#task = undefined;
   }
@@ -120,12 +124,25 @@ export class LeasedJobs<Job, Pass = undefined> {
     if (pass === null) return 0;
     let claimed = 0;
     let succeeded = 0;
+    let running = 0;
     const worker = async () => {
       while (!this.#stopping && claimed < passLimit) {
         const job = await claim(this.lease(), pass);
-        if (job === null) return;
+        if (job === null) {
+          if (running === 0) return;
+          // Another worker is still at a job (a slow receiver): what falls due or wakes the loop
+          // meanwhile is taken now, not once that job is done.
+          await this.#nextLook();
+          continue;
+        }
         claimed++;
-        if (await this.#run(job, pass)) succeeded++;
+        running++;
+        try {
+          if (await this.#run(job, pass)) succeeded++;
+        } finally {
+          running--;
+          if (running === 0) this.#lookAgain();
+        }
       }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
@@ -134,6 +151,25 @@ export class LeasedJobs<Job, Pass = undefined> {
   }
 
   /** Runs a claimed job; false when it failed (and was handed to onFailure). */
+  /** Until the next tick, a wake, or the last running job of the pass ending. */
+  #nextLook(): Promise<void> {
+    return new Promise((resolve) => {
+      const look = () => {
+        clearTimeout(timer);
+        const at = this.#lookers.indexOf(look);
+        if (at >= 0) this.#lookers.splice(at, 1);
+        resolve();
+      };
+      const timer = setTimeout(look, this.#schedule.intervalMs);
+      timer.unref?.();
+      this.#lookers.push(look);
+    });
+  }
+
+  #lookAgain(): void {
+    for (const look of [...this.#lookers]) look();
+  }
+
   async #run(job: Job, pass: Pass): Promise<boolean> {
     const { run, onFailure, name } = this.#kind;
     try {
