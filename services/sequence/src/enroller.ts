@@ -42,19 +42,7 @@ export interface EnrollerDeps {
   now: () => Date;
 }
 
-/**
- * Where the enrolments of one lead.notified are inserted: as they are made, announced (a chained
- * delivery: this runs in the transaction of the change that records lead.enrolled); in that change
- * (a transactional store); or as they are made, announced later by the change (no transactions).
- */
-type Insertion = 'announced' | 'in-change' | 'unannounced';
-
-function newEnrollment(
-  event: EventEnvelope,
-  sequence: SequenceDocument,
-  at: Date,
-  announced: boolean,
-): EnrollmentDocument {
+function newEnrollment(event: EventEnvelope, sequence: SequenceDocument, at: Date): EnrollmentDocument {
   const { leadId, lead } = event.data as LeadNotified;
   return {
     _id: newId(),
@@ -76,7 +64,6 @@ function newEnrollment(
     paused: false,
     enrolledAt: at.toISOString(),
     updatedAt: at.toISOString(),
-    ...(announced ? { announcedAt: at.toISOString() } : {}),
     stepFailures: 0,
   };
 }
@@ -99,9 +86,9 @@ interface EnrolCommit {
  * (`announcedAt`): steps go out only once announced, and their events follow lead.enrolled in the
  * lead's outbox stream, so the timeline shows the enrolment first.
  *
- * Where the store is transactional the enrolments are written once, announced, with the event: in
- * the change itself, or, on a chained delivery (whose work runs in that change's transaction), as
- * they are made. Without transactions they are inserted first and announced in the change (two
+ * Where the store is transactional the enrolments are written once, announced, in the change that
+ * records the event (a chained delivery reads none first: its trigger was published in the same
+ * transaction, so no earlier attempt stored any). Without transactions they are inserted first and announced in the change (two
  * writes): a redelivery before that change finds the enrolments it made and reports the same ones;
  * after it, it emits nothing.
  */
@@ -129,13 +116,9 @@ export function createNotifiedHandler(deps: EnrollerDeps) {
           }),
         );
 
-    const insertion: Insertion = context?.chained
-      ? 'announced'
-      : store.transactional
-        ? 'in-change'
-        : 'unannounced';
+    const inChange = store.transactional;
     const existing =
-      insertion === 'in-change' && candidates.length > 0
+      inChange && !context?.chained && candidates.length > 0
         ? await enrollments.findOfLead(
             leadId,
             candidates.map((sequence) => sequence._id),
@@ -144,16 +127,15 @@ export function createNotifiedHandler(deps: EnrollerDeps) {
     const commit: EnrolCommit = { insert: [], announce: [] };
     const enrolled: Enrollment[] = [];
     for (const sequence of candidates) {
-      const document = newEnrollment(event, sequence, now(), insertion === 'announced');
+      const document = newEnrollment(event, sequence, now());
       let enrollment = existing.find((stored) => stored.sequenceId === sequence._id);
-      // Stored before the change (not inserted announced, nor by it): the change announces it.
+      // Stored before the change (not inserted by it): the change announces it.
       let stored = enrollment !== undefined;
-      if (insertion === 'in-change') {
+      if (inChange) {
         if (!enrollment) commit.insert.push(document);
       } else {
-        const placed = await enrollments.enrol(document);
-        enrollment = placed.enrollment;
-        stored = !placed.created || insertion === 'unannounced';
+        enrollment = await enrollments.enrol(document);
+        stored = true;
       }
       enrollment ??= document;
       // Enrolled by an earlier capture of this lead: reported then, not again now.

@@ -86,10 +86,10 @@ export class Enrollments {
   }
 
   /** Inserts the enrolment, or answers the lead's existing one in that sequence (enrolled once per sequence). */
-  async enrol(enrollment: EnrollmentDocument): Promise<{ enrollment: EnrollmentDocument; created: boolean }> {
+  async enrol(enrollment: EnrollmentDocument): Promise<EnrollmentDocument> {
     try {
       await this.enrollments.insertOne(enrollment);
-      return { enrollment, created: true };
+      return enrollment;
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
     }
@@ -98,7 +98,7 @@ export class Enrollments {
       leadId: enrollment.leadId,
     });
     if (!existing) throw new Error(`Enrolment of lead ${enrollment.leadId} vanished`);
-    return { enrollment: existing, created: false };
+    return existing;
   }
 
   /** The lead's enrolments in these sequences (at most one each). */

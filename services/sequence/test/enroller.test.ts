@@ -34,12 +34,15 @@ let dataDir: string;
 let store: DocStore;
 /** Writes of the enrolments collection, through the store or a transaction of it. */
 let writes: string[];
+/** Reads of the enrolments collection (`find`). */
+let reads: number;
 let published: EventEnvelope[];
 
 /** Counts the writes to the enrolments collection, through the store or a transaction of it. */
 function countEnrollmentWrites(target: DocStore): void {
   watchCollections(target, ({ collection, method }) => {
     if (collection === ENROLLMENTS_COLLECTION && WRITES.has(method)) writes.push(method);
+    if (collection === ENROLLMENTS_COLLECTION && method === 'find') reads++;
     return undefined;
   });
 }
@@ -48,6 +51,7 @@ beforeEach(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'sequence-enroller-'));
   store = await openStore(undefined, { dataDir });
   writes = [];
+  reads = 0;
   published = [];
   countEnrollmentWrites(store);
 });
@@ -104,6 +108,8 @@ describe('an enrolment and its lead.enrolled', () => {
     const event = notified();
     await handle(event, { attempt: 1, group: ENROL_GROUP });
     expect(writes).toEqual(['insertMany']);
+    // A delivery that may be a redelivery looks for the enrolments of an earlier attempt first.
+    expect(reads).toBe(1);
     const [stored] = await enrollments.find({ leadId: event.data.leadId });
     expect(stored?.announcedAt).toEqual(expect.any(String));
     expect(enrolledEvents()).toEqual([
@@ -120,7 +126,9 @@ describe('an enrolment and its lead.enrolled', () => {
     const { handle, enrollments } = await enroller();
     const event = notified();
     await store.ambientTransaction!(() => handle(event, { attempt: 1, group: ENROL_GROUP, chained: true }));
-    expect(writes).toEqual(['insertOne']);
+    expect(writes).toEqual(['insertMany']);
+    // Its trigger was published in this transaction: no earlier attempt to look for.
+    expect(reads).toBe(0);
     const [stored] = await enrollments.find({ leadId: event.data.leadId });
     expect(stored?.announcedAt).toEqual(expect.any(String));
     expect(enrolledEvents()[0]?.enrollments.map((entry) => entry.enrollmentId)).toEqual([stored!._id]);
