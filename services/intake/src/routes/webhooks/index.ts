@@ -153,8 +153,10 @@ const verificationSchema = {
  * this process waits for it.
  */
 function markAsForeground(app: FastifyInstance, foreground: ForegroundWork): void {
-  app.addHook('onRequest', async (_request, reply) => {
+  // A callback hook: an async one costs every webhook a promise for nothing to await.
+  app.addHook('onRequest', (_request, reply, done) => {
     reply.raw.once('close', foreground.begin());
+    done();
   });
 }
 
