@@ -37,5 +37,5 @@ EXPOSE 3000 9464
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # `lead-capture-build` makes every @lead-capture/* import resolve to its dist/ (see each package.json).
-ENTRYPOINT ["node", "--heap-growing-percent=50", "--conditions=lead-capture-build", "--enable-source-maps"]
+ENTRYPOINT ["node", "--heap-growing-percent=50", "--no-memory-reducer", "--conditions=lead-capture-build", "--enable-source-maps"]
 CMD ["services/gateway/dist/main.js"]
