@@ -263,7 +263,9 @@ export async function runDistributed(echoReqPerSec: number | undefined): Promise
     }
   }
   await phase('distributed stop', async () => {
-    await stack?.kill();
+    // Profiled services (SERVICE_NODE_ARGS='--cpu-prof ...') write their profiles on a graceful exit only.
+    if (process.env.SERVICE_NODE_ARGS) await stack?.stop().catch(() => stack?.kill());
+    else await stack?.kill();
     await vhost?.delete();
     vhost = undefined;
   });
