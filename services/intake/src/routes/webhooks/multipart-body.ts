@@ -75,7 +75,10 @@ export function parseMultipartBody(
       body.resume();
       reject(error);
     };
-    const add = (name: string, value: string | FilePart) => {
+    const add = (name: string | undefined, value: string | FilePart) => {
+      // A part without a name (RFC 7578 requires one) is no field: busboy names it undefined, which
+      // would be kept as a field called "undefined".
+      if (name === undefined) return;
       if (name === '__proto__') throw badRequest('Form data must not contain the field "__proto__"');
       const previous = fields.get(name);
       if (previous === undefined) fields.set(name, value);
