@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
@@ -47,6 +48,7 @@ export const badRequest = (message: string) => new AppError('bad_request', messa
 export const unauthorized = (message: string) => new AppError('unauthorized', message);
 export const forbidden = (message: string) => new AppError('forbidden', message);
 export const notFound = (message: string) => new AppError('not_found', message);
+export const requestTimeout = (message: string) => new AppError('request_timeout', message);
 export const conflict = (message: string) => new AppError('conflict', message);
 export const payloadTooLarge = (message: string) => new AppError('payload_too_large', message);
 export const unsupportedMediaType = (message: string) => new AppError('unsupported_media_type', message);

@@ -57,6 +57,7 @@ export {
   internal,
   notFound,
   payloadTooLarge,
+  requestTimeout,
   tooManyRequests,
   unauthorized,
   unavailable,

@@ -22,7 +22,12 @@ describe('redactUrl', () => {
     ['/api/webhooks/tok_abc123', '/api/webhooks/[REDACTED]'],
     ['/api/webhooks/inbound/tok_abc123', '/api/webhooks/inbound/[REDACTED]'],
     ['/api/webhooks/tok_abc123?x=1', '/api/webhooks/[REDACTED]?x=1'],
-    ['/API/Webhooks/tok_abc123/extra', '/API/Webhooks/[REDACTED]/extra'],
+    // The webhook route takes every path under /api/webhooks/: a token may be in any segment.
+    ['/API/Webhooks/tok_abc123/extra', '/API/Webhooks/[REDACTED]/[REDACTED]'],
+    ['/api/webhooks//tok_abc123', '/api/webhooks//[REDACTED]'],
+    ['/api/webhooks/inbound//tok_abc123', '/api/webhooks/inbound//[REDACTED]'],
+    ['/api/webhooks/inbound/tok_abc123/', '/api/webhooks/inbound/[REDACTED]/'],
+    ['/api/webhooks/%2e%2e/tok_abc123?x=1', '/api/webhooks/[REDACTED]/[REDACTED]?x=1'],
     ['/api/webhooks/inbound', '/api/webhooks/inbound'],
     ['/api/leads?token=tok_abc123&page=2', '/api/leads?token=[REDACTED]&page=2'],
     ['/api/leads?page=2&Token=tok_abc123', '/api/leads?page=2&Token=[REDACTED]'],
@@ -99,9 +104,12 @@ describe('createLogger', () => {
       payload: { email: 'ada@example.com', password: 'sekret-password' },
     });
     const missing = await app.inject({ method: 'GET', url: '/api/webhooks/sekret-other' });
+    // A sender whose base URL ends in a slash posts to /api/webhooks//<token>.
+    const doubled = await app.inject({ method: 'POST', url: '/api/webhooks//sekret-token', payload: {} });
     await app.close();
     expect(response.statusCode).toBe(200);
     expect(missing.statusCode).toBe(404);
+    expect(doubled.statusCode).toBe(404);
     expect(text()).toContain('/api/webhooks/[REDACTED]?token=[REDACTED]');
     expect(text()).toContain('request completed');
     expect(text()).not.toMatch(/sekret/);

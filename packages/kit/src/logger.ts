@@ -40,8 +40,11 @@ const fieldPaths = SECRET_FIELDS.flatMap((field) =>
   ['', '*.', '*.*.', '*.*.*.'].map((prefix) => `${prefix}${field}`),
 );
 
-/** Only the path keeps its shape: the credential segment and credential query values are replaced. */
-const WEBHOOK_TOKEN_IN_PATH = /(\/webhooks\/(?:inbound\/)?)(?!inbound(?:[/?#]|$))[^/?#]+/gi;
+/**
+ * Everything after `/webhooks/`: the token may be in any of its segments, since the webhook route
+ * takes every path under it (`/api/webhooks//<token>` from a base URL ending in a slash, `x/<token>`).
+ */
+const WEBHOOK_PATH_REST = /(\/webhooks\/)([^?#]*)/i;
 // `ticket`: the live stream's single-use ticket (GET /api/stream?ticket=). `hub.verify_token`: a
 // source's verify token in Meta's GET handshake on the webhook.
 const SECRET_QUERY_PARAMS = new Set([
@@ -63,7 +66,15 @@ const SECRET_QUERY_PARAMS = new Set([
 export function redactUrl(url: string): string {
   const queryStart = url.indexOf('?');
   const path = queryStart === -1 ? url : url.slice(0, queryStart);
-  const redactedPath = path.replace(WEBHOOK_TOKEN_IN_PATH, `$1${CENSOR}`);
+  const redactedPath = path.replace(WEBHOOK_PATH_REST, (_match, prefix: string, rest: string) => {
+    // Only the path keeps its shape: every segment but a leading `inbound` (and empty ones) is replaced.
+    const segments = rest
+      .split('/')
+      .map((segment, index) =>
+        segment === '' || (index === 0 && segment.toLowerCase() === 'inbound') ? segment : CENSOR,
+      );
+    return `${prefix}${segments.join('/')}`;
+  });
   if (queryStart === -1) return redactedPath;
   const query = url
     .slice(queryStart + 1)

@@ -8,6 +8,11 @@ export const INTAKE_CONFIG = {
     optional: true,
     doc: 'Largest webhook body, in bytes; unset: BODY_LIMIT_BYTES',
   }),
+  WEBHOOK_BODY_TIMEOUT_MS: int({
+    min: 100,
+    default: 60_000,
+    doc: 'Time a webhook body may take to arrive, counted from the start of its request; past it the answer is 408 and the connection is closed',
+  }),
   SUBMISSION_RETENTION_DAYS: int({
     min: 1,
     default: 30,

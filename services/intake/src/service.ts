@@ -71,7 +71,14 @@ export function createIntakeService(
 
     async registerRoutes(app) {
       const bodyLimit = config.WEBHOOK_BODY_LIMIT_BYTES ?? config.BODY_LIMIT_BYTES;
-      await app.register(webhookRoutes, { sources, intake, bodyLimit, now, foreground: bus.foreground });
+      await app.register(webhookRoutes, {
+        sources,
+        intake,
+        bodyLimit,
+        bodyTimeoutMs: config.WEBHOOK_BODY_TIMEOUT_MS,
+        now,
+        foreground: bus.foreground,
+      });
       await app.register(submissionRoutes, { intake });
       await app.register(internalSourceRoutes, { sources });
     },

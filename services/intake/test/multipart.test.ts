@@ -126,6 +126,25 @@ describe('a multipart webhook (Jotform)', () => {
     expect(garbage.json().error).toMatch(/^Malformed multipart body/);
   });
 
+  it('a part without a name is no field: not kept as one called "undefined"', async () => {
+    const nameless = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data\r\n\r\nstray\r\n`);
+    const response = await post(multipart([part('email', 'nameless@example.com'), nameless]));
+    expect([response.statusCode, response.json()]).toEqual([200, { success: true }]);
+    const logged = async () => {
+      const log = await intake.asUser('GET', `/api/sources/${source.sourceId}/submissions?limit=100`);
+      const entries = log.json().data as Array<{ payload: unknown }>;
+      return entries.find((entry) => JSON.stringify(entry.payload).includes('nameless@'));
+    };
+    await waitFor('the submission', async () => (await logged()) !== undefined);
+    expect((await logged())!.payload).toEqual({ email: 'nameless@example.com' });
+
+    const onlyNameless = await post(multipart([nameless]));
+    expect([onlyNameless.statusCode, onlyNameless.json()]).toEqual([
+      400,
+      { error: 'Payload has no usable fields' },
+    ]);
+  });
+
   it('is refused with 413 while it streams, as soon as it passes the limit', async () => {
     const answer = await streamUntilAnswered(`${baseUrl}/api/webhooks/${source.token}`, {
       headers: MULTIPART,

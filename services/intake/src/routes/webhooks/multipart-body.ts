@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import Busboy from '@fastify/busboy';
-import { type AppError, badRequest, payloadTooLarge } from '@lead-capture/kit';
+import { AppError, badRequest, payloadTooLarge } from '@lead-capture/kit';
 
 /**
  * What one multipart/form-data body may hold, beside the route's byte limit on the whole body.
@@ -75,7 +75,10 @@ export function parseMultipartBody(
       body.resume();
       reject(error);
     };
-    const add = (name: string, value: string | FilePart) => {
+    const add = (name: string | undefined, value: string | FilePart) => {
+      // A part without a name (RFC 7578 requires one) is no field: busboy names it undefined, which
+      // would be kept as a field called "undefined".
+      if (name === undefined) return;
       if (name === '__proto__') throw badRequest('Form data must not contain the field "__proto__"');
       const previous = fields.get(name);
       if (previous === undefined) fields.set(name, value);
@@ -97,7 +100,10 @@ export function parseMultipartBody(
       received += chunk.length;
       if (received > bodyLimit) fail(payloadTooLarge(bodyTooLargeMessage(bodyLimit)));
     });
-    body.on('error', () => fail(badRequest('The request body was not received whole')));
+    // An AppError is the body's own answer (a 408 from the webhook's body deadline).
+    body.on('error', (error) =>
+      fail(error instanceof AppError ? error : badRequest('The request body was not received whole')),
+    );
     body.on('close', () => {
       if (!body.readableEnded) fail(badRequest('The request body was not received whole'));
     });
