@@ -151,13 +151,15 @@ const verificationSchema = {
 } as const;
 
 /**
- * Senders first: from a request's start until its response is closed (sent, or its connection gone:
- * `close` always comes, where a client that hangs up may skip fastify's onResponse), the chain of
- * this process waits for it.
+ * Senders first: from the moment a request's body has arrived and parsed until its response is
+ * closed (sent, or its connection gone: `close` always comes, where a client that hangs up may skip
+ * fastify's onResponse), the chain of this process waits for it. Not from the request's start: a
+ * sender that trickles its body (or stops half-way, until WEBHOOK_BODY_TIMEOUT_MS) would hold the
+ * chain back all that time, and a refused request (unknown token, unreadable body) is answered at once.
  */
 function markAsForeground(app: FastifyInstance, foreground: ForegroundWork): void {
   // A callback hook: an async one costs every webhook a promise for nothing to await.
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.addHook('preValidation', (_request, reply, done) => {
     reply.raw.once('close', foreground.begin());
     done();
   });
