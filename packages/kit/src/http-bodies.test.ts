@@ -41,6 +41,17 @@ describe('JSON bodies', () => {
     expect(response).toMatchObject({ status: 400, body: { error: 'Request body is empty; expected JSON' } });
   });
 
+  it('takes an empty JSON body as no body where the route takes none', async () => {
+    const response = await call({ method: 'POST', url: '/echo', headers: json, payload: '' });
+    expect(response).toMatchObject({ status: 200, body: { body: null } });
+  });
+
+  it('ignores a UTF-8 byte order mark before the JSON', async () => {
+    const payload = `\uFEFF${JSON.stringify({ name: 'Website' })}`;
+    const response = await call({ method: 'POST', url: '/api/sources', headers: json, payload });
+    expect(response).toMatchObject({ status: 201, body: { body: { name: 'Website' } } });
+  });
+
   it('answers a missing body where the route expects one with 400', async () => {
     expect(await call({ method: 'POST', url: '/api/sources' })).toMatchObject({
       status: 400,

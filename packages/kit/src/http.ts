@@ -162,7 +162,9 @@ const MAY_BE_POISONED = /__proto__|constructor|\\u/;
  * JSON bodies: parsed with JSON.parse; an empty body, malformed JSON, `__proto__` keys and
  * `constructor.prototype` are 400s. Keys starting with `$` pass (payloads may carry them).
  */
-export function parseJsonBody(body: string): unknown {
+export function parseJsonBody(text: string): unknown {
+  // A byte order mark, as some Windows clients (.NET, PowerShell 5) write UTF-8: ignored (RFC 8259, 8.1).
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (body.trim() === '') throw badRequest('Request body is empty; expected JSON');
   try {
     return MAY_BE_POISONED.test(body) ? JSON.parse(body, rejectPoisonedKeys) : JSON.parse(body);
@@ -258,7 +260,10 @@ export function createHttpApp({
   app.addContentTypeParser(
     'application/json',
     { parseAs: 'string' },
-    async (_request: FastifyRequest, body: string) => parseJsonBody(body),
+    // An empty body where the route takes none (a DELETE sent by a client that always names JSON) is
+    // no body; where it takes one, the route's answer says it is missing.
+    async (request: FastifyRequest, body: string) =>
+      body === '' && !request.routeOptions.schema?.body ? undefined : parseJsonBody(body),
   );
 
   app.addHook('onRequest', async (request, reply) => {
