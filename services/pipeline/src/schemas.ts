@@ -15,7 +15,14 @@ const stageIn = closedObject(
     id: { type: 'string', description: 'Only in PUT, to keep an existing stage of this pipeline' },
     name: { type: 'string', description: '1-100 characters after trimming' },
     color: { type: 'string', description: 'Hex color: #rgb or #rrggbb (stored in lower case)' },
-    order: { type: 'integer', minimum: 0, description: '0-based display order, unique within the pipeline' },
+    order: {
+      type: 'integer',
+      minimum: 0,
+      // Far past any real pipeline, and well inside the integers a double holds exactly (1e300 is an
+      // "integer" too, and two such orders could not be told apart).
+      maximum: 100_000,
+      description: '0-based display order, unique within the pipeline (at most 100000)',
+    },
     isWin: { type: 'boolean', default: false },
     isLost: { type: 'boolean', default: false },
   },

@@ -90,6 +90,7 @@ describe('POST /api/pipelines', () => {
     ['a stage without an order', { stages: [{ name: 'A', color: '#000' }] }, 'stages[0].order is required'],
     ['a negative order', { stages: stage({ order: -1 }) }, 'stages[0].order must be >= 0'],
     ['a fractional order', { stages: stage({ order: 1.5 }) }, 'stages[0].order must be an integer'],
+    ['a huge order', { stages: stage({ order: 1e300 }) }, 'stages[0].order must be <= 100000'],
     [
       'two stages with one order',
       { stages: [...stage({}), { name: 'B', color: '#fff', order: 0 }] },
