@@ -209,7 +209,7 @@ describe('standard field values', () => {
     [{ phone: ['1', '2'] }, {}, 'phone must be a string'],
     [{ company: true }, {}, 'company must be a string'],
     [
-      { contact: { mail: ['a@b.c'] } },
+      { contact: { mail: ['a@b.c', 'b@c.d'] } },
       { 'contact.mail': 'email' },
       'contact.mail (mapped to email) must be a string',
     ],

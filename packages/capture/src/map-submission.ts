@@ -144,6 +144,10 @@ function map(
     }
     const found = locate(incoming);
     if (!found) continue;
+    // A format's suggestion is a guess from a field's name: a value that is not text ("Name":
+    // {"first", "last"}, a checkbox list) stays custom data rather than refusing the lead. The
+    // source's own mapping is what its owner asked for, and still refuses it.
+    if (by === 'format' && !readsAsText(found.value)) continue;
     const label = `${incoming} (mapped to ${target})`;
     if (isLeadField(target)) {
       const value = standardValue(found.value, label, target);
@@ -175,7 +179,10 @@ function map(
   for (const [key, value] of Object.entries(payload)) {
     if (consumed.has(pathKey([key]))) continue;
     if (key === UTM_KEY || key === REFERRER_KEY) continue;
-    if (isLeadField(key) && fields[key] === undefined) {
+    // With a format, a field named as a standard field is a guess like the format's own: one that
+    // is not text stays custom data. The generic format's payload is the contract's: all strings.
+    const guessed = raw !== undefined && !readsAsText(value);
+    if (isLeadField(key) && fields[key] === undefined && !guessed) {
       const standard = standardValue(value, key, key);
       if (standard !== undefined) {
         fields[key] = standard;
@@ -333,13 +340,23 @@ function maxLengthOf(target: Exclude<MappingTarget, LeadField>): number {
 
 /**
  * A value as text: a string trimmed, a number as its text (form tools send phone numbers as
- * numbers); undefined when absent. Anything else is a MappingError.
+ * numbers), a list of one of them as that one (Google Forms' `namedValues`, `{"Email": ["a@x.test"]}`,
+ * which Apps Script posts as it is); undefined when absent. Anything else is a MappingError.
  */
 function textOf(value: unknown, label: string): string | undefined {
+  if (Array.isArray(value) && value.length === 1) return textOf(value[0], label);
   if (isAbsent(value)) return undefined;
   if (typeof value === 'string') return value.trim();
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   throw new MappingError(`${label} must be a string`);
+}
+
+/** Whether textOf reads the value without a MappingError. */
+function readsAsText(value: unknown): boolean {
+  const single = Array.isArray(value) && value.length === 1 ? value[0] : value;
+  return (
+    isAbsent(single) || typeof single === 'string' || (typeof single === 'number' && Number.isFinite(single))
+  );
 }
 
 /** An attribution value or a full name: its text (textOf), capped. */

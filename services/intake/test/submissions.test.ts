@@ -240,7 +240,7 @@ describe('POST /api/sources/<sourceId>/submissions/<submissionId>/replay', () =>
       fieldMappings: { mail: 'email', 'company.name': 'company' },
       revision: 2,
     });
-    await intake.post(source.token, { mail: 'second@example.com', company: { name: ['Acme'] } });
+    await intake.post(source.token, { mail: 'second@example.com', company: { name: ['Acme', 'Acme GmbH'] } });
     const [secondRejected] = (await list(source, '?outcome=rejected')).data;
     const response = await replay(source, secondRejected!.id);
     expect(response.statusCode).toBe(400);

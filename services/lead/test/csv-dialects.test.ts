@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiLead, getLead, type Harness, startHarness, waitFor } from './harness.js';
 
@@ -380,5 +381,112 @@ describe('hostile files stay a 400', () => {
     }
     // Nothing of any of them was recorded as an import.
     expect(await harness.store.collection('lead_imports').countDocuments({ rows: { $gt: 100 } })).toBe(0);
+  });
+});
+
+describe('spreadsheets as people save them', () => {
+  it('Excel "CSV UTF-8": a title above the header, repeated and blank header cells, rows padded with empty cells', async () => {
+    // Excel writes every cell of the sheet's used range: the title row and the blank row carry the
+    // commas of the columns below them, and a row whose cells were once touched further right
+    // carries empty cells past the header.
+    const sheet = [
+      'Leads - Salon Paris 2026,,,,,,',
+      ',,,,,,',
+      'First Name,Last Name,Email,Phone,Notes,Notes,',
+      'Ada,Lovelace, ada@analytical.test ,+44 20 7946 0001,"Met at booth 12, ""very"" keen","Call back\r\nin May",',
+      'Émile,Zola,emile@zola.test,,,,',
+      ',,,,,,',
+      'Bad,Mail,not-an-email,,,,',
+      'Bob,Smith,bob@smith.test,(415) 555-0142,,,,,',
+    ].join('\r\n');
+    const { status, body } = await upload(Buffer.from(`\uFEFF${sheet}\r\n`));
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      rows: 4,
+      accepted: 3,
+      failed: 1,
+      errors: [{ row: 7, error: 'Invalid email: not-an-email', value: 'Bad, Mail, not-an-email' }],
+      skipped: 1,
+      skippedRows: [{ row: 6, reason: 'blank row' }],
+      dialect: { encoding: 'utf-8', bom: true, delimiter: ',' },
+    });
+    expect(body.rows).toBe(body.accepted + body.failed);
+    expect(body.columns.map((column: { mapsTo: string }) => column.mapsTo)).toEqual([
+      'firstName',
+      'lastName',
+      'email',
+      'phone',
+      'custom',
+      'custom',
+      'ignored',
+    ]);
+    const leads = await leadsOf(body);
+    expect(leads.map(standard)).toEqual([
+      ['Ada', 'Lovelace', 'ada@analytical.test', '+442079460001', null],
+      ['Émile', 'Zola', 'emile@zola.test', null, null],
+      ['Bob', 'Smith', 'bob@smith.test', '+14155550142', null],
+    ]);
+    expect(leads[0]!.customFields).toEqual({
+      Notes: 'Met at booth 12, "very" keen',
+      'Notes (2)': 'Call back\r\nin May',
+    });
+    const progress = await harness.app.inject({
+      method: 'GET',
+      url: body.statusUrl,
+      headers: await harness.auth({ method: 'GET', url: body.statusUrl }),
+    });
+    expect(progress.json()).toMatchObject({ rows: 4, accepted: 3, failed: 1, skipped: 1 });
+  });
+
+  it('Excel on a French locale: Windows-1252, semicolons, decimal commas, French headers', async () => {
+    const sheet =
+      "Prénom;Nom;Adresse e-mail;Téléphone;Société;Chiffre d'affaires;Date de création\r\n" +
+      'François;Dubois; f.dubois@exemple.test ;+33 1 42 68 53 00;Société Générale;1 250,50;28/11/2026\r\n' +
+      'Hélène;Lefèvre;helene@exemple.test;+33 6 12 34 56 78;"Crédit Agricole; Île-de-France";980,00;27/11/2026\r\n';
+    const { status, body } = await upload(iconv.encode(sheet, 'windows-1252'));
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      rows: 2,
+      accepted: 2,
+      failed: 0,
+      dialect: { encoding: 'windows-1252', bom: false, delimiter: ';' },
+    });
+    const leads = await leadsOf(body);
+    expect(leads.map(standard)).toEqual([
+      ['François', 'Dubois', 'f.dubois@exemple.test', '+33142685300', 'Société Générale'],
+      ['Hélène', 'Lefèvre', 'helene@exemple.test', '+33612345678', 'Crédit Agricole; Île-de-France'],
+    ]);
+    expect(leads[0]!.customFields).toEqual({
+      "Chiffre d'affaires": '1 250,50',
+      'Date de création': '28/11/2026',
+    });
+  });
+
+  it('Excel for Mac "Comma Separated Values": Mac Roman, lines ended by a lone CR', async () => {
+    const sheet =
+      'First Name,Last Name,Email,Company\rJosé,Núñez,jose@nunez.test,Café Olé\rZoë,Weiß,zoe@weiss.test,\r';
+    const { status, body } = await upload(iconv.encode(sheet, 'macintosh'));
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ rows: 2, accepted: 2, dialect: { encoding: 'macintosh', delimiter: ',' } });
+    const leads = await leadsOf(body);
+    expect(leads.map(standard)).toEqual([
+      ['José', 'Núñez', 'jose@nunez.test', null, 'Café Olé'],
+      ['Zoë', 'Weiß', 'zoe@weiss.test', null, null],
+    ]);
+  });
+
+  it('Google Contacts export: the first e-mail and phone values, the others kept', async () => {
+    const sheet =
+      'First Name,Middle Name,Last Name,Nickname,E-mail 1 - Label,E-mail 1 - Value,E-mail 2 - Label,E-mail 2 - Value,Phone 1 - Label,Phone 1 - Value,Organization Name,Organization Title,Labels\n' +
+      'Grace,Brewster,Hopper,Amazing Grace,* Work,grace@navy.test,Home,grace@home.test,Mobile,+1 703 555 0147,US Navy,Rear Admiral,* myContacts\n';
+    const { status, body } = await upload(sheet);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ rows: 1, accepted: 1, failed: 0 });
+    const [lead] = await leadsOf(body);
+    expect(standard(lead!)).toEqual(['Grace', 'Hopper', 'grace@navy.test', '+17035550147', 'US Navy']);
+    expect(lead!.customFields).toMatchObject({
+      'E-mail 2 - Value': 'grace@home.test',
+      'Middle Name': 'Brewster',
+    });
   });
 });

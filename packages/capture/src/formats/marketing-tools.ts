@@ -17,8 +17,45 @@ export function flattenHubspotForms(payload: unknown): FlatPayload {
     }
   }
   copyScalars(isPlainObject(root.context) ? root.context : {}, fields, ['context']);
-  copyScalars(omit(root, ['fields', 'context']), fields, []);
-  return fields.payload(pickHints(fields.values, { pageUri: 'landingPage' }));
+  const hints: Record<string, 'landingPage'> = { pageUri: 'landingPage' };
+  if (isPlainObject(root.properties)) {
+    hubspotRecord(root, fields);
+    hints['form-submission page-url'] = 'landingPage';
+  }
+  copyScalars(omit(root, ['fields', 'context', 'properties']), fields, []);
+  return fields.payload(pickHints(fields.values, hints));
+}
+
+/**
+ * The record a HubSpot workflow's "Send a webhook" posts: "the exact same data you'd get when pulling
+ * that object using the relevant object API" (developers.hubspot.com/docs/methods/workflows/
+ * webhook_information). A contact-based workflow sends the v1 contact, `properties.<name>.value`
+ * with its `versions`; other objects the v3 shape, `properties.<name>` as text. Each property by its
+ * internal name (`email`, `firstname`, `lastname`, `phone`, `company`); the page of the contact's
+ * latest form submission (`form-submissions[].page-url`) as its landing page.
+ */
+function hubspotRecord(root: Record<string, unknown>, fields: FlatFields): void {
+  const properties = root.properties as Record<string, unknown>;
+  for (const [name, property] of Object.entries(properties)) {
+    if (isPlainObject(property)) {
+      if (Object.hasOwn(property, 'value')) fields.add(name, property.value, ['properties', name, 'value']);
+    } else {
+      fields.add(name, property, ['properties', name]);
+    }
+  }
+  const submissions = arrayOf(root['form-submissions']);
+  const latest = submissions.reduce<{ index: number; at: number } | undefined>((found, item, index) => {
+    const at = isPlainObject(item) && typeof item.timestamp === 'number' ? item.timestamp : -1;
+    return found === undefined || at > found.at ? { index, at } : found;
+  }, undefined);
+  const submission = latest === undefined ? undefined : submissions[latest.index];
+  if (isPlainObject(submission) && typeof submission['page-url'] === 'string') {
+    fields.add('form-submission page-url', submission['page-url'], [
+      'form-submissions',
+      String(latest!.index),
+      'page-url',
+    ]);
+  }
 }
 
 /** `payload` of invitee.created: the invitee, `questions_and_answers[]` by question, `tracking`. */

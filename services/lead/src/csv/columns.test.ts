@@ -39,9 +39,6 @@ describe('mapHeader', () => {
   });
 
   it('refuses headers it cannot read unambiguously', () => {
-    expect(() => mapHeader(['email', 'Notes', 'Notes'])).toThrow(
-      'Column "Notes" appears twice in the header row',
-    );
     expect(() => mapHeader(['First', 'firstname'])).toThrow('both hold firstName');
     expect(() => mapHeader(['colour', 'size'])).toThrow('names none of the recognised columns');
     expect(() => mapHeader(Array.from({ length: 1001 }, (_, i) => `c${i}`))).toThrow(
@@ -78,6 +75,76 @@ describe('mapHeader', () => {
   });
 });
 
+describe('headers as spreadsheets write them', () => {
+  it('keeps a repeated column name under a numbered name, as the webhook numbers a repeated field', () => {
+    const columns = mapHeader(['Email', 'Notes', 'Notes (2)', 'Notes', 'Notes']);
+    expect(mapRow(columns, ['ada@x.test', 'first', 'second', 'third', 'fourth'])).toEqual({
+      kind: 'lead',
+      fields: { email: 'ada@x.test' },
+      custom: { Notes: 'first', 'Notes (2)': 'second', 'Notes (3)': 'third', 'Notes (4)': 'fourth' },
+    });
+    expect(viewOfColumns(columns).map((column) => column.header)).toEqual([
+      'Email',
+      'Notes',
+      'Notes (2)',
+      'Notes',
+      'Notes',
+    ]);
+  });
+
+  it('recognises the headers of French, Spanish, Italian, Dutch and Portuguese sheets and Google Contacts', () => {
+    expect(mapsTo(['Prénom', 'Nom', 'Courriel', 'Téléphone', 'Portable', 'Société'])).toEqual([
+      'firstName',
+      'lastName',
+      'email',
+      'phone',
+      'phone',
+      'company',
+    ]);
+    expect(mapsTo(['Nombre', 'Apellidos', 'Correo electrónico', 'Teléfono', 'Móvil', 'Empresa'])).toEqual([
+      'firstName',
+      'lastName',
+      'email',
+      'phone',
+      'phone',
+      'company',
+    ]);
+    expect(mapsTo(['Nome', 'Cognome', 'Indirizzo email', 'Telefono', 'Cellulare', 'Azienda'])).toEqual([
+      'firstName',
+      'lastName',
+      'email',
+      'phone',
+      'phone',
+      'company',
+    ]);
+    expect(mapsTo(['Voornaam', 'Achternaam', 'E-mailadres', 'Telefoonnummer', 'Bedrijf'])).toEqual([
+      'firstName',
+      'lastName',
+      'email',
+      'phone',
+      'company',
+    ]);
+    expect(mapsTo(['Nome', 'Sobrenome', 'E-mail', 'Celular', 'Empresa'])).toEqual([
+      'firstName',
+      'lastName',
+      'email',
+      'phone',
+      'company',
+    ]);
+    expect(
+      mapsTo([
+        'First Name',
+        'Last Name',
+        'E-mail 1 - Label',
+        'E-mail 1 - Value',
+        'E-mail 2 - Value',
+        'Phone 1 - Value',
+        'Organization Name',
+      ]),
+    ).toEqual(['firstName', 'lastName', 'custom', 'email', 'custom', 'phone', 'company']);
+  });
+});
+
 describe('mapRow', () => {
   const columns = mapHeader(['email', 'firstName', 'Plan']);
 
@@ -99,6 +166,19 @@ describe('mapRow', () => {
     expect(mapRow(columns, ['ada@x', 'Ada', ''])).toEqual({ kind: 'failed', error: 'Invalid email: ada@x' });
     expect(mapRow(columns, ['a@b', 'Ada', ''])).toMatchObject({ kind: 'failed' });
     expect(mapRow(columns, [' ', ''])).toEqual({ kind: 'blank' });
+  });
+
+  it('reads a row that ends in empty cells past the header; a value past the header fails the row', () => {
+    // Excel writes the cells of its used range: "a@x.test,Ada,," under a two-column header.
+    expect(mapRow(columns, ['ada@x.test', 'Ada', 'Pro', '', ' '])).toEqual({
+      kind: 'lead',
+      fields: { email: 'ada@x.test', firstName: 'Ada' },
+      custom: { Plan: 'Pro' },
+    });
+    expect(mapRow(columns, ['ada@x.test', 'Ada', 'Pro', '', 'oops', ''])).toEqual({
+      kind: 'failed',
+      error: 'Row has 5 cells but the header has 3',
+    });
   });
 
   it('skips report lines alone in their row, and only those', () => {

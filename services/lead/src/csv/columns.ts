@@ -39,20 +39,87 @@ type AliasTarget = LeadField | 'fullName';
  * - LinkedIn lead gen form export: "First Name", "Last Name", "Email Address", "Phone Number",
  *   "Company Name", "Job Title", "Country" (the form's predefined fields FIRST_NAME, LAST_NAME,
  *   EMAIL, PHONE_NUMBER, COMPANY_NAME, JOB_TITLE: learn.microsoft.com/linkedin/marketing/lead-sync).
- * - German Excel: "Vorname", "Nachname", "E-Mail", "Telefon", "Firma".
+ * - Google Contacts export: "First Name" / "Given Name", "Last Name" / "Family Name", "E-mail 1 - Value",
+ *   "Phone 1 - Value", "Organization Name" / "Organization 1 - Name" (the further e-mails and phones
+ *   stay custom fields).
+ * - Spreadsheets in the languages of the European locales whose Excel writes `;` files: German
+ *   ("Vorname", "Nachname", "E-Mail", "Telefon", "Firma"), French ("Prénom", "Nom", "Courriel",
+ *   "Téléphone", "Portable", "Société"), Spanish ("Nombre", "Apellidos", "Correo electrónico",
+ *   "Teléfono", "Móvil", "Empresa"), Italian ("Nome", "Cognome", "Telefono", "Cellulare",
+ *   "Azienda"), Dutch ("Voornaam", "Achternaam", "E-mailadres", "Telefoonnummer", "Bedrijf") and
+ *   Portuguese ("Nome", "Sobrenome", "Telefone", "Celular", "Empresa").
  */
 const HEADER_ALIASES: Record<AliasTarget, readonly (readonly string[])[]> = {
   email: [
-    ['email', 'emailaddress', 'mail', 'personemail', 'emailadresse'],
+    [
+      'email',
+      'emailaddress',
+      'mail',
+      'personemail',
+      'emailadresse',
+      'email1value',
+      'courriel',
+      'adresseemail',
+      'adressemail',
+      'correo',
+      'correoelectronico',
+      'indirizzoemail',
+      'emailadres',
+      'enderecodeemail',
+    ],
     ['workemail', 'businessemail', 'personemailwork'],
     ['personemailhome', 'homeemail', 'personalemail'],
     ['personemailother', 'otheremail', 'secondaryemail'],
   ],
-  firstName: [['firstname', 'first', 'givenname', 'forename', 'fname', 'personfirstname', 'vorname']],
-  lastName: [['lastname', 'last', 'surname', 'familyname', 'lname', 'personlastname', 'nachname']],
+  firstName: [
+    [
+      'firstname',
+      'first',
+      'givenname',
+      'forename',
+      'fname',
+      'personfirstname',
+      'vorname',
+      'prenom',
+      'nombre',
+      'nome',
+      'voornaam',
+    ],
+  ],
+  lastName: [
+    [
+      'lastname',
+      'last',
+      'surname',
+      'familyname',
+      'lname',
+      'personlastname',
+      'nachname',
+      'nom',
+      'nomdefamille',
+      'apellido',
+      'apellidos',
+      'cognome',
+      'achternaam',
+      'sobrenome',
+    ],
+  ],
   fullName: [['fullname', 'name', 'contactname', 'personname', 'leadname']],
   phone: [
-    ['phone', 'phonenumber', 'telephone', 'telephonenumber', 'personphone', 'telefon', 'telefonnummer'],
+    [
+      'phone',
+      'phonenumber',
+      'telephone',
+      'telephonenumber',
+      'personphone',
+      'telefon',
+      'telefonnummer',
+      'phone1value',
+      'telefono',
+      'telefone',
+      'telefoon',
+      'telefoonnummer',
+    ],
     ['workphone', 'workphonenumber', 'businessphone', 'officephone', 'personphonework'],
     [
       'mobile',
@@ -64,6 +131,12 @@ const HEADER_ALIASES: Record<AliasTarget, readonly (readonly string[])[]> = {
       'personphonemobile',
       'mobiltelefon',
       'handy',
+      'portable',
+      'cellulare',
+      'celular',
+      'movil',
+      'mobiel',
+      'telemovel',
     ],
     ['homephone', 'personphonehome'],
     ['otherphone', 'personphoneother'],
@@ -80,6 +153,14 @@ const HEADER_ALIASES: Record<AliasTarget, readonly (readonly string[])[]> = {
       'personorganization',
       'firma',
       'unternehmen',
+      'organization1name',
+      'societe',
+      'entreprise',
+      'empresa',
+      'azienda',
+      'societa',
+      'bedrijf',
+      'bedrijfsnaam',
     ],
     ['associatedcompany'],
   ],
@@ -169,13 +250,24 @@ export function mapHeader(cells: string[], mapping: ColumnMapping = {}): Column[
   }
 
   const seenRanks = new Map<string, string>();
-  const seenCustom = new Set<string>();
+  // Spreadsheets repeat column names ("Notes", "Notes"; a report with two "Created Date"): a repeat is
+  // kept under a numbered name, as the webhook numbers a repeated field ("Notes (2)").
+  const customKeys = new Set(headers);
+  const repeats = new Map<string, number>();
   const custom = (header: string): Column => {
-    if (seenCustom.has(header))
-      throw badRequest(`Column "${header.slice(0, 100)}" appears twice in the header row`);
-    seenCustom.add(header);
+    let key = header;
+    const seen = repeats.get(header);
+    if (seen !== undefined) {
+      let count = seen;
+      do key = `${header} (${++count})`;
+      while (customKeys.has(key));
+      repeats.set(header, count);
+      customKeys.add(key);
+    } else {
+      repeats.set(header, 1);
+    }
     // Its key is made safe with the row's custom data (the webhook's rules: see mapRow).
-    return { kind: 'custom', key: header, header };
+    return { kind: 'custom', key, header };
   };
   const columns = headers.map((header, index): Column => {
     const explicit = targets[index];
@@ -208,6 +300,24 @@ export function mapHeader(cells: string[], mapping: ColumnMapping = {}): Column[
   }
   return columns;
 }
+
+/**
+ * Whether a row can be the header: it names a column of the mapping or a recognised one. Files made by
+ * hand or by a report put a title, a date or blank lines above the header ("Leads - trade show
+ * 2026"); the import looks for the header among the first rows (HEADER_SEARCH_ROWS).
+ */
+export function namesAColumn(cells: string[], mapping: ColumnMapping = {}): boolean {
+  if (cells.length > MAX_COLUMNS) return false;
+  const used = new Set<string>();
+  return cells.map(cleanHeader).some((header) => {
+    if (header === '') return false;
+    if (mappedTarget(mapping, header, used) !== undefined) return true;
+    return ALIAS.has(normalizeHeader(header));
+  });
+}
+
+/** Rows (blank ones aside) above which the header is looked for. */
+export const HEADER_SEARCH_ROWS = 10;
 
 export function viewOfColumns(columns: Column[]): ColumnView[] {
   return columns.map((column) => ({
@@ -259,8 +369,11 @@ const META_PHONE_PREFIX = /^p:(?=[+\d(])/;
 export function mapRow(columns: Column[], cells: string[]): RowOutcome {
   const skipped = skippedRow(cells);
   if (skipped) return skipped;
-  if (cells.length > columns.length) {
-    return { kind: 'failed', error: `Row has ${cells.length} cells but the header has ${columns.length}` };
+  // Excel and hand-edited files end rows with empty cells past the header ("a@x.test,Ada,,"): only
+  // a value beyond the header's columns is an error.
+  const width = cells.findLastIndex((cell) => cell.trim() !== '') + 1;
+  if (width > columns.length) {
+    return { kind: 'failed', error: `Row has ${width} cells but the header has ${columns.length}` };
   }
   const candidates = new Map<LeadField, { rank: number; header: string; value: string }[]>();
   let fullName: { value: string; rank: number } | undefined;

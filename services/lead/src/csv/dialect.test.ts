@@ -45,12 +45,33 @@ describe('detectDialect', () => {
       [utf16be(text), 'utf-16be', true],
       [iconv.encode(text, 'utf-16le'), 'utf-16le', false],
       [iconv.encode(text, 'windows-1252'), 'windows-1252', false],
+      // Excel for Mac's "Comma Separated Values": Mac Roman, each line ended by a lone CR. The euro is
+      // 0xDB, which iconv-lite's older table (the test's encoder) has as the currency sign.
+      [iconv.encode(text.replaceAll('\r\n', '\r').replace('€', '¤'), 'macintosh'), 'macintosh', false],
     ];
     for (const [bytes, encoding, bom] of cases) {
       const path = await file(bytes);
       expect(await detectDialect(path), encoding).toEqual({ encoding, bom, delimiter: ';' });
       expect(await records(path), encoding).toEqual(expected);
     }
+  });
+
+  it('reads a file with lone CR line ends as Mac Roman only when it is not UTF-8, whatever its cells hold', async () => {
+    const text = 'First Name,Last Name,Notes\rJosé,Müller,"line one\nline two"\rZoë,Weiß,\r';
+    const expected = [
+      ['First Name', 'Last Name', 'Notes'],
+      ['José', 'Müller', 'line one\nline two'],
+      ['Zoë', 'Weiß', ''],
+    ];
+    const mac = await file(iconv.encode(text, 'macintosh'));
+    expect(await detectDialect(mac)).toEqual({ encoding: 'macintosh', bom: false, delimiter: ',' });
+    expect(await records(mac)).toEqual(expected);
+    const utf8 = await file(Buffer.from(text));
+    expect(await detectDialect(utf8)).toEqual({ encoding: 'utf-8', bom: false, delimiter: ',' });
+    expect(await records(utf8)).toEqual(expected);
+    // CR LF lines are Windows': Windows-1252.
+    const windows = await file(iconv.encode(text.replaceAll('\r', '\r\n'), 'windows-1252'));
+    expect((await detectDialect(windows)).encoding).toBe('windows-1252');
   });
 
   it('tells comma, semicolon and tab apart, quotes and footers notwithstanding', async () => {

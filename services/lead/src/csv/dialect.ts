@@ -19,7 +19,7 @@ const SAMPLE_BYTES = 64 * 1024;
 
 /** How a file is written, as detected (or as the caller named it). */
 export interface CsvDialect {
-  /** iconv-lite's name: `utf-8`, `utf-16le`, `utf-16be`, `windows-1252`, or one the caller named. */
+  /** iconv-lite's name: `utf-8`, `utf-16le`, `utf-16be`, `windows-1252`, `macintosh`, or one the caller named. */
   encoding: string;
   /** The file starts with a byte order mark. */
   bom: boolean;
@@ -109,9 +109,17 @@ async function detectEncoding(path: string, sample: Buffer): Promise<{ encoding:
   const utf16 = utf16WithoutBom(sample);
   if (utf16) return { encoding: utf16, bom: false };
   if (sample.includes(0)) binaryFile();
-  // Excel on Windows saves "CSV" in the system's code page: Windows-1252 in western Europe and the
-  // Americas. A file that is not valid UTF-8 is read as that.
-  return { encoding: (await isUtf8(path)) ? 'utf-8' : 'windows-1252', bom: false };
+  if (await isUtf8(path)) return { encoding: 'utf-8', bom: false };
+  // Excel saves "Comma Separated Values" in the system's code page: on Windows, Windows-1252 in
+  // western Europe and the Americas; on a Mac, Mac Roman, with lines ended by a lone CR, as classic
+  // Mac OS did (no other tool writes such lines). A file that is not valid UTF-8 is read as one of them.
+  return { encoding: crOnlyLines(sample) ? 'macintosh' : 'windows-1252', bom: false };
+}
+
+/** Lines ended by CR alone: a CR in the sample and never CR LF (a line break inside a cell is a LF). */
+function crOnlyLines(sample: Buffer): boolean {
+  const cr = sample.indexOf(0x0d);
+  return cr >= 0 && !sample.includes('\r\n');
 }
 
 function hasBom(sample: Buffer, encoding: string): boolean {
@@ -155,7 +163,7 @@ export async function detectDelimiter(text: string, complete: boolean): Promise<
 
 /**
  * How the file is written: its encoding (a byte order mark, UTF-16 without one, else UTF-8 when the
- * whole file is valid UTF-8, else Windows-1252) and its delimiter (`,` `;` or tab, from the first
+ * whole file is valid UTF-8, else Mac Roman for lines ended by a lone CR, else Windows-1252) and its delimiter (`,` `;` or tab, from the first
  * rows), unless the caller named them. A binary file, a workbook or an archive is a 400.
  */
 export async function detectDialect(path: string, choice: DialectChoice = {}): Promise<CsvDialect> {
@@ -253,6 +261,24 @@ export function rowChunker(delimiter: string, maxRowChars = MAX_ROW_CHARS): Tran
   });
 }
 
+/**
+ * Bytes to text. Mac Roman through the WHATWG decoder: iconv-lite's table predates the euro sign,
+ * which Mac OS (8.5 on) and Excel for Mac write as 0xDB.
+ */
+function decoder(encoding: string): NodeJS.ReadWriteStream {
+  if (encoding !== 'macintosh') return iconv.decodeStream(encoding, { stripBOM: true });
+  const text = new TextDecoder('macintosh');
+  return new Transform({
+    readableObjectMode: false,
+    transform(chunk: Buffer, _encoding, callback: TransformCallback) {
+      callback(null, text.decode(chunk, { stream: true }));
+    },
+    flush(callback: TransformCallback) {
+      callback(null, text.decode());
+    },
+  });
+}
+
 function parseError(error: unknown): Error {
   if (error instanceof Error && 'statusCode' in error) return error;
   const message = error instanceof Error ? error.message : String(error);
@@ -275,7 +301,7 @@ export async function* readRecords(path: string, dialect: CsvDialect): AsyncGene
   // On an error in any stage pipeline destroys them all, the parser with that error.
   pipeline(
     createReadStream(path),
-    iconv.decodeStream(dialect.encoding, { stripBOM: true }),
+    decoder(dialect.encoding),
     rowChunker(dialect.delimiter),
     parser,
     (error) => {

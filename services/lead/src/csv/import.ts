@@ -15,8 +15,10 @@ import {
   type Column,
   type ColumnMapping,
   type ColumnView,
+  HEADER_SEARCH_ROWS,
   mapHeader,
   mapRow,
+  namesAColumn,
   type RowOutcome,
   skippedRow,
   viewOfColumns,
@@ -91,18 +93,20 @@ export interface DryRunResult extends FileReport {
 interface PreparedFile {
   dialect: CsvDialect;
   columns: Column[];
+  /** The header's spreadsheet row number: 1, or below the title and blank rows above it. */
+  headerRow: number;
   /** Data rows, blank and report rows aside. */
   rows: number;
 }
 
-/** One data row of the file with its spreadsheet row number (the header is row 1). */
+/** One data row of the file with its spreadsheet row number (the first row of the file is row 1). */
 async function* dataRows(
   path: string,
-  prepared: { dialect: CsvDialect; columns: Column[] },
+  prepared: Pick<PreparedFile, 'dialect' | 'columns' | 'headerRow'>,
 ): AsyncGenerator<{ row: number; outcome: RowOutcome; cells: string[] }> {
   let row = 0;
   for await (const cells of readRecords(path, prepared.dialect)) {
-    if (++row === 1) continue;
+    if (++row <= prepared.headerRow) continue;
     yield { row, outcome: mapRow(prepared.columns, cells), cells };
   }
 }
@@ -122,10 +126,22 @@ const MAX_ROW_VALUE = 200;
 async function prepare(path: string, options: ImportOptions, limit: number): Promise<PreparedFile> {
   const dialect = await detectDialect(path, options.dialect);
   let columns: Column[] | null = null;
+  let headerRow = 0;
+  let firstFilled: { cells: string[]; row: number } | undefined;
+  let looked = 0;
   let rows = 0;
   for await (const cells of readRecords(path, dialect)) {
     if (!columns) {
-      columns = mapHeader(cells, options.mapping);
+      headerRow++;
+      // The header is the first row that names a column; blank and title rows above it are passed over.
+      if (skippedRow(cells)?.kind === 'blank') continue;
+      firstFilled ??= { cells, row: headerRow };
+      if (namesAColumn(cells, options.mapping)) {
+        columns = mapHeader(cells, options.mapping);
+      } else if (++looked >= HEADER_SEARCH_ROWS) {
+        // None of the first rows is a header: the first one is refused with the reason (mapHeader).
+        columns = mapHeader(firstFilled.cells, options.mapping);
+      }
       continue;
     }
     if (skippedRow(cells)) continue;
@@ -135,8 +151,11 @@ async function prepare(path: string, options: ImportOptions, limit: number): Pro
       );
     }
   }
-  if (!columns) throw badRequest('The file is empty; expected a header row and data rows');
-  return { dialect, columns, rows };
+  if (!columns) {
+    if (!firstFilled) throw badRequest('The file is empty; expected a header row and data rows');
+    columns = mapHeader(firstFilled.cells, options.mapping);
+  }
+  return { dialect, columns, headerRow, rows };
 }
 
 /** Collects blank and report rows, listing the first MAX_LISTED_ERRORS of them. */

@@ -21,7 +21,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { ActiveSource, SourceDirectory } from '../../sources/directory.js';
 import { IDEMPOTENCY_HEADER, idempotencyKeyProblem } from '../../submissions/idempotency.js';
 import { type DeliveryMeta, RETRY_AFTER_SECONDS, type SubmissionIntake } from '../../submissions/intake.js';
-import { parseFormBody } from './form-body.js';
+import { jsonText, parseFormBody, parsePlainTextBody } from './form-body.js';
 import { bodyTooLargeMessage, parseMultipartBody } from './multipart-body.js';
 import { sameSecret, signatureProblem } from './signatures.js';
 
@@ -218,15 +218,16 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
   /** The body as received, for signatures (JSON and form posts; multipart is not signed by any tool). */
   const rawBodyOf = new WeakMap<FastifyRequest, Buffer>();
 
-  const textBodyParsers = {
-    'application/json': parseJsonBody,
+  const textBodyParsers: Record<string, (body: Buffer, contentType: string | undefined) => unknown> = {
+    'application/json': (body, contentType) => parseJsonBody(jsonText(body, contentType)),
     'application/x-www-form-urlencoded': parseFormBody,
+    'text/plain': (body, contentType) => parsePlainTextBody(body, contentType, ACCEPTED_TYPES),
   };
-  app.removeContentTypeParser('application/json');
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   for (const [type, parse] of Object.entries(textBodyParsers)) {
     app.addContentTypeParser(type, { parseAs: 'buffer' }, async (request: FastifyRequest, body: Buffer) => {
       rawBodyOf.set(request, body);
-      return parse(body.toString('utf8'));
+      return parse(body, request.headers['content-type']);
     });
   }
   // Jotform posts multipart/form-data. Streamed, so the route's byte limit is ours to hold (fastify
