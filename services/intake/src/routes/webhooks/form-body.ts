@@ -56,14 +56,12 @@ function decoderFor(charset: string): (bytes: Buffer) => string {
 }
 
 /**
- * A JSON body as text, in the charset its Content-Type declares (UTF-8 when none does), without the
- * byte order mark that PowerShell and .NET writers put before it (RFC 8259 lets a parser ignore it).
+ * A JSON body as text, in the charset its Content-Type declares (UTF-8 when none does). kit's
+ * parseJsonBody ignores a byte order mark before it.
  */
 export function jsonText(body: Buffer, contentType: string | undefined): string {
   const charset = charsetOf(contentType);
-  const text =
-    charset === undefined || isUtf8Name(charset) ? body.toString('utf8') : decoderFor(charset)(body);
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  return charset === undefined || isUtf8Name(charset) ? body.toString('utf8') : decoderFor(charset)(body);
 }
 
 /** A JSON object or array sent under another content type ("{...}" with its brackets). */
