@@ -171,6 +171,18 @@ export async function startIntake(options: HarnessOptions = {}): Promise<Harness
   return harness;
 }
 
+/** Counts the webhooks the intake marks as foreground work (what the chain of its process waits for). */
+export function countForegroundMarks(intake: Harness): () => number {
+  const foreground = intake.bus.foreground!;
+  const begin = foreground.begin.bind(foreground);
+  let begun = 0;
+  foreground.begin = () => {
+    begun++;
+    return begin();
+  };
+  return () => begun;
+}
+
 /** A token shaped like the source service's: 32 random bytes, base64url. */
 export function randomToken(): string {
   return Buffer.from(randomUUID() + randomUUID())

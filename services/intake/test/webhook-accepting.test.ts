@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { randomToken, startIntake, waitFor } from './harness.js';
+import { countForegroundMarks, randomToken, startIntake, waitFor } from './harness.js';
 import { form, intake, receivedFor, useIntake } from './webhook-fixtures.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -44,13 +44,7 @@ describe('accepting a lead', () => {
 
   it('holds the chain of its process back from each webhook read until it is answered (senders first)', async () => {
     const source = await intake.addSource();
-    const foreground = intake.bus.foreground!;
-    const begin = foreground.begin.bind(foreground);
-    let begun = 0;
-    foreground.begin = () => {
-      begun++;
-      return begin();
-    };
+    const begun = countForegroundMarks(intake);
     const answers = await Promise.all([
       intake.post(source.token, { email: 'first@example.com' }),
       intake.post(randomToken(), { email: 'unknown@example.com' }),
@@ -58,8 +52,8 @@ describe('accepting a lead', () => {
     ]);
     expect(answers.map((answer) => answer.statusCode)).toEqual([200, 404, 400]);
     // The unknown token and the unreadable body are refused before the body is taken: not waited for.
-    expect(begun).toBe(1);
-    expect(foreground.inFlight).toBe(0);
+    expect(begun()).toBe(1);
+    expect(intake.bus.foreground!.inFlight).toBe(0);
   });
 
   it('answers the same at /api/webhooks/inbound/<token>, the shape of the source webhookUrl', async () => {
