@@ -45,6 +45,7 @@ export {
   type UrlOptions,
   url,
 } from './config.js';
+export { displayTextProblem } from './display-text.js';
 export {
   AppError,
   badRequest,

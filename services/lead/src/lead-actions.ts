@@ -3,6 +3,7 @@ import { type Actor, type JsonObject, type LeadStatus, newId } from '@lead-captu
 import { isDuplicateKeyError } from '@lead-capture/docstore';
 import {
   badRequest,
+  displayTextProblem,
   forbidden,
   type Identity,
   notFound,
@@ -188,11 +189,13 @@ export function createLeadActions({ collections, now: clock }: LeadContext, outb
     });
   }
 
-  /** A tag name as stored: trimmed, 1 to 50 characters (else 400). */
+  /** A tag name as stored: trimmed, 1 to 50 characters, nothing unshowable (else 400). */
   function checkTagName(rawName: string): string {
     const name = rawName.trim();
     if (name === '') throw badRequest('name must not be empty');
     if (name.length > TAG_NAME_MAX) throw badRequest(`name must be at most ${TAG_NAME_MAX} characters long`);
+    const problem = displayTextProblem('name', name);
+    if (problem) throw badRequest(problem);
     return name;
   }
 

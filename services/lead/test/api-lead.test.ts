@@ -178,12 +178,14 @@ describe('tags', () => {
     ]);
   });
 
-  it('wants a name of 1 to 50 characters after trimming', async () => {
+  it('wants a name of 1 to 50 showable characters after trimming', async () => {
     const lead = await captureLead(harness, { email: uniqueEmail('badtags') });
     for (const [name, error] of [
       ['', 'name must not be empty'],
       ['   ', 'name must not be empty'],
       ['x'.repeat(51), 'name must be at most 50 characters long'],
+      ['VIP\u0000', 'name must not contain control or text-direction characters (U+0000)'],
+      ['\u202Egnp.exe', 'name must not contain control or text-direction characters (U+202E)'],
     ]) {
       const response = await api.post(`/api/leads/${lead.id}/tags`, { name });
       expect(response.status).toBe(400);
