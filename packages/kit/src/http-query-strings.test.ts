@@ -18,7 +18,8 @@ describe('query strings', () => {
     ['/api/leads?status=won', 'status must be one of: new, contacted, qualified, converted, closed'],
     ['/api/leads?sourceId=website', 'sourceId must be a valid UUID'],
     ['/api/leads?startDate=yesterday', 'startDate must be an ISO 8601 date (YYYY-MM-DD)'],
-    ['/api/leads?status=new&status=closed', 'status must be a string'],
+    ['/api/leads?status=new&status=closed', 'status must be given once'],
+    ['/api/leads?limit=1&limit=2', 'limit must be given once'],
   ])('%s -> 400 %s', async (url, error) => {
     expect(await call({ url })).toMatchObject({ status: 400, body: { error } });
   });

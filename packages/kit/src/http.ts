@@ -155,6 +155,22 @@ function rejectSmuggledQueryNames(request: FastifyRequest): void {
   }
 }
 
+/**
+ * A parameter the route takes once, given twice (`?status=new&status=closed`): 400 saying so, not
+ * the schema's "must be a string" about a list the client never meant to send.
+ */
+function rejectRepeatedQueryNames(request: FastifyRequest): void {
+  const properties = (request.routeOptions.schema?.querystring as { properties?: Record<string, unknown> })
+    ?.properties;
+  if (!properties) return;
+  for (const [name, value] of Object.entries(request.query ?? {})) {
+    if (!Array.isArray(value) || !Object.hasOwn(properties, name)) continue;
+    if ((properties[name] as { type?: unknown }).type !== 'array') {
+      throw badRequest(`${name} must be given once`);
+    }
+  }
+}
+
 /** Could this text hide a prototype-poisoning key (possibly \u-escaped)? Cheap pre-check. */
 const MAY_BE_POISONED = /__proto__|constructor|\\u/;
 
@@ -270,6 +286,7 @@ export function createHttpApp({
     void reply.header(REQUEST_ID_HEADER, request.id);
     rejectMalformedQueryString(request);
     rejectSmuggledQueryNames(request);
+    rejectRepeatedQueryNames(request);
   });
 
   // A client that leaves before its answer (an upload abandoned half-way) is a log line, no more.

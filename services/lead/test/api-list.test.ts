@@ -137,7 +137,7 @@ describe('the list', () => {
     ['?pipelineId=sales', 'pipelineId must be a valid UUID'],
     [`?pipelineId=${randomUUID()}x`, 'pipelineId must be a valid UUID'],
     ['?colour=red', 'colour is not an allowed field'],
-    ['?status=new&status=closed', 'status must be a string'],
+    ['?status=new&status=closed', 'status must be given once'],
   ])('refuses %s with 400 and a readable message', async (query, message) => {
     const response = await listApi.get(`/api/leads${query}`);
     expect(response.status).toBe(400);
