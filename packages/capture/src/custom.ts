@@ -34,19 +34,54 @@ export function buildCustom(
   return custom;
 }
 
+/** Custom data fitted into PAYLOAD_LIMITS, and the entries left out to make it fit (keys as given). */
+export interface FittedCustomData {
+  custom: Record<string, string>;
+  /** Left out because the custom data already held `maxKeysPerObject` fields. */
+  overFieldLimit: string[];
+  /** Left out because they would have taken the custom data past `maxCustomBytes`. */
+  overSizeLimit: string[];
+}
+
 /**
  * Custom data from outside a webhook payload (the extra columns of a CSV row), made safe by the same
- * rules and limits as buildCustom: the data, or the reason it breaks them (for the sender, as is).
+ * key rules and limits as buildCustom, but fitted instead of refused: the entries are taken in order
+ * and each is kept while the data stays within PAYLOAD_LIMITS (at most `maxKeysPerObject` fields,
+ * `maxCustomBytes` of JSON). An entry that does not fit is left out whole, never cut mid-text, and
+ * the entries after it are still tried: one 40 KiB notes cell costs that cell, not the columns after
+ * it. Where a webhook is refused (its sender can retry within the limits), an imported row has no
+ * sender to retry, so it keeps what fits and the caller says what was left out.
  */
-export function safeCustomData(
-  entries: ReadonlyArray<readonly [string, unknown]>,
-): { ok: true; custom: Record<string, unknown> } | { ok: false; error: string } {
-  try {
-    return { ok: true, custom: buildCustom(entries, new Set()) };
-  } catch (error) {
-    if (error instanceof MappingError) return { ok: false, error: error.message };
-    throw error;
+export function fitCustomData(entries: ReadonlyArray<readonly [string, string]>): FittedCustomData {
+  const custom: Record<string, string> = {};
+  const names = new FreeNames(custom, (name, suffix) => `${name}_${suffix}`);
+  const fitted: FittedCustomData = { custom, overFieldLimit: [], overSizeLimit: [] };
+  let fields = 0;
+  // The size of JSON.stringify(custom) in UTF-8, kept as each field is added: `{}`, then `"key":value`
+  // per field and a comma between two.
+  let bytes = 2;
+  for (const [key, value] of entries) {
+    const name = safeKey(key);
+    if (name === undefined) continue;
+    if (fields >= PAYLOAD_LIMITS.maxKeysPerObject) {
+      fitted.overFieldLimit.push(key);
+      continue;
+    }
+    const customKey = names.of(name);
+    const size =
+      Buffer.byteLength(JSON.stringify(customKey)) +
+      1 +
+      Buffer.byteLength(JSON.stringify(value)) +
+      (fields > 0 ? 1 : 0);
+    if (bytes + size > PAYLOAD_LIMITS.maxCustomBytes) {
+      fitted.overSizeLimit.push(key);
+      continue;
+    }
+    custom[customKey] = value;
+    fields++;
+    bytes += size;
   }
+  return fitted;
 }
 
 function copyEntries(

@@ -1,5 +1,5 @@
 export type { LeadField } from '@lead-capture/contracts';
-export { safeCustomData } from './custom.js';
+export { type FittedCustomData, fitCustomData } from './custom.js';
 export { emailFieldProblem } from './email.js';
 export { type LeadgenRef, leadgenRefsOf } from './formats/index.js';
 export { type SplitName, splitFullName } from './full-name.js';

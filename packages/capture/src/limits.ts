@@ -1,6 +1,7 @@
 /**
  * Bounds on a payload; beyond them it is rejected, not truncated, so the sender learns why
- * instead of finding half a lead.
+ * instead of finding half a lead. (A CSV import has no sender to retry: fitCustomData keeps the
+ * custom columns of a row that fit and the import reports the rest.)
  */
 export const PAYLOAD_LIMITS = {
   /** Objects and arrays nested in one another, the payload itself included (`{a: {b: 1}}` is 2). */

@@ -158,4 +158,28 @@ describe.runIf(chromiumPresent)('the import wizard', () => {
     expect(box!.x + box!.width).toBeLessThanOrEqual(390);
     await session.page.setViewportSize({ width: 1440, height: 900 });
   });
+
+  it('says which rows are imported without some custom columns, before and after the import', async () => {
+    await session.page.goto(`${session.app.url}/import`);
+    // A wide CRM export: 101 filled custom columns, one more than a lead keeps.
+    const custom = Array.from({ length: 101 }, (_, i) => `Property ${i}`);
+    await session.page.getByLabel('CSV file').setInputFiles({
+      name: 'hubspot-all-properties.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from(
+        `email,${custom.join(',')}\nwide-${batch}@example.com,${custom.map((_, i) => `v${i}`).join(',')}\n`,
+      ),
+    });
+    const reason =
+      '1 custom column not kept: a lead keeps at most 100 custom fields (first dropped: Property 100)';
+    const wouldTrim = session.page.locator('table.trimmed-rows', { hasText: 'would be imported without' });
+    await wouldTrim.locator('td', { hasText: reason }).waitFor();
+    const start = session.page.getByRole('button', { name: 'Import 1 row' });
+    await expect.poll(() => start.isEnabled()).toBe(true);
+    await start.click();
+    await session.page.getByRole('heading', { name: 'Import finished' }).waitFor({ timeout: 60_000 });
+    const trimmed = session.page.locator('table.trimmed-rows', { hasText: 'Rows imported without' });
+    await trimmed.locator('tbody tr', { hasText: reason }).waitFor();
+    expect(await trimmed.locator('tbody tr td').first().textContent()).toBe('2');
+  });
 });

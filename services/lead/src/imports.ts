@@ -16,6 +16,7 @@ import {
   leadCollections,
   type SkippedImportRow,
   type TimelineActor,
+  type TrimmedImportRow,
 } from './store.js';
 
 /** Row errors listed by an import's status; `failed` counts them all. */
@@ -26,12 +27,18 @@ const PROGRESS_INTERVAL_MS = 1000;
 
 const OUTCOME_KEY = { created: 'created', duplicate: 'duplicates', failed: 'failed' } as const;
 
-/** An import as GET /api/leads/imports/<id> answers it: its progress, the row errors and skipped rows, when. */
+/**
+ * An import as GET /api/leads/imports/<id> answers it: its progress, the row errors, the skipped
+ * and trimmed rows, when.
+ */
 export interface ImportStatusView extends LeadImportProgress {
   errors: ImportRowError[];
   /** Blank rows and report lines the upload skipped (0 until the upload is over). */
   skipped: number;
   skippedRows: SkippedImportRow[];
+  /** Rows imported without some of their custom columns (0 until the upload is over). */
+  trimmed: number;
+  trimmedRows: TrimmedImportRow[];
   createdAt: string;
   finishedAt: string | null;
   /** Whether the sequences may enrol the import's leads (its `enrol` parameter). */
@@ -39,7 +46,10 @@ export interface ImportStatusView extends LeadImportProgress {
 }
 
 /** An import in the list of imports. */
-export type ImportSummary = Omit<ImportStatusView, 'errors' | 'skipped' | 'skippedRows'>;
+export type ImportSummary = Omit<
+  ImportStatusView,
+  'errors' | 'skipped' | 'skippedRows' | 'trimmed' | 'trimmedRows'
+>;
 
 export type ImportTracker = ReturnType<typeof createImportTracker>;
 
@@ -164,6 +174,8 @@ export function createImportTracker({ collections, bus, now: clock }: LeadContex
         errors: ImportRowError[];
         skipped: number;
         skippedRows: SkippedImportRow[];
+        trimmed: number;
+        trimmedRows: TrimmedImportRow[];
       },
     ): Promise<ImportStatus> {
       await imports.updateOne({ _id: importId }, { $set: { ...result, uploaded: true } });
@@ -240,7 +252,14 @@ export function createImportTracker({ collections, bus, now: clock }: LeadContex
       const views = await Promise.all(found.map((doc) => viewOf(doc, false)));
       return {
         data: views.map(
-          ({ errors: _errors, skipped: _skipped, skippedRows: _skippedRows, ...summary }) => summary,
+          ({
+            errors: _errors,
+            skipped: _skipped,
+            skippedRows: _skippedRows,
+            trimmed: _trimmed,
+            trimmedRows: _trimmedRows,
+            ...summary
+          }) => summary,
         ),
         total,
       };
@@ -267,6 +286,8 @@ export function createImportTracker({ collections, bus, now: clock }: LeadContex
       errors: withErrors ? errors : [],
       skipped: stored.skipped ?? 0,
       skippedRows: stored.skippedRows ?? [],
+      trimmed: stored.trimmed ?? 0,
+      trimmedRows: stored.trimmedRows ?? [],
       createdAt: stored.createdAt,
       finishedAt: stored.finishedAt,
       enrol: stored.enrol ?? true,

@@ -176,6 +176,9 @@ export type UserDoc = {
 /** A row of an import that is neither a lead nor an error: a blank separator or a report's footer line. */
 export type SkippedImportRow = { row: number; reason: string };
 
+/** A row of an import imported without some of its custom columns (over the custom data limits), with which. */
+export type TrimmedImportRow = { row: number; reason: string };
+
 /** A row of an import that did not become a lead, numbered as a spreadsheet does (header = 1). */
 export type ImportRowError = {
   row: number;
@@ -208,6 +211,10 @@ export type ImportDoc = {
   enrol?: boolean;
   /** The first of them, by spreadsheet row (header = 1), with why. */
   skippedRows?: SkippedImportRow[];
+  /** Rows handed over without some of their custom columns (set with `uploaded`; absent on older imports). */
+  trimmed?: number;
+  /** The first of them, by spreadsheet row (header = 1), with what was left out. */
+  trimmedRows?: TrimmedImportRow[];
   status: 'in_progress' | 'done';
   /**
    * Accepted rows the capture processed, by outcome. A running tally while in progress (one row may

@@ -271,6 +271,8 @@ describe('dry run and explicit parameters', () => {
       errors: [{ row: 4, error: 'Invalid email: bad-mail', value: 'bad-mail, Bob' }],
       skipped: 1,
       skippedRows: [{ row: 3, reason: 'blank row' }],
+      trimmed: 0,
+      trimmedRows: [],
       preview: [
         {
           row: 2,

@@ -25,6 +25,10 @@ export interface ImportBody {
   failed: number;
   errors: { row: number; error: string; value?: string }[];
   statusUrl: string;
+  skipped: number;
+  skippedRows: { row: number; reason: string }[];
+  trimmed: number;
+  trimmedRows: { row: number; reason: string }[];
 }
 
 export interface ImportStatus {
@@ -38,6 +42,8 @@ export interface ImportStatus {
   errors: { row: number; error: string; value?: string }[];
   skipped: number;
   skippedRows: { row: number; reason: string }[];
+  trimmed: number;
+  trimmedRows: { row: number; reason: string }[];
   createdAt: string;
   finishedAt: string | null;
 }

@@ -48,6 +48,7 @@ describe('import status', () => {
     const summary = list.data.find((entry) => entry.importId === body.importId);
     expect(summary).toMatchObject({ importId: body.importId, status: 'done' });
     expect(summary).not.toHaveProperty('skippedRows');
+    expect(summary).not.toHaveProperty('trimmedRows');
   });
 
   it('follows an import of a few hundred rows to done, counting created, duplicates and failed rows', async () => {
@@ -77,6 +78,8 @@ describe('import status', () => {
       })),
       skipped: 0,
       skippedRows: [],
+      trimmed: 0,
+      trimmedRows: [],
       createdAt: expect.any(String),
       finishedAt: expect.any(String),
       enrol: true,
@@ -174,7 +177,15 @@ describe('import counting in the capture', () => {
     await capture(first); // the same delivery again
     await capture({ ...first, id: randomUUID() }); // the same submission under another event id
     expect(
-      await imports.uploaded(importId, { accepted: 2, rejected: 0, errors: [], skipped: 0, skippedRows: [] }),
+      await imports.uploaded(importId, {
+        accepted: 2,
+        rejected: 0,
+        errors: [],
+        skipped: 0,
+        skippedRows: [],
+        trimmed: 0,
+        trimmedRows: [],
+      }),
     ).toBe('in_progress');
     expect(await statusOf(importId)).toMatchObject({
       status: 'in_progress',
@@ -211,7 +222,15 @@ describe('import counting in the capture', () => {
     const importId = randomUUID();
     const event = rowEvent(importId, 4, `${importId}@failing.test`);
     await imports.begin(importId, 1, null);
-    await imports.uploaded(importId, { accepted: 1, rejected: 0, errors: [], skipped: 0, skippedRows: [] });
+    await imports.uploaded(importId, {
+      accepted: 1,
+      rejected: 0,
+      errors: [],
+      skipped: 0,
+      skippedRows: [],
+      trimmed: 0,
+      trimmedRows: [],
+    });
 
     const group = 'lead.lead.capture';
     await expect(capture(event, { attempt: 1, group })).rejects.toThrow('store unavailable');

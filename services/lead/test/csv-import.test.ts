@@ -44,6 +44,8 @@ describe('import', () => {
       ],
       skipped: 1,
       skippedRows: [{ row: 4, reason: 'blank row' }],
+      trimmed: 0,
+      trimmedRows: [],
     });
     const leads = await waitFor('imported leads', async () => {
       const found = await importedLeads(harness, body.importId);
@@ -314,18 +316,26 @@ describe('custom columns', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  it('fails a row over the custom data limit by its row number, and imports the others', async () => {
-    const csv = `email,notes\nsmall@limit.test,fine\nbig@limit.test,${'x'.repeat(33 * 1024)}\n`;
+  it('imports a row over the custom data limit without the value that does not fit, and says so', async () => {
+    const csv = `email,notes,city\nsmall@limit.test,fine,Oslo\nbig@limit.test,${'x'.repeat(33 * 1024)},Bergen\n`;
     const { body } = await importCsv(harness, csv);
-    expect(body).toMatchObject({
-      accepted: 1,
-      failed: 1,
-      errors: [{ row: 3, error: 'Custom data is larger than 32 KiB' }],
-    });
+    const trimmedRows = [
+      {
+        row: 3,
+        reason: '1 custom column not kept: a lead keeps at most 32 KiB of custom data (first dropped: notes)',
+      },
+    ];
+    expect(body).toMatchObject({ accepted: 2, failed: 0, errors: [], trimmed: 1, trimmedRows });
     expect(await importDone(harness, body.statusUrl)).toMatchObject({
-      created: 1,
-      failed: 1,
-      errors: [{ row: 3, error: 'Custom data is larger than 32 KiB' }],
+      created: 2,
+      failed: 0,
+      trimmed: 1,
+      trimmedRows,
     });
+    const leads = await importedLeads(harness, body.importId);
+    expect(leads.map((lead) => lead.customFields)).toEqual([
+      { notes: 'fine', city: 'Oslo' },
+      { city: 'Bergen' },
+    ]);
   });
 });

@@ -127,6 +127,36 @@ function FailedRows({ rows, caption }: { rows: FailedRow[]; caption: string }) {
   );
 }
 
+/** A row imported without some of its custom columns (over 100 custom fields or 32 KiB of them), and which. */
+type TrimmedRow = ImportReport['trimmedRows'][number];
+
+/** The rows of an import (or of a dry run) imported without some custom columns, with what was left out. */
+function TrimmedRows({ rows, caption }: { rows: TrimmedRow[]; caption: string }) {
+  return (
+    <div class="table-wrap">
+      <table class="card-table trimmed-rows">
+        <caption>{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Row</th>
+            <th scope="col">Left out</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.row}>
+              <td data-label="Row" class="number">
+                {row.row}
+              </td>
+              <td data-label="Left out">{row.reason}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 /** The upload: a dry run, or the import with the user's sequence choice (always sent: never a default). */
 async function upload(file: File, mapping: Record<string, ColumnTarget>, dryRun: boolean, enrol = false) {
   const body = new FormData();
@@ -319,7 +349,10 @@ export function Import() {
           {check.dryRun && (
             <p role="status">
               {check.dryRun.rows} rows: {check.dryRun.accepted} would be imported ({check.dryRun.duplicates}{' '}
-              of them duplicates), {check.dryRun.failed} would fail.
+              of them duplicates), {check.dryRun.failed} would fail
+              {check.dryRun.trimmed > 0 &&
+                `; ${check.dryRun.trimmed} would be imported without some custom columns`}
+              .
             </p>
           )}
           <table class="mappings">
@@ -356,6 +389,12 @@ export function Import() {
           {check.dryRun && check.dryRun.errors.length > 0 && (
             <FailedRows rows={check.dryRun.errors} caption="Rows that would fail" />
           )}
+          {check.dryRun && check.dryRun.trimmedRows.length > 0 && (
+            <TrimmedRows
+              rows={check.dryRun.trimmedRows}
+              caption="Rows that would be imported without some custom columns"
+            />
+          )}
         </TitledSection>
       )}
       {progress && (
@@ -382,6 +421,9 @@ export function Import() {
           </p>
           {report && report.errors.length > 0 && (
             <FailedRows rows={report.errors} caption="Rows that were not imported" />
+          )}
+          {report && report.trimmedRows.length > 0 && (
+            <TrimmedRows rows={report.trimmedRows} caption="Rows imported without some custom columns" />
           )}
         </TitledSection>
       )}

@@ -244,21 +244,39 @@ describe('mapRow', () => {
     });
   });
 
-  it('makes custom column names safe as the webhook does, and refuses a row over its limits', () => {
+  it('makes custom column names safe as the webhook does, and keeps what fits of a row over its limits', () => {
     const custom = mapHeader(['email', '$number', 'a.b', '__proto__', 'constructor']);
     expect(mapRow(custom, ['ada@x.test', '5', 'x', 'p', 'c'])).toEqual({
       kind: 'lead',
       fields: { email: 'ada@x.test' },
       custom: { _number: '5', a_b: 'x' },
     });
-    expect(mapRow(custom, ['ada@x.test', 'y'.repeat(33 * 1024), '', '', ''])).toEqual({
-      kind: 'failed',
-      error: 'Custom data is larger than 32 KiB',
+    expect(mapRow(custom, ['ada@x.test', 'y'.repeat(33 * 1024), 'x', '', ''])).toEqual({
+      kind: 'lead',
+      fields: { email: 'ada@x.test' },
+      custom: { a_b: 'x' },
+      trimmed:
+        '1 custom column not kept: a lead keeps at most 32 KiB of custom data (first dropped: $number)',
     });
     const wide = mapHeader(['email', ...Array.from({ length: 101 }, (_, i) => `c${i}`)]);
     expect(mapRow(wide, ['ada@x.test', ...Array.from({ length: 101 }, () => 'v')])).toEqual({
-      kind: 'failed',
-      error: 'Custom data has more than 100 fields',
+      kind: 'lead',
+      fields: { email: 'ada@x.test' },
+      custom: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`c${i}`, 'v'])),
+      trimmed: '1 custom column not kept: a lead keeps at most 100 custom fields (first dropped: c100)',
+    });
+    // Both limits at once: each is said, the size first (it is met first in column order here).
+    const wider = mapHeader(['email', ...Array.from({ length: 102 }, (_, i) => `c${i}`)]);
+    const both = mapRow(wider, [
+      'ada@x.test',
+      'z'.repeat(40 * 1024),
+      ...Array.from({ length: 101 }, () => 'v'),
+    ]);
+    expect(both).toMatchObject({
+      kind: 'lead',
+      trimmed:
+        '1 custom column not kept: a lead keeps at most 32 KiB of custom data (first dropped: c0); ' +
+        '1 custom column not kept: a lead keeps at most 100 custom fields (first dropped: c101)',
     });
     expect(mapRow(columns, ['', 'A'.repeat(101), ''])).toEqual({
       kind: 'failed',

@@ -1,4 +1,11 @@
-import { emailFieldProblem, FIELD_MAX_LENGTH, safeCustomData, splitFullName } from '@lead-capture/capture';
+import {
+  emailFieldProblem,
+  FIELD_MAX_LENGTH,
+  type FittedCustomData,
+  fitCustomData,
+  PAYLOAD_LIMITS,
+  splitFullName,
+} from '@lead-capture/capture';
 import { type JsonObject, LEAD_FIELDS, type LeadField } from '@lead-capture/contracts';
 import { badRequest } from '@lead-capture/kit';
 import { MAX_COLUMNS } from './dialect.js';
@@ -345,7 +352,13 @@ export type RowOutcome =
   | { kind: 'blank' }
   | { kind: 'report'; line: string }
   | { kind: 'failed'; error: string }
-  | { kind: 'lead'; fields: Partial<Record<LeadField, string>>; custom: JsonObject };
+  | {
+      kind: 'lead';
+      fields: Partial<Record<LeadField, string>>;
+      custom: JsonObject;
+      /** What of the row's custom data was left out to fit the limits, when something was. */
+      trimmed?: string;
+    };
 
 /** A blank row, or a report line alone in its row: neither a lead nor an error. */
 export function skippedRow(cells: string[]): { kind: 'blank' } | { kind: 'report'; line: string } | null {
@@ -361,10 +374,13 @@ const META_PHONE_PREFIX = /^p:(?=[+\d(])/;
 
 /**
  * One data row: its standard fields and custom metadata, or why it cannot be imported, or a blank
- * or report line to skip. Custom metadata follows the webhook's rules (capture's safeCustomData):
+ * or report line to skip. Custom metadata follows the webhook's rules (capture's fitCustomData):
  * a leading `$`, `.` and NUL in a key become `_`, `__proto__` / `constructor` / `prototype` are
- * dropped, and a row over 100 custom fields or 32 KiB of custom data fails; so does a field longer
- * than the webhook allows. A full name fills the first and last name when neither has a column value.
+ * dropped, and a lead keeps at most 100 custom fields and 32 KiB of custom data. Unlike the webhook,
+ * a row over those limits is still imported: its custom columns are kept in column order while they
+ * fit, a value that does not fit is left out whole (never cut), and `trimmed` says what was left
+ * out. A standard field that breaks its rules (an invalid e-mail, a value longer than the webhook
+ * allows) fails the row. A full name fills the first and last name when neither has a column value.
  */
 export function mapRow(columns: Column[], cells: string[]): RowOutcome {
   const skipped = skippedRow(cells);
@@ -424,7 +440,26 @@ export function mapRow(columns: Column[], cells: string[]): RowOutcome {
       }
     }
   }
-  const safe = safeCustomData(custom);
-  if (!safe.ok) return { kind: 'failed', error: safe.error };
-  return { kind: 'lead', fields, custom: safe.custom as JsonObject };
+  const fitted = fitCustomData(custom);
+  const trimmed = trimmedReason(fitted);
+  return { kind: 'lead', fields, custom: fitted.custom, ...(trimmed ? { trimmed } : {}) };
+}
+
+/**
+ * What fitting a row's custom data left out, as the import reports it ("37 custom columns not kept:
+ * a lead keeps at most 100 custom fields (first dropped: Last Activity Date)"), or undefined.
+ */
+export function trimmedReason(fitted: FittedCustomData): string | undefined {
+  const { maxKeysPerObject, maxCustomBytes } = PAYLOAD_LIMITS;
+  const parts = [
+    describeDropped(fitted.overSizeLimit, `a lead keeps at most ${maxCustomBytes / 1024} KiB of custom data`),
+    describeDropped(fitted.overFieldLimit, `a lead keeps at most ${maxKeysPerObject} custom fields`),
+  ].filter((part) => part !== undefined);
+  return parts.length > 0 ? parts.join('; ') : undefined;
+}
+
+function describeDropped(headers: string[], rule: string): string | undefined {
+  if (headers.length === 0) return undefined;
+  const count = headers.length === 1 ? '1 custom column' : `${headers.length} custom columns`;
+  return `${count} not kept: ${rule} (first dropped: ${headers[0]!.slice(0, 100)})`;
 }

@@ -10,7 +10,7 @@ import type { LeadContext } from '../context.js';
 import { type ImportTracker, MAX_LISTED_ERRORS } from '../imports.js';
 import { type Requester, timelineActor } from '../lead-actions.js';
 import { identityKeysOf, normalizeFields } from '../normalize.js';
-import type { ImportRowError, SkippedImportRow } from '../store.js';
+import type { ImportRowError, SkippedImportRow, TrimmedImportRow } from '../store.js';
 import {
   type Column,
   type ColumnMapping,
@@ -41,6 +41,9 @@ export interface ImportOptions {
 /** A row that is neither a lead nor an error: a blank separator or a report's footer line. */
 export type SkippedRow = SkippedImportRow;
 
+/** A row imported without some of its custom columns, and which. */
+export type TrimmedRow = TrimmedImportRow;
+
 /** What the reading of the file found, in both answers. */
 interface FileReport {
   dialect: CsvDialect;
@@ -48,6 +51,10 @@ interface FileReport {
   /** Blank rows and report lines (totals, confidentiality, copyright) not imported. */
   skipped: number;
   skippedRows: SkippedRow[];
+  /** Rows imported without some of their custom columns (over 100 custom fields or 32 KiB of them). */
+  trimmed: number;
+  /** The first MAX_LISTED_ERRORS of them, with what was left out. */
+  trimmedRows: TrimmedRow[];
 }
 
 /** The answer to the upload: what happened to each row so far; the leads follow as the chain runs. */
@@ -158,9 +165,18 @@ async function prepare(path: string, options: ImportOptions, limit: number): Pro
   return { dialect, columns, headerRow, rows };
 }
 
-/** Collects blank and report rows, listing the first MAX_LISTED_ERRORS of them. */
-function skippedRowsCollector() {
-  const report = { skipped: 0, skippedRows: [] as SkippedRow[] };
+/**
+ * Collects the rows the answer lists beside the leads: blank and report rows (skipped) and rows
+ * imported without some custom columns (trimmed), counting all and listing the first
+ * MAX_LISTED_ERRORS of each.
+ */
+function rowNotesCollector() {
+  const report = {
+    skipped: 0,
+    skippedRows: [] as SkippedRow[],
+    trimmed: 0,
+    trimmedRows: [] as TrimmedRow[],
+  };
   return {
     report,
     skip(row: number, outcome: { kind: 'blank' } | { kind: 'report'; line: string }) {
@@ -170,6 +186,11 @@ function skippedRowsCollector() {
         row,
         reason: outcome.kind === 'blank' ? 'blank row' : `report line: ${outcome.line.slice(0, 100)}`,
       });
+    },
+    trim(row: number, reason: string | undefined) {
+      if (reason === undefined) return;
+      report.trimmed++;
+      if (report.trimmedRows.length < MAX_LISTED_ERRORS) report.trimmedRows.push({ row, reason });
     },
   };
 }
@@ -181,6 +202,8 @@ interface PendingRow {
   keys: string[];
   /** A row above in the same file shares an e-mail or phone with it. */
   repeatsEarlierRow: boolean;
+  /** What of its custom data was left out (reported once the row is handed over). */
+  trimmed?: string | undefined;
 }
 
 /** Tells the rows of one file that repeat an existing lead or a row above, as the upload sees them. */
@@ -219,7 +242,7 @@ export async function previewCsvFile(
 ): Promise<DryRunResult> {
   const prepared = await prepare(path, options, context.config.IMPORT_MAX_ROWS);
   const finder = duplicateFinder(context);
-  const skipped = skippedRowsCollector();
+  const notes = rowNotesCollector();
   const errors: ImportRowError[] = [];
   const preview: PreviewRow[] = [];
   let accepted = 0;
@@ -233,7 +256,7 @@ export async function previewCsvFile(
   };
   for await (const { row, outcome, cells } of dataRows(path, prepared)) {
     if (outcome.kind === 'blank' || outcome.kind === 'report') {
-      skipped.skip(row, outcome);
+      notes.skip(row, outcome);
       continue;
     }
     if (outcome.kind === 'failed') {
@@ -243,6 +266,7 @@ export async function previewCsvFile(
       continue;
     }
     accepted++;
+    notes.trim(row, outcome.trimmed);
     if (preview.length < PREVIEW_ROWS) preview.push({ row, fields: outcome.fields, custom: outcome.custom });
     pending.push(finder.pending(row, outcome.fields, outcome.custom));
     if (pending.length >= PUBLISH_BATCH) await flush();
@@ -257,7 +281,7 @@ export async function previewCsvFile(
     duplicates,
     failed,
     errors,
-    ...skipped.report,
+    ...notes.report,
     preview,
   };
 }
@@ -282,7 +306,7 @@ export async function importCsvFile(
   const rowCount = prepared.rows;
   const importId = newId();
   const finder = duplicateFinder(context);
-  const skipped = skippedRowsCollector();
+  const notes = rowNotesCollector();
   let accepted = 0;
   let duplicates = 0;
   let failed = 0;
@@ -316,6 +340,7 @@ export async function importCsvFile(
     );
     await imports.handOver(importId, received, accepted + batch.length, by.requestId);
     accepted += batch.length;
+    for (const pendingRow of batch) notes.trim(pendingRow.row, pendingRow.trimmed);
     duplicates += batch.filter((pendingRow) => isDuplicate(pendingRow, claimed)).length;
     pending = [];
   };
@@ -327,14 +352,14 @@ export async function importCsvFile(
       row = next.row;
       const { outcome } = next;
       if (outcome.kind === 'blank' || outcome.kind === 'report') {
-        skipped.skip(row, outcome);
+        notes.skip(row, outcome);
         continue;
       }
       if (outcome.kind === 'failed') {
         fail(row, outcome.error, next.cells);
         continue;
       }
-      pending.push(finder.pending(row, outcome.fields, outcome.custom));
+      pending.push({ ...finder.pending(row, outcome.fields, outcome.custom), trimmed: outcome.trimmed });
       if (pending.length >= PUBLISH_BATCH) await flush();
     }
     if (pending.length > 0) await flush();
@@ -349,11 +374,11 @@ export async function importCsvFile(
       error: `The upload stopped here: ${notImported} row(s) from this one on were not imported; import them again`,
     });
     await imports
-      .uploaded(importId, { accepted, rejected: failed, errors, ...skipped.report })
+      .uploaded(importId, { accepted, rejected: failed, errors, ...notes.report })
       .catch(() => undefined);
     throw error;
   }
-  const status = await imports.uploaded(importId, { accepted, rejected: failed, errors, ...skipped.report });
+  const status = await imports.uploaded(importId, { accepted, rejected: failed, errors, ...notes.report });
   return {
     importId,
     status,
@@ -366,6 +391,6 @@ export async function importCsvFile(
     statusUrl: `/api/leads/imports/${importId}`,
     dialect: prepared.dialect,
     columns: viewOfColumns(prepared.columns),
-    ...skipped.report,
+    ...notes.report,
   };
 }

@@ -63,6 +63,23 @@ const importFileProperties = {
     description: 'The first 1,000 skipped rows, by spreadsheet row (header = 1)',
     items: closedObject({ row: { type: 'integer' }, reason: { type: 'string' } }),
   },
+  trimmed: {
+    type: 'integer',
+    description:
+      'Rows imported without some of their custom columns: a lead keeps at most 100 custom fields and 32 KiB of custom data, so the columns past them (in column order) are left out, each value whole',
+  },
+  trimmedRows: {
+    type: 'array',
+    description: 'The first 1,000 trimmed rows, by spreadsheet row (header = 1), with the columns left out',
+    items: closedObject({
+      row: { type: 'integer' },
+      reason: {
+        type: 'string',
+        description:
+          'e.g. "37 custom columns not kept: a lead keeps at most 100 custom fields (first dropped: Last Activity Date)"',
+      },
+    }),
+  },
 } as const;
 
 export const IMPORT_RESPONSE_SCHEMA = closedObject({
@@ -136,6 +153,8 @@ export const IMPORT_STATUS_SCHEMA = closedObject({
   errors: rowErrors,
   skipped: importFileProperties.skipped,
   skippedRows: importFileProperties.skippedRows,
+  trimmed: importFileProperties.trimmed,
+  trimmedRows: importFileProperties.trimmedRows,
 });
 
 export const IMPORT_LIST_RESPONSE_SCHEMA = pagedListSchema(IMPORT_SUMMARY_SCHEMA);
