@@ -139,6 +139,8 @@ describe.runIf(chromiumPresent)('the dashboard reads as words', () => {
     const timeline = session.page.locator('ol.timeline');
     await timeline.getByText('Assigned to Sam Seller').waitFor();
     await timeline.getByText(`Tag "trial" removed`).waitFor();
+    // The stage names once the pipelines have loaded (the timeline may come first).
+    await timeline.getByText(`Stage ${first!.name} → ${second!.name}`).waitFor();
     const entries = await timeline.locator('li').allInnerTexts();
     const text = entries.join('\n');
     expect(text).toContain(`Stage ${first!.name} → ${second!.name}`);

@@ -29,7 +29,8 @@ function stageName(book: NameBook, place: Data, samePipeline?: unknown): string 
   const pipeline = book.pipelines.find((item) => item.id === place.pipelineId);
   if (!place.stageId) return 'no stage';
   const stage = pipeline?.stages.find((item) => item.id === place.stageId);
-  if (!stage) return 'a deleted stage';
+  // Pipelines not loaded yet (there is always one once they are): say less rather than something wrong.
+  if (!stage) return book.pipelines.length > 0 ? 'a deleted stage' : 'a stage';
   return pipeline && samePipeline !== undefined && samePipeline !== place.pipelineId
     ? `${stage.name} (${pipeline.name})`
     : stage.name;
