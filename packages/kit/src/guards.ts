@@ -9,7 +9,7 @@ function identityOf(request: FastifyRequest): Identity {
   return request.identity;
 }
 
-/** preHandler: 'full' refuses read-only API keys with 403; no identity at all is 401. */
+/** onRequest (before the body is read or checked): 'full' refuses read-only API keys with 403; no identity at all is 401. */
 export function requireScope(scope: Identity['scope']): IdentityGuard {
   return async (request) => {
     const identity = identityOf(request);
@@ -19,7 +19,7 @@ export function requireScope(scope: Identity['scope']): IdentityGuard {
   };
 }
 
-/** preHandler: 'admin' refuses members with 403; no identity at all is 401. */
+/** onRequest (before the body is read or checked): 'admin' refuses members with 403; no identity at all is 401. */
 export function requireRole(role: Identity['role']): IdentityGuard {
   return async (request) => {
     const identity = identityOf(request);
@@ -30,7 +30,7 @@ export function requireRole(role: Identity['role']): IdentityGuard {
 }
 
 /**
- * preHandler: only a signed-in user (an access token) passes; an API key gets 403 with `message`,
+ * onRequest: only a signed-in user (an access token) passes; an API key gets 403 with `message`,
  * whatever its scope or its creator's role. For what must never follow from a leaked key: managing
  * users and keys. No identity at all is 401. Combine with requireRole for an admin's session.
  */
@@ -44,7 +44,7 @@ export function requireSession(
 }
 
 /**
- * preHandler of an `/internal/` route: only another service's signed identity passes; a user's
+ * onRequest of an `/internal/` route: only another service's signed identity passes; a user's
  * (an access token, an API key) gets 403, no identity at all 401.
  */
 export function requireService(): IdentityGuard {

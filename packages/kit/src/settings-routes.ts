@@ -31,7 +31,7 @@ export function registerSettingsRoutes<TSettings>(
   app.get(
     url,
     {
-      preHandler: requireScope('read'),
+      onRequest: requireScope('read'),
       schema: { tags, summary: options.currentSummary, response: { 200: schema, ...errorResponses(401) } },
     },
     async () => options.current(),
@@ -46,7 +46,7 @@ export function registerSettingsRoutes<TSettings>(
           change: ({ responseBody, requestBody }) => pickFields(responseBody ?? requestBody, audit.fields),
         },
       },
-      preHandler: options.replaceGuard,
+      onRequest: options.replaceGuard,
       schema: {
         tags,
         summary: options.replaceSummary,

@@ -126,6 +126,12 @@ describe('POST /api/sources', () => {
     expect(anonymous.statusCode).toBe(401);
     expect(anonymous.json()).toEqual({ error: 'Missing internal identity' });
   });
+
+  it('refuses a read-only API key with 403 before it looks at the body', async () => {
+    expect(await h.call('POST', '/api/sources', {}, { method: 'api-key', scope: 'read' })).toMatchObject({
+      status: 403,
+    });
+  });
 });
 
 describe('webhook URLs', () => {

@@ -55,7 +55,7 @@ export interface LeadRouteSpec<Route extends RouteGenericInterface> {
 /** Any route of the Leads API. */
 export function leadRoute<Route extends RouteGenericInterface>(spec: LeadRouteSpec<Route>): LeadRoutes {
   const { method, url, changesLead = false, schema, handler } = spec;
-  const write = changesLead ? { config: { audit: LEAD_CHANGE }, preHandler: requireScope('full') } : {};
+  const write = changesLead ? { config: { audit: LEAD_CHANGE }, onRequest: requireScope('full') } : {};
   return (app, deps) => {
     app.route({
       method,

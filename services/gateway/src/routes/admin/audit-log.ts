@@ -54,7 +54,7 @@ export async function auditLogRoutes(app: FastifyInstance, options: { auditLog: 
   app.get<{ Querystring: SchemaType<typeof AUDIT_LOG_QUERY> }>(
     '/api/admin/audit-log',
     {
-      preHandler: requireRole('admin'),
+      onRequest: requireRole('admin'),
       schema: {
         tags: ['admin'],
         summary: 'The audit log of sensitive changes, newest first (admin)',

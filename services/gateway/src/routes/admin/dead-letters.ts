@@ -100,7 +100,7 @@ function toView(letter: DeadLetter) {
  */
 export async function deadLetterRoutes(app: FastifyInstance, options: { bus: MessageBus }) {
   const { bus } = options;
-  app.addHook('preHandler', requireRole('admin'));
+  app.addHook('onRequest', requireRole('admin'));
 
   app.get(
     '/api/admin/dead-letters',
@@ -168,7 +168,7 @@ export async function deadLetterRoutes(app: FastifyInstance, options: { bus: Mes
       config: {
         audit: notAudited('Hands failed events back to their consumers; it changes no setting and no access'),
       },
-      preHandler: requireScope('full'),
+      onRequest: requireScope('full'),
       schema: {
         tags: ['admin'],
         summary: "Send a group's dead letters (all, or those ids) back to its queue",

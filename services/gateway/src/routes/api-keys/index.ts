@@ -76,7 +76,7 @@ export async function apiKeyRoutes(
   },
 ) {
   const { apiKeys, now = Date.now, onApiKeyChanged } = options;
-  app.addHook('preHandler', signedInAdminOnly);
+  app.addHook('onRequest', signedInAdminOnly);
 
   app.post<{ Body: SchemaType<typeof CREATE_API_KEY_BODY> }>(
     '/api/api-keys',

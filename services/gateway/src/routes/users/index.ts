@@ -95,7 +95,7 @@ export async function userRoutes(
       config: {
         audit: auditCreate('user.create', { id: 'userId', fields: ['email', 'name', 'role', 'active'] }),
       },
-      preHandler: signedInAdminOnly,
+      onRequest: signedInAdminOnly,
       schema: {
         tags: ['users'],
         summary: 'Create a user (signed-in admin)',
@@ -120,7 +120,7 @@ export async function userRoutes(
           }),
         },
       },
-      preHandler: signedInAdminOnly,
+      onRequest: signedInAdminOnly,
       schema: {
         tags: ['users'],
         summary: 'Change a user (signed-in admin)',
@@ -142,7 +142,7 @@ export async function userRoutes(
     '/api/users/me/password',
     {
       config: { audit: { action: 'user.own_password_change', change: () => ({ passwordChanged: true }) } },
-      preHandler: requireSession('API keys cannot change a password; sign in instead'),
+      onRequest: requireSession('API keys cannot change a password; sign in instead'),
       schema: {
         tags: ['users'],
         summary: 'Change your own password (any signed-in user)',
@@ -173,7 +173,7 @@ export async function userRoutes(
     '/api/users/:id',
     {
       config: { audit: auditRecord('user.delete', { id: 'userId' }) },
-      preHandler: signedInAdminOnly,
+      onRequest: signedInAdminOnly,
       schema: {
         tags: ['users'],
         summary: 'Delete a user (signed-in admin)',

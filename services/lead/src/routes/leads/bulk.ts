@@ -33,7 +33,7 @@ export function registerBulkRoute(app: FastifyInstance, { context, actions }: Le
           },
         },
       },
-      preHandler: requireScope('full'),
+      onRequest: requireScope('full'),
       schema: {
         body: BULK_BODY_SCHEMA,
         response: { 200: BULK_RESPONSE_SCHEMA, ...errorResponses(400, 401, 403, 429) },

@@ -220,15 +220,18 @@ export async function registerImportRoute(
             'Creates leads through the capture chain, each with its own timeline; GET /api/leads/imports lists the imports',
           ),
         },
-        onRequest: async (request) => {
-          const type = mediaTypeOf(request);
-          if (type !== 'multipart/form-data' && !CSV_TYPES.includes(type)) {
-            throw unsupportedMediaType(
-              `Unsupported Content-Type: ${type.slice(0, 100) || '(none)'}; send the CSV as multipart/form-data (part "${FILE_PART}") or as a text/csv body`,
-            );
-          }
-        },
-        preHandler: requireScope('full'),
+        // Who may import first, then what was sent: both before a byte of the upload is read.
+        onRequest: [
+          requireScope('full'),
+          async (request) => {
+            const type = mediaTypeOf(request);
+            if (type !== 'multipart/form-data' && !CSV_TYPES.includes(type)) {
+              throw unsupportedMediaType(
+                `Unsupported Content-Type: ${type.slice(0, 100) || '(none)'}; send the CSV as multipart/form-data (part "${FILE_PART}") or as a text/csv body`,
+              );
+            }
+          },
+        ],
         schema: {
           querystring: IMPORT_QUERY_SCHEMA,
           response: {

@@ -19,7 +19,7 @@ export const mailRoutes: FastifyPluginAsync<MailRoutesOptions> = async (app, { m
   app.get<{ Querystring: MailListQuery }>(
     '/api/notifications',
     {
-      preHandler: requireScope('read'),
+      onRequest: requireScope('read'),
       schema: {
         tags: TAGS,
         summary: 'Team notification mails, newest first',

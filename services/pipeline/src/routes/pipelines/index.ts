@@ -42,12 +42,12 @@ function changeContext(request: FastifyRequest): ChangeContext {
 export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (app, { pipelines }) => {
   const read = requireScope('read');
   /** Every write: full scope, and not audited (the board layout). */
-  const writeLayout = { config: { audit: BOARD_LAYOUT }, preHandler: requireScope('full') };
+  const writeLayout = { config: { audit: BOARD_LAYOUT }, onRequest: requireScope('full') };
 
   app.get(
     '/api/pipelines',
     {
-      preHandler: read,
+      onRequest: read,
       schema: {
         tags: TAGS,
         summary: 'List pipelines with their stages, oldest first',
@@ -60,7 +60,7 @@ export const pipelineRoutes: FastifyPluginAsync<PipelineRoutesOptions> = async (
   app.get<{ Params: PipelineParams }>(
     '/api/pipelines/:id',
     {
-      preHandler: read,
+      onRequest: read,
       schema: {
         tags: TAGS,
         summary: 'One pipeline with its stages',

@@ -30,7 +30,7 @@ export const enrollmentRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async
   app.get<{ Params: SequenceParams; Querystring: EnrollmentListQuery }>(
     '/api/sequences/:id/enrollments',
     {
-      preHandler: requireScope('read'),
+      onRequest: requireScope('read'),
       schema: {
         tags: TAGS,
         summary: 'The enrolments of a sequence, newest first',

@@ -36,7 +36,7 @@ export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (
   app.get(
     '/api/sequences',
     {
-      preHandler: read,
+      onRequest: read,
       schema: {
         tags: TAGS,
         summary: 'List sequences, oldest first',
@@ -49,7 +49,7 @@ export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (
   app.get<{ Params: SequenceParams }>(
     '/api/sequences/:id',
     {
-      preHandler: read,
+      onRequest: read,
       schema: {
         tags: TAGS,
         summary: 'One sequence',
@@ -64,7 +64,7 @@ export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (
     '/api/sequences',
     {
       config: { audit: auditCreate('sequence.create', { id: 'sequenceId', fields: ['name', 'active'] }) },
-      preHandler: write,
+      onRequest: write,
       schema: {
         tags: TAGS,
         summary: 'Create a sequence (admin); matching leads are enrolled from their next notification on',
@@ -84,7 +84,7 @@ export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (
       config: {
         audit: auditRecord('sequence.replace', { id: 'sequenceId', responseFields: ['name', 'active'] }),
       },
-      preHandler: write,
+      onRequest: write,
       schema: {
         tags: TAGS,
         summary: 'Replace a sequence (admin): name, active, steps and match',
@@ -101,7 +101,7 @@ export const sequenceRoutes: FastifyPluginAsync<SequenceRoutesOptions> = async (
     '/api/sequences/:id',
     {
       config: { audit: auditRecord('sequence.delete', { id: 'sequenceId' }) },
-      preHandler: write,
+      onRequest: write,
       schema: {
         tags: TAGS,
         summary: 'Delete a sequence (admin); its active enrolments are stopped',

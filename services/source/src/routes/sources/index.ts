@@ -40,7 +40,7 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
   app.get(
     '/api/sources',
     {
-      preHandler: read,
+      onRequest: read,
       schema: {
         tags: TAGS,
         summary: 'List sources, newest first',
@@ -58,7 +58,7 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
           "A new source and its token: the source list shows it with its creator; the token's rotation is audited",
         ),
       },
-      preHandler: write,
+      onRequest: write,
       schema: {
         tags: TAGS,
         summary: 'Create a source with a new webhook token',
@@ -89,7 +89,7 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
   app.get<{ Params: SourceParams }>(
     '/api/sources/:id',
     {
-      preHandler: read,
+      onRequest: read,
       schema: {
         tags: TAGS,
         summary: 'One source with its webhook URL and field mappings',
@@ -111,7 +111,7 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
           'Names, mappings and receiving settings of a source; only its token rotation is audited',
         ),
       },
-      preHandler: write,
+      onRequest: write,
       schema: {
         tags: TAGS,
         summary: 'Change a source: its name, field mappings, format, name-split rule or secrets',
@@ -151,7 +151,7 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
           'Deleting a source revokes its token and keeps its leads; only token rotation is audited',
         ),
       },
-      preHandler: write,
+      onRequest: write,
       schema: {
         tags: TAGS,
         summary: 'Delete a source; its webhook token stops working, its leads are kept',

@@ -26,7 +26,7 @@ export const previewRoute: FastifyPluginAsync<SourceRoutesOptions> = async (app,
     '/api/sources/:id/preview',
     {
       config: { audit: notAudited('A dry run of the mappings: nothing is saved') },
-      preHandler: requireScope('read'),
+      onRequest: requireScope('read'),
       schema: {
         tags: TAGS,
         summary: "Try the source's field mappings on a sample payload, without storing anything",

@@ -11,7 +11,7 @@ export const regenerateTokenRoute: FastifyPluginAsync<SourceRoutesOptions> = asy
       config: {
         audit: { action: 'source.regenerate_token', change: ({ params }) => ({ sourceId: params.id }) },
       },
-      preHandler: requireScope('full'),
+      onRequest: requireScope('full'),
       schema: {
         tags: TAGS,
         summary: 'Replace the webhook token; the old one stops working at once',

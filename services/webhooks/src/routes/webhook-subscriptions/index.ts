@@ -110,13 +110,13 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
   const write = [requireScope('full'), requireRole('admin')];
   /** The options of a read of the subscription `:id`. */
   const readOf = (schema: Omit<FastifySchema, 'tags' | 'params'>) => ({
-    preHandler: read,
+    onRequest: read,
     schema: { tags: TAGS, params: ID_PARAMS, ...schema },
   });
   /** The options of an admin's write, with its audit (or why it has none). */
   const adminWrite = (audit: RouteAudit, schema: Omit<FastifySchema, 'tags'>) => ({
     config: { audit },
-    preHandler: write,
+    onRequest: write,
     schema: { tags: TAGS, ...schema },
   });
   /** The options of an admin's write to the subscription `:id`. */
@@ -126,7 +126,7 @@ export const subscriptionRoutes: FastifyPluginAsync<SubscriptionRoutesOptions> =
   app.get(
     '/api/webhook-subscriptions',
     {
-      preHandler: read,
+      onRequest: read,
       schema: {
         tags: TAGS,
         summary: 'Every webhook subscription, oldest first',

@@ -45,7 +45,7 @@ const READ_MODEL_ROUTE = {
       "The source service keeps the intake's token read model current (a service's signed call)",
     ),
   },
-  preHandler: requireService(),
+  onRequest: requireService(),
 };
 
 /**

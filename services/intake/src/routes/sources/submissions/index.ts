@@ -124,7 +124,7 @@ export async function submissionRoutes(
 
   app.get<{ Params: SchemaType<typeof LIST_PARAMS>; Querystring: SchemaType<typeof LIST_QUERY> }>(
     '/api/sources/:sourceId/submissions',
-    { schema: listSchema, preHandler: requireScope('read') },
+    { schema: listSchema, onRequest: requireScope('read') },
     async (request) => intake.list(request.params.sourceId, request.query),
   );
 
@@ -135,7 +135,7 @@ export async function submissionRoutes(
         audit: notAudited('Runs a stored submission again; the submissions log records its outcome'),
       },
       schema: replaySchema,
-      preHandler: requireScope('full'),
+      onRequest: requireScope('full'),
     },
     async (request, reply) => {
       const { sourceId, submissionId } = request.params;

@@ -20,7 +20,7 @@ export async function internalLeadRoutes(app: FastifyInstance, deps: LeadRouteDe
   app.get<{ Params: LeadIdParams; Querystring: InternalLeadQuery }>(
     '/internal/lead/leads/:id',
     {
-      preHandler: requireService(),
+      onRequest: requireService(),
       schema: {
         params: LEAD_ID_PARAMS_SCHEMA,
         querystring: INTERNAL_LEAD_QUERY_SCHEMA,
