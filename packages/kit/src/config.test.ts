@@ -149,6 +149,7 @@ describe('COMMON_CONFIG', () => {
       REDIS_URL: undefined,
       PUBLIC_BASE_URL: undefined,
       BODY_LIMIT_BYTES: 1_048_576,
+      REQUEST_BODY_TIMEOUT_MS: 600_000,
       SHUTDOWN_TIMEOUT_MS: 10_000,
     });
   });

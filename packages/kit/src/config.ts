@@ -313,6 +313,11 @@ export const COMMON_CONFIG = {
     'Public base URL used in webhook URLs; unset: derived from each request',
   ),
   BODY_LIMIT_BYTES: int({ min: 1, default: 1_048_576, doc: 'Largest accepted request body, in bytes' }),
+  REQUEST_BODY_TIMEOUT_MS: int({
+    min: 100,
+    default: 600_000,
+    doc: 'Time any request body may take to arrive (a CSV upload included), counted from the start of its request; past it the answer is 408 and the connection is closed',
+  }),
   SHUTDOWN_TIMEOUT_MS: int({
     min: 0,
     default: 10_000,

@@ -10,6 +10,7 @@ import Fastify, {
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
+import { bodyDeadline } from './body-deadline.js';
 import { AppError, badRequest, handleError, handleNotFound } from './errors.js';
 import { HEALTH_PATHS } from './health.js';
 import type { Logger } from './logger.js';
@@ -22,6 +23,8 @@ export interface HttpAppOptions {
   trustProxy?: FastifyServerOptions['trustProxy'];
   /** How long a connection answered before its request's body arrived goes on reading it. */
   lingeringCloseMs?: number;
+  /** Time a request body may take to arrive (REQUEST_BODY_TIMEOUT_MS), else 408. Default 10 min. */
+  bodyTimeoutMs?: number;
 }
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -247,6 +250,7 @@ export function createHttpApp({
   bodyLimit = 1_048_576,
   trustProxy = false,
   lingeringCloseMs = LINGERING_CLOSE_MS,
+  bodyTimeoutMs = 600_000,
 }: HttpAppOptions): FastifyInstance {
   // Typed with fastify's base logger, like every route plugin (ServiceModule.registerRoutes).
   const app = Fastify<Server, IncomingMessage, ServerResponse, FastifyBaseLogger>({
@@ -268,6 +272,14 @@ export function createHttpApp({
   });
 
   app.setValidatorCompiler(createValidatorCompiler());
+  // A client that stops sending its body half-way would otherwise hold its connection for ever.
+  // Not a multipart body: @fastify/multipart (the CSV import's upload, full scope only) reads the
+  // raw request itself, so the hook must not take the stream from it.
+  const deadline = bodyDeadline(bodyTimeoutMs);
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    if (request.headers['content-type']?.toLowerCase().startsWith('multipart/')) done(null, payload);
+    else deadline(request, reply, payload, done);
+  });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
 

@@ -99,6 +99,7 @@ export async function runServiceProcess(factory: ServiceFactory, options: RunSer
       {
         trust: keys.trust,
         bodyLimit: config.BODY_LIMIT_BYTES,
+        bodyTimeoutMs: config.REQUEST_BODY_TIMEOUT_MS,
         trustProxy: config.TRUST_PROXY,
         isShuttingDown: shutdown.isShuttingDown,
         metrics:

@@ -14,6 +14,8 @@ export interface ServiceAppOptions {
   /** Whose signed identities reach non-public routes, and for what (createInternalTrust). */
   trust: InternalTrust;
   bodyLimit?: number;
+  /** REQUEST_BODY_TIMEOUT_MS (createHttpApp's default when unset). */
+  bodyTimeoutMs?: number;
   trustProxy?: TrustProxySetting;
   /** Readiness turns 503 once shutdown started. */
   isShuttingDown?: () => boolean;
@@ -39,6 +41,7 @@ export async function buildServiceApp(
   const app = createHttpApp({
     logger: deps.logger,
     bodyLimit: options.bodyLimit,
+    ...(options.bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: options.bodyTimeoutMs }),
     trustProxy: options.trustProxy === undefined ? false : toFastifyTrustProxy(options.trustProxy),
   });
   await registerOpenApi(app, { title: `Lead Capture: ${module.name} service`, isPublicRoute });

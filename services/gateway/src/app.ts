@@ -51,6 +51,8 @@ export type GatewaySettings = Omit<
 > & {
   JWT_SECRET: string;
   BODY_LIMIT_BYTES: number;
+  /** createHttpApp's default (10 min) when unset. */
+  REQUEST_BODY_TIMEOUT_MS?: number;
 };
 
 export interface GatewayDeps {
@@ -127,6 +129,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   const app = createHttpApp({
     logger,
     bodyLimit: config.BODY_LIMIT_BYTES,
+    ...(config.REQUEST_BODY_TIMEOUT_MS === undefined
+      ? {}
+      : { bodyTimeoutMs: config.REQUEST_BODY_TIMEOUT_MS }),
     trustProxy: toFastifyTrustProxy(config.TRUST_PROXY),
   });
   if (deps.writeRoutes) collectWriteRoutes(app, deps.writeRoutes);

@@ -1,10 +1,11 @@
-import { PassThrough, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { ForegroundWork } from '@lead-capture/bus';
 import { leadgenRefsOf, payloadShapeProblem } from '@lead-capture/capture';
 import { describeValidationError, type SchemaType } from '@lead-capture/contracts';
 import {
   AppError,
   badRequest,
+  bodyDeadline,
   type Clock,
   clientOf,
   errorResponses,
@@ -13,7 +14,6 @@ import {
   notFound,
   parseJsonBody,
   payloadTooLarge,
-  requestTimeout,
   unauthorized,
   unsupportedMediaType,
 } from '@lead-capture/kit';
@@ -163,44 +163,6 @@ function markAsForeground(app: FastifyInstance, foreground: ForegroundWork): voi
     reply.raw.once('close', foreground.begin());
     done();
   });
-}
-
-/**
- * The body of a request as a stream that fails with 408 when it has not all arrived `timeoutMs`
- * after this hook (the token is resolved by then). Without it a sender that stops half-way (or
- * trickles) holds its connection for ever (fastify sets no request timeout), and while it is open
- * the request counts as a webhook in flight, which the chain of this process gives way to.
- */
-function bodyDeadline(timeoutMs: number) {
-  return (
-    request: FastifyRequest,
-    _reply: FastifyReply,
-    payload: Readable,
-    done: (error: Error | null, stream?: Readable) => void,
-  ): void => {
-    if (request.raw.complete) {
-      done(null, payload);
-      return;
-    }
-    const timed = new PassThrough();
-    const timer = setTimeout(() => {
-      payload.unpipe(timed);
-      // The answer goes out at once; kit closes the connection lingeringly, dropping the rest.
-      payload.resume();
-      const seconds = Math.round(timeoutMs / 100) / 10;
-      timed.destroy(requestTimeout(`The request body did not arrive within ${seconds} seconds`));
-    }, timeoutMs);
-    const stop = () => clearTimeout(timer);
-    payload.once('end', stop);
-    payload.once('close', stop);
-    payload.once('error', (error) => {
-      stop();
-      timed.destroy(error);
-    });
-    timed.once('close', stop);
-    payload.pipe(timed);
-    done(null, timed);
-  };
 }
 
 /**
