@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { waitFor } from '@lead-capture/testing';
+import { describe, expect, it } from 'vitest';
+import { requireChromium, useDashboard } from './harness.js';
+
+/**
+ * The leads screen as a sales team uses it: a lead's whole attribution in its drawer, long values
+ * wrapped on a phone, the keyboard's place kept when the drawer closes, and the last page's last
+ * lead deleted. One app and one signed-in page, the tests in order.
+ */
+const chromiumPresent = requireChromium();
+
+interface Source {
+  id: string;
+  webhookUrl: string;
+}
+interface LeadList {
+  data: Array<{ id: string; email: string | null }>;
+  pagination: { total: number };
+}
+
+describe.runIf(chromiumPresent)('the leads screen on a sales floor', () => {
+  let source: Source;
+  const tag = randomUUID().slice(0, 6);
+
+  const session = useDashboard({
+    prepare: async () => {
+      // The source maps the form's page and click id fields to the lead's attribution.
+      source = await session.api.call<Source>('POST', '/api/sources', {
+        name: 'Landing pages',
+        fieldMappings: { pageUrl: 'landingPage', gclid: 'gclid' },
+      });
+    },
+    viewport: { width: 1280, height: 800 },
+  });
+
+  async function postLead(fields: Record<string, string>): Promise<void> {
+    const response = await fetch(source.webhookUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(fields),
+    });
+    expect(response.status).toBe(200);
+  }
+
+  async function leadsMatching(search: string): Promise<LeadList> {
+    return session.api.call<LeadList>('GET', `/api/leads?search=${encodeURIComponent(search)}&limit=100`);
+  }
+
+  async function openLead(search: string, name: RegExp) {
+    const { page } = session;
+    await page.goto(`${session.app.url}?search=${encodeURIComponent(search)}`);
+    const opener = page.getByRole('button', { name });
+    await opener.click();
+    const drawer = page.getByRole('dialog');
+    await drawer.getByRole('heading', { name: 'Details' }).waitFor();
+    return { opener, drawer };
+  }
+
+  it('shows the landing page and the ad click id the source mapped, and wraps a long domain on a phone', async () => {
+    const email = `buyer-${tag}@averyveryverylongcompanydomainnameforlongtesting-${tag}.example.com`;
+    await postLead({
+      email,
+      firstName: 'Priya',
+      lastName: 'Raman',
+      company: 'Acme Industries',
+      pageUrl: 'https://www.example.com/landing/spring-offer?variant=b',
+      gclid: `EAIaIQobChMI-${tag}`,
+    });
+    await waitFor('the lead scored', async () => {
+      const [lead] = (await leadsMatching(email)).data;
+      if (!lead) return undefined;
+      const detail = await session.api.call<{ scoreReasons: unknown[] }>('GET', `/api/leads/${lead.id}`);
+      return detail.scoreReasons.length > 0;
+    });
+
+    const { drawer } = await openLead(email, /Priya Raman/);
+    const details = drawer.locator('section[aria-labelledby="lead-fields"]');
+    await expect
+      .poll(() => details.textContent())
+      .toContain('https://www.example.com/landing/spring-offer?variant=b');
+    expect(await details.textContent()).toMatch(/Landing page/);
+    expect(await details.textContent()).toMatch(new RegExp(`gclid\\s*EAIaIQobChMI-${tag}`));
+
+    // On a phone the score reason naming the long domain stays inside the drawer.
+    await session.page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await drawer.getByText(/Business e-mail/).waitFor();
+      // Every text of the drawer whose line box ends right of the drawer (run in the page).
+      const outside = await session.page.evaluate<string[]>(`(() => {
+        const dialog = document.querySelector('dialog.drawer');
+        const right = dialog.getBoundingClientRect().right;
+        const texts = [];
+        const walker = document.createTreeWalker(dialog, NodeFilter.SHOW_TEXT);
+        while (walker.nextNode()) {
+          const range = document.createRange();
+          range.selectNodeContents(walker.currentNode);
+          if ([...range.getClientRects()].some((rect) => rect.right > right + 1))
+            texts.push(walker.currentNode.textContent);
+        }
+        return texts;
+      })()`);
+      expect(outside).toEqual([]);
+    } finally {
+      await session.page.keyboard.press('Escape');
+      await session.page.setViewportSize({ width: 1280, height: 800 });
+    }
+  });
+});
