@@ -106,4 +106,25 @@ describe.runIf(chromiumPresent)('the leads screen on a sales floor', () => {
       await session.page.setViewportSize({ width: 1280, height: 800 });
     }
   });
+
+  it('gives the focus back to the lead that was opened when its drawer closes', async () => {
+    const email = `focus-${tag}@example.com`;
+    await postLead({ email, firstName: 'Keyboard', lastName: 'User' });
+    await waitFor('the lead listed', async () => (await leadsMatching(email)).data[0]);
+
+    const focusedLead = () =>
+      session.page.evaluate<string | undefined>(
+        "document.activeElement?.closest('button.lead-open')?.textContent",
+      );
+    const { opener, drawer } = await openLead(email, /Keyboard User/);
+    await session.page.keyboard.press('Escape');
+    await drawer.waitFor({ state: 'detached' });
+    await expect.poll(focusedLead).toBe('Keyboard User');
+
+    await opener.press('Enter');
+    await drawer.getByRole('heading', { name: 'Details' }).waitFor();
+    await drawer.getByRole('button', { name: 'Close' }).click();
+    await drawer.waitFor({ state: 'detached' });
+    await expect.poll(focusedLead).toBe('Keyboard User');
+  });
 });
