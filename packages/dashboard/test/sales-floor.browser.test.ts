@@ -127,4 +127,25 @@ describe.runIf(chromiumPresent)('the leads screen on a sales floor', () => {
     await drawer.waitFor({ state: 'detached' });
     await expect.poll(focusedLead).toBe('Keyboard User');
   });
+
+  it("shows the last page that has leads when the last page's last lead is deleted", async () => {
+    const search = `pager-${tag}`;
+    for (let i = 1; i <= 21; i++)
+      await postLead({ email: `${search}-${i}@example.com`, firstName: `Pager${i}`, lastName: 'Lead' });
+    await waitFor('the 21 leads listed', async () => (await leadsMatching(search)).pagination.total === 21);
+
+    const { page } = session;
+    await page.goto(`${session.app.url}?search=${search}&page=2`);
+    await expect.poll(() => page.locator('#leads-count').textContent()).toBe('21 leads · page 2 of 2');
+    await page.locator('tbody tr button.lead-open').click();
+    const drawer = page.getByRole('dialog');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await drawer.getByRole('button', { name: 'Delete lead' }).click();
+    await drawer.waitFor({ state: 'detached' });
+
+    await expect.poll(() => page.locator('#leads-count').textContent()).toBe('20 leads · page 1 of 1');
+    expect(await page.locator('tbody tr').count()).toBe(20);
+    expect(await page.getByText('No lead matches these filters').count()).toBe(0);
+    expect(new URL(page.url()).searchParams.get('page')).toBeNull();
+  });
 });

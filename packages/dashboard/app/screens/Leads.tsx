@@ -162,6 +162,12 @@ export function Leads() {
   }, []);
 
   const pagination = list.data?.pagination;
+  // A page past the last one (its leads deleted or merged away, a filter narrowed, an old link):
+  // the last page that has leads is shown instead of an empty one saying nothing matches.
+  const lastPage = pagination && pagination.total > 0 && page > pagination.pages ? pagination.pages : 0;
+  useEffect(() => {
+    if (lastPage > 0) update({ page: lastPage === 1 ? undefined : String(lastPage) }, false);
+  }, [lastPage]);
   const exportAction = useAction();
   const rows = list.data?.data ?? [];
   const selectedRows = rows.filter((row) => selected.has(row.id));
