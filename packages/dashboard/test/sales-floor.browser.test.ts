@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { waitFor } from '@lead-capture/testing';
 import { describe, expect, it } from 'vitest';
-import { requireChromium, useDashboard } from './harness.js';
+import { ADMIN, requireChromium, useDashboard } from './harness.js';
 
 /**
  * The leads screen as a sales team uses it: a lead's whole attribution in its drawer, long values
@@ -147,5 +147,38 @@ describe.runIf(chromiumPresent)('the leads screen on a sales floor', () => {
     expect(await page.locator('tbody tr').count()).toBe(20);
     expect(await page.getByText('No lead matches these filters').count()).toBe(0);
     expect(new URL(page.url()).searchParams.get('page')).toBeNull();
+  });
+
+  it("says the API's refusal of a new user or API key under the field it is about, the values kept", async () => {
+    const { page } = session;
+    // A field by the start of its label (the words of its problem are inside the label too).
+    const field = (label: string) => page.getByLabel(new RegExp(`^${label.replace(/[()]/g, '\\$&')}`));
+    /** The words an input is described by, when it is marked invalid. */
+    const problemOf = (label: string) =>
+      field(label).evaluate((input) => {
+        if (input.getAttribute('aria-invalid') !== 'true') return undefined;
+        const id = input.getAttribute('aria-describedby');
+        return id ? input.ownerDocument.getElementById(id)?.textContent : undefined;
+      });
+
+    await page.goto(`${session.app.url}/users`);
+    await field('Name').fill('Second Admin');
+    await field('E-mail').fill(ADMIN.email);
+    await field('Password').fill('short');
+    await page.getByRole('button', { name: 'Add user' }).click();
+    await expect.poll(() => problemOf('Password')).toMatch(/^Password must be at least \d+ characters/);
+
+    await field('Password').fill('Long-enough-pass-123');
+    await page.getByRole('button', { name: 'Add user' }).click();
+    await expect.poll(() => problemOf('E-mail')).toBe('A user with this email already exists');
+    expect(await problemOf('Password')).toBeUndefined();
+    expect(await field('Name').inputValue()).toBe('Second Admin');
+
+    await page.goto(`${session.app.url}/api-keys`);
+    await field('Label').fill('Expired already');
+    await field('Expires (optional)').fill('2020-01-01');
+    await page.getByRole('button', { name: 'Generate key' }).click();
+    await expect.poll(() => problemOf('Expires (optional)')).toBe('The expiry date must be in the future');
+    expect(await session.api.call<unknown[]>('GET', '/api/api-keys')).toEqual([]);
   });
 });
