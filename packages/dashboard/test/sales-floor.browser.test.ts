@@ -34,7 +34,7 @@ describe.runIf(chromiumPresent)('the leads screen on a sales floor', () => {
     viewport: { width: 1280, height: 800 },
   });
 
-  async function postLead(fields: Record<string, string>): Promise<void> {
+  async function postLead(fields: Record<string, unknown>): Promise<void> {
     const response = await fetch(source.webhookUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -180,5 +180,67 @@ describe.runIf(chromiumPresent)('the leads screen on a sales floor', () => {
     await page.getByRole('button', { name: 'Generate key' }).click();
     await expect.poll(() => problemOf('Expires (optional)')).toBe('The expiry date must be in the future');
     expect(await session.api.call<unknown[]>('GET', '/api/api-keys')).toEqual([]);
+  });
+
+  it('lists a new hot lead on the "hot" filter when it is scored, though the reload on its capture came too early', async () => {
+    const { page } = session;
+    const search = `early-${tag}`;
+    // The list reload that follows the capture is answered as the server did before the scoring
+    // (the page as it was): what a reload racing the capture chain gets.
+    let before: string | undefined;
+    let answerAsBefore = false;
+    await page.route(/\/api\/leads\?/, async (route) => {
+      if (answerAsBefore && before !== undefined) {
+        answerAsBefore = false;
+        return route.fulfill({ status: 200, contentType: 'application/json', body: before });
+      }
+      const response = await route.fetch();
+      before = await response.text();
+      return route.fulfill({ response, body: before });
+    });
+    try {
+      await page.goto(`${session.app.url}?qualification=hot&search=${search}`);
+      await page.getByText('No lead matches these filters').waitFor();
+      answerAsBefore = true;
+      await postLead({
+        email: `${search}@megacorp-industries.com`,
+        firstName: 'Early',
+        lastName: 'Reload',
+        phone: '+1 415 555 0142',
+        company: 'MegaCorp',
+        _utm: { utm_source: 'google', utm_medium: 'cpc', utm_campaign: 'spring' },
+        _referrer: 'https://www.google.com/',
+      });
+      await page.getByRole('button', { name: 'Early Reload' }).waitFor({ timeout: 10_000 });
+      expect(answerAsBefore).toBe(false);
+      const [lead] = (await leadsMatching(search)).data;
+      expect(
+        (await session.api.call<{ qualification: string }>('GET', `/api/leads/${lead!.id}`)).qualification,
+      ).toBe('hot');
+    } finally {
+      await page.unroute(/\/api\/leads\?/);
+    }
+  });
+
+  it('loads the list again by itself after a live reload failed, and says why in words meanwhile', async () => {
+    const { page } = session;
+    const search = `retry-${tag}`;
+    let failNext = false;
+    await page.route(/\/api\/leads\?/, (route) => {
+      if (!failNext) return route.continue();
+      failNext = false;
+      return route.abort('internetdisconnected');
+    });
+    try {
+      await page.goto(`${session.app.url}?search=${search}`);
+      await page.getByText('No lead matches these filters').waitFor();
+      failNext = true;
+      await postLead({ email: `${search}@example.com`, firstName: 'Retry', lastName: 'Lead' });
+      await page.getByText('The server could not be reached: check the connection.').waitFor();
+      await page.getByRole('button', { name: 'Retry Lead' }).waitFor({ timeout: 15_000 });
+      expect(await page.getByText('The server could not be reached').count()).toBe(0);
+    } finally {
+      await page.unroute(/\/api\/leads\?/);
+    }
   });
 });
