@@ -14,6 +14,19 @@ describe('fieldProblems: an API error next to its field, in words', () => {
     ).toEqual({ byField: { expiresAt: 'The expiry date must be in the future' }, rest: undefined });
   });
 
+  it('names the item of a list field the API points at', () => {
+    const emails = ['ops@example.com', 'not-an-email'];
+    const words = (index: number | undefined) =>
+      index === undefined ? 'The alert e-mails' : `The alert e-mail "${emails[index]}"`;
+    expect(fieldProblems('alertEmails[1] must be a valid email address', { alertEmails: words })).toEqual({
+      byField: { alertEmails: 'The alert e-mail "not-an-email" must be a valid email address' },
+      rest: undefined,
+    });
+    expect(fieldProblems('alertEmails must have at most 10 items', { alertEmails: words }).byField).toEqual({
+      alertEmails: 'The alert e-mails must have at most 10 items',
+    });
+  });
+
   it('puts a message that names the field elsewhere under it, unchanged', () => {
     expect(fieldProblems('A user with this email already exists', USER_FIELDS)).toEqual({
       byField: { email: 'A user with this email already exists' },

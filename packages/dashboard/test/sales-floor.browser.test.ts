@@ -149,7 +149,7 @@ describe.runIf(chromiumPresent)('the leads screen on a sales floor', () => {
     expect(new URL(page.url()).searchParams.get('page')).toBeNull();
   });
 
-  it("says the API's refusal of a new user or API key under the field it is about, the values kept", async () => {
+  it("says the API's refusal of a new user, API key or webhook subscription under the field it is about, the values kept", async () => {
     const { page } = session;
     // A field by the start of its label (the words of its problem are inside the label too).
     const field = (label: string) => page.getByLabel(new RegExp(`^${label.replace(/[()]/g, '\\$&')}`));
@@ -180,6 +180,21 @@ describe.runIf(chromiumPresent)('the leads screen on a sales floor', () => {
     await page.getByRole('button', { name: 'Generate key' }).click();
     await expect.poll(() => problemOf('Expires (optional)')).toBe('The expiry date must be in the future');
     expect(await session.api.call<unknown[]>('GET', '/api/api-keys')).toEqual([]);
+
+    // A webhook subscription: a wrong alert e-mail, then an http URL, each under its own field.
+    await page.goto(`${session.app.url}/webhooks`);
+    await page.getByRole('button', { name: 'New subscription' }).click();
+    await field('Target URL').fill('http://hooks.example.com/leads');
+    await field('Alert e-mails').fill('ops@example.com, not-an-email');
+    await page.getByRole('button', { name: 'Create subscription' }).click();
+    await expect
+      .poll(() => problemOf('Alert e-mails'))
+      .toBe('The alert e-mail "not-an-email" must be a valid email address');
+    await field('Alert e-mails').fill('ops@example.com');
+    await page.getByRole('button', { name: 'Create subscription' }).click();
+    await expect.poll(() => problemOf('Target URL')).toBe('The target URL must be an https URL');
+    expect(await problemOf('Alert e-mails')).toBeUndefined();
+    expect(await session.api.call<unknown[]>('GET', '/api/webhook-subscriptions')).toEqual([]);
   });
 
   it('lists a new hot lead on the "hot" filter when it is scored, though the reload on its capture came too early', async () => {
