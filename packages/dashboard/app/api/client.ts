@@ -62,6 +62,10 @@ export type Status = (typeof STATUSES)[number];
 export function errorMessage(error: unknown, fallback = 'Something went wrong'): string {
   if (error && typeof error === 'object' && 'error' in error && typeof error.error === 'string')
     return error.error;
+  // fetch's own failure (Chromium "Failed to fetch", Firefox "NetworkError…", Safari "Load failed"):
+  // the request never reached the API.
+  if (error instanceof TypeError && /fetch|network|load failed/i.test(error.message))
+    return 'The server could not be reached: check the connection.';
   if (error instanceof Error) return error.message;
   return fallback;
 }

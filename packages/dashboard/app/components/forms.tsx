@@ -26,6 +26,8 @@ export function Form(props: Omit<JSX.IntrinsicElements['form'], 'onSubmit'> & { 
  */
 export function FormActions(props: {
   action: Action;
+  /** The error said here, when the form says some next to their field (the action's otherwise). */
+  error?: string;
   submitLabel: ComponentChildren;
   submitDisabled?: boolean;
   onCancel?: () => void;
@@ -33,7 +35,7 @@ export function FormActions(props: {
 }) {
   return (
     <>
-      <ErrorMessage error={props.action.error} />
+      <ErrorMessage error={'error' in props ? props.error : props.action.error} />
       <div class="actions">
         <button type="submit" class="primary" disabled={props.action.pending || props.submitDisabled}>
           {props.submitLabel}
@@ -58,6 +60,8 @@ export function EditorForm(props: {
   title: string;
   titleId?: string;
   action: Action;
+  /** The error said at the form's end, when some are said next to their field. */
+  error?: string;
   onSubmit: () => Promise<unknown>;
   submitLabel: ComponentChildren;
   submitDisabled?: boolean;
@@ -85,6 +89,7 @@ export function EditorForm(props: {
       {props.children}
       <FormActions
         action={props.action}
+        {...('error' in props ? { error: props.error } : {})}
         submitLabel={props.submitLabel}
         submitDisabled={props.submitDisabled}
         onCancel={props.onCancel}

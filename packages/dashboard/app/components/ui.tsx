@@ -112,7 +112,13 @@ export function Drawer(props: { title: string; onClose: () => void; children: Co
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const dialog = ref.current;
+    // The drawer is removed rather than closed, so the browser does not give focus back to what
+    // opened it: done here, when that is still on the page (the row's name, the card).
+    const opener = document.activeElement;
     if (dialog && !dialog.open) dialog.showModal();
+    return () => {
+      if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
+    };
   }, []);
   return (
     <dialog

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, inPath, unwrap } from '../api/client.js';
+import { fieldProblems } from '../api/problems.js';
 import { SelectField, TextField } from '../components/fields.js';
 import { InlineForm, ShownOnce } from '../components/forms.js';
 import { CardTable } from '../components/lists.js';
@@ -16,6 +17,8 @@ export function ApiKeys() {
   const [expiresOn, setExpiresOn] = useState('');
   const [created, setCreated] = useState<string | undefined>(undefined);
   const action = useAction();
+  // The API's error about the label or the expiry date is said under that field.
+  const problems = fieldProblems(action.error, { label: 'The label', expiresAt: 'The expiry date' });
   const generate = async () => {
     const key = unwrap(
       await api.POST('/api/api-keys', {
@@ -38,14 +41,29 @@ export function ApiKeys() {
   return (
     <TitledSection id="keys-title" title="API keys">
       <InlineForm submitLabel="Generate key" action={action} onSubmit={generate}>
-        <TextField label="Label" required maxLength={100} value={label} onValue={setLabel} />
+        <TextField
+          label="Label"
+          required
+          maxLength={100}
+          value={label}
+          onValue={setLabel}
+          problem={problems.byField.label}
+          problemId="new-key-label-problem"
+        />
         <SelectField
           label="Scope"
           choices={SCOPES}
           value={scope}
           onValue={(value) => setScope(value as Scope)}
         />
-        <TextField label="Expires (optional)" type="date" value={expiresOn} onValue={setExpiresOn} />
+        <TextField
+          label="Expires (optional)"
+          type="date"
+          value={expiresOn}
+          onValue={setExpiresOn}
+          problem={problems.byField.expiresAt}
+          problemId="new-key-expires-problem"
+        />
       </InlineForm>
       {created && (
         <ShownOnce
@@ -56,7 +74,7 @@ export function ApiKeys() {
           onDone={() => setCreated(undefined)}
         />
       )}
-      <ErrorMessage error={action.error ?? keys.error} />
+      <ErrorMessage error={problems.rest ?? keys.error} />
       {keys.data?.length === 0 ? (
         <div class="empty-state" data-empty="api-keys">
           <p>
@@ -108,6 +126,7 @@ export function ApiKeys() {
               <td>
                 <ActionButton
                   class="danger"
+                  label={`Delete the key ${key.label}`}
                   question={`Delete the key ${key.label} permanently?`}
                   action={action}
                   onRun={async () => unwrap(await api.DELETE('/api/api-keys/{id}', inPath({ id: key.id })))}

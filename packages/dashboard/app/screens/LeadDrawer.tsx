@@ -103,8 +103,12 @@ function LeadFields({ lead }: { lead: LeadDetail }) {
     ['Source', `${lead.source.name}${lead.source.deleted ? ' (deleted)' : ''}`],
     ['Created', formatDate(lead.createdAt)],
   ];
-  if (lead.attribution.referrer) rows.push(['Referrer', lead.attribution.referrer]);
-  for (const [key, value] of Object.entries(lead.attribution.utm)) rows.push([key, String(value)]);
+  const { attribution } = lead;
+  if (attribution.referrer) rows.push(['Referrer', attribution.referrer]);
+  if (attribution.landingPage) rows.push(['Landing page', attribution.landingPage]);
+  for (const [key, value] of Object.entries(attribution.utm)) rows.push([key, String(value)]);
+  // Ad click ids (gclid, fbclid, …) under the names the ad platforms give them.
+  for (const [key, value] of Object.entries(attribution.clickIds)) rows.push([key, value]);
   for (const [key, value] of Object.entries(lead.customFields ?? {}))
     rows.push([key, typeof value === 'string' ? value : JSON.stringify(value)]);
   return (

@@ -27,6 +27,9 @@ import { SavedViews } from './SavedViews.js';
 
 /** Live refreshes of the list: the first at once, then at most one per second under a burst. */
 const REFRESH_INTERVAL_MS = 1000;
+/** A failed load of the list is tried again after 5 s, then twice as long each time, up to a minute. */
+const RETRY_FIRST_MS = 5000;
+const RETRY_MAX_MS = 60_000;
 
 export function Leads() {
   const { query } = useLocation();
@@ -76,6 +79,26 @@ export function Leads() {
   }, [list.data]);
 
   const refresh = useThrottled(() => void list.reload(), REFRESH_INTERVAL_MS);
+  // A load that failed (the connection dropped, too many requests) is not left stale under its
+  // error: tried again when the browser is back online, and after 5 s, 10 s… (at most a minute),
+  // until one goes through (the error then clears, which ends this).
+  useEffect(() => {
+    if (!list.error) return;
+    let delay = RETRY_FIRST_MS;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const retry = () => {
+      clearTimeout(timer);
+      void list.reload();
+      delay = Math.min(RETRY_MAX_MS, delay * 2);
+      timer = setTimeout(retry, delay);
+    };
+    timer = setTimeout(retry, delay);
+    addEventListener('online', retry);
+    return () => {
+      clearTimeout(timer);
+      removeEventListener('online', retry);
+    };
+  }, [list.error, list.reload]);
   // A new lead shifts rows only on the first page of the newest-first order; elsewhere the user's
   // page stays as it is and a button offers the new leads.
   const followsNewLeads = page === 1 && sort === '-createdAt';
@@ -130,6 +153,10 @@ export function Leads() {
       return;
     }
     if (message.type === 'lead.updated' && changesNoColumn(message.data.changes)) return;
+    // A new lead the server has not listed yet is asked for again when it is scored: the reload
+    // on its capture may have run before its qualification and score were known (a "hot" filter).
+    if (message.type === 'lead.scored' && leadIdsOf(message).some((id) => awaitingIds.current.has(id)))
+      return refresh();
     const shown = leadIdsOf(message).filter((id) => shownIds.current.has(id));
     if (shown.length === 0) return;
     if (rendersEvents && (message.type === 'lead.scored' || message.type === 'lead.updated')) {
@@ -162,6 +189,12 @@ export function Leads() {
   }, []);
 
   const pagination = list.data?.pagination;
+  // A page past the last one (its leads deleted or merged away, a filter narrowed, an old link):
+  // the last page that has leads is shown instead of an empty one saying nothing matches.
+  const lastPage = pagination && pagination.total > 0 && page > pagination.pages ? pagination.pages : 0;
+  useEffect(() => {
+    if (lastPage > 0) update({ page: lastPage === 1 ? undefined : String(lastPage) }, false);
+  }, [lastPage]);
   const exportAction = useAction();
   const rows = list.data?.data ?? [];
   const selectedRows = rows.filter((row) => selected.has(row.id));

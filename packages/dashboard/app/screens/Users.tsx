@@ -1,4 +1,5 @@
 import { api, unwrap } from '../api/client.js';
+import { fieldProblems } from '../api/problems.js';
 import { Options, SelectField, TextField, useFields } from '../components/fields.js';
 import { InlineForm } from '../components/forms.js';
 import { CardTable } from '../components/lists.js';
@@ -12,6 +13,12 @@ export function Users() {
   const users = useLoad(async () => unwrap(await api.GET('/api/users')), []);
   const form = useFields({ name: '', email: '', password: '', role: 'member' as Role });
   const action = useAction();
+  // The API's error about a field of the new user (a short password, an e-mail in use) is said under it.
+  const problems = fieldProblems(action.error, { name: 'Name', email: 'E-mail', password: 'Password' });
+  const problem = (field: keyof typeof problems.byField) => ({
+    problem: problems.byField[field],
+    problemId: `new-user-${field}-problem`,
+  });
   const patch = (id: string, body: { active?: boolean; role?: Role }) =>
     action.run(async () => {
       unwrap(await api.PATCH('/api/users/{id}', { params: { path: { id } }, body }));
@@ -29,18 +36,19 @@ export function Users() {
           await users.reload();
         }}
       >
-        <TextField label="Name" required {...form.field('name')} />
-        <TextField label="E-mail" type="email" required {...form.field('email')} />
+        <TextField label="Name" required {...form.field('name')} {...problem('name')} />
+        <TextField label="E-mail" type="email" required {...form.field('email')} {...problem('email')} />
         <TextField
           label="Password"
           type="password"
           required
           autoComplete="new-password"
           {...form.field('password')}
+          {...problem('password')}
         />
         <SelectField label="Role" choices={ROLES} {...form.field('role')} />
       </InlineForm>
-      <ErrorMessage error={action.error ?? users.error} />
+      <ErrorMessage error={problems.rest ?? users.error} />
       <CardTable columns={['Name', 'E-mail', 'Role', 'Active', 'Created']}>
         {(users.data ?? []).map((user) => (
           <tr key={user.id}>

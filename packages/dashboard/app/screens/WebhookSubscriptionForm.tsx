@@ -1,6 +1,7 @@
 import { WEBHOOK_EVENT_TYPES } from '@lead-capture/contracts/lead-events';
 import { useState } from 'preact/hooks';
 import { QUALIFICATIONS, type Source, type WebhookSubscription } from '../api/client.js';
+import { fieldProblems } from '../api/problems.js';
 import { CheckField, CheckList, TextField } from '../components/fields.js';
 import { EditorForm } from '../components/forms.js';
 import { useAction } from '../components/ui.js';
@@ -73,12 +74,26 @@ export function SubscriptionForm(props: {
   const set = (changes: Partial<Draft>) => setDraft((current) => ({ ...current, ...changes }));
   const all = draft.eventTypes.includes(ALL_EVENTS);
   const formId = props.title.toLowerCase().replace(/[^a-z]+/g, '-');
+  // The API's refusal of the URL, the description or an alert e-mail is said under that field.
+  const problems = fieldProblems(save.error, {
+    url: 'The target URL',
+    description: 'The description',
+    alertEmails: (index) => {
+      const email = index === undefined ? undefined : bodyOf(draft).alertEmails[index];
+      return email === undefined ? 'The alert e-mails' : `The alert e-mail "${email}"`;
+    },
+  });
+  const problem = (field: keyof typeof problems.byField) => ({
+    problem: problems.byField[field],
+    problemId: `${formId}-${field}-problem`,
+  });
 
   return (
     <EditorForm
       title={props.title}
       titleId={`${formId}-title`}
       action={save}
+      error={problems.rest}
       onSubmit={() => props.onSubmit(draft)}
       submitLabel={props.submitLabel}
       submitDisabled={draft.eventTypes.length === 0}
@@ -92,12 +107,14 @@ export function SubscriptionForm(props: {
         placeholder="https://hooks.example.com/lead-capture"
         value={draft.url}
         onValue={(url) => set({ url })}
+        {...problem('url')}
       />
       <TextField
         label="Description (optional)"
         maxLength={500}
         value={draft.description}
         onValue={(description) => set({ description })}
+        {...problem('description')}
       />
       <fieldset>
         <legend>Events</legend>
@@ -134,6 +151,7 @@ export function SubscriptionForm(props: {
         label="Alert e-mails when the subscription is disabled (comma-separated, optional)"
         value={draft.alertEmails}
         onValue={(alertEmails) => set({ alertEmails })}
+        {...problem('alertEmails')}
       />
       <CheckField label="Active" checked={draft.active} onChange={(active) => set({ active })} />
     </EditorForm>
