@@ -12,6 +12,9 @@ import { api, harness, useLeadApi } from './api-fixtures.js';
 import { type ImportStatus, importCsv, importDone } from './csv-fixtures.js';
 import { captureLead, type Harness, waitFor } from './harness.js';
 
+/** What an upload reports when it refused, skipped and trimmed nothing. */
+const CLEAN_UPLOAD = { rejected: 0, errors: [], skipped: 0, skippedRows: [], trimmed: 0, trimmedRows: [] };
+
 useLeadApi({ config: { DEFAULT_PHONE_REGION: 'US' } });
 
 describe('import status', () => {
@@ -176,17 +179,7 @@ describe('import counting in the capture', () => {
     await capture(first);
     await capture(first); // the same delivery again
     await capture({ ...first, id: randomUUID() }); // the same submission under another event id
-    expect(
-      await imports.uploaded(importId, {
-        accepted: 2,
-        rejected: 0,
-        errors: [],
-        skipped: 0,
-        skippedRows: [],
-        trimmed: 0,
-        trimmedRows: [],
-      }),
-    ).toBe('in_progress');
+    expect(await imports.uploaded(importId, { accepted: 2, ...CLEAN_UPLOAD })).toBe('in_progress');
     expect(await statusOf(importId)).toMatchObject({
       status: 'in_progress',
       accepted: 2,
@@ -222,15 +215,7 @@ describe('import counting in the capture', () => {
     const importId = randomUUID();
     const event = rowEvent(importId, 4, `${importId}@failing.test`);
     await imports.begin(importId, 1, null);
-    await imports.uploaded(importId, {
-      accepted: 1,
-      rejected: 0,
-      errors: [],
-      skipped: 0,
-      skippedRows: [],
-      trimmed: 0,
-      trimmedRows: [],
-    });
+    await imports.uploaded(importId, { accepted: 1, ...CLEAN_UPLOAD });
 
     const group = 'lead.lead.capture';
     await expect(capture(event, { attempt: 1, group })).rejects.toThrow('store unavailable');

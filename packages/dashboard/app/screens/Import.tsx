@@ -96,61 +96,50 @@ async function headerCells(file: File): Promise<string[]> {
 /** A row the import refused or could not capture: its spreadsheet number, its cells, why. */
 type FailedRow = ImportReport['errors'][number];
 
-/** The failed rows of an import (or of a dry run), each with the row as in the file and the reason. */
-function FailedRows({ rows, caption }: { rows: FailedRow[]; caption: string }) {
-  return (
-    <div class="table-wrap">
-      <table class="card-table failed-rows">
-        <caption>{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Row</th>
-            <th scope="col">In the file</th>
-            <th scope="col">Why</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row) => (
-            <tr key={`${row.row}-${row.error}`}>
-              <td data-label="Row" class="number">
-                {row.row}
-              </td>
-              <td data-label="In the file" class="mono">
-                {row.value ?? '—'}
-              </td>
-              <td data-label="Why">{row.error}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
-
 /** A row imported without some of its custom columns (over 100 custom fields or 32 KiB of them), and which. */
 type TrimmedRow = ImportReport['trimmedRows'][number];
 
-/** The rows of an import (or of a dry run) imported without some custom columns, with what was left out. */
-function TrimmedRows({ rows, caption }: { rows: TrimmedRow[]; caption: string }) {
+/**
+ * Rows of an import (or of a dry run) by spreadsheet row number, with what is said of each: the
+ * failed ones with the row as in the file, the trimmed ones with the columns left out.
+ */
+function RowReport({
+  rows,
+  caption,
+  kind,
+}:
+  | { rows: FailedRow[]; caption: string; kind: 'failed' }
+  | { rows: TrimmedRow[]; caption: string; kind: 'trimmed' }) {
+  const failed = kind === 'failed';
+  const why = failed ? 'Why' : 'Left out';
   return (
     <div class="table-wrap">
-      <table class="card-table trimmed-rows">
+      <table class={`card-table ${kind}-rows`}>
         <caption>{caption}</caption>
         <thead>
           <tr>
             <th scope="col">Row</th>
-            <th scope="col">Left out</th>
+            {failed && <th scope="col">In the file</th>}
+            <th scope="col">{why}</th>
           </tr>
         </thead>
         <tbody>
-          {rows.map((row) => (
-            <tr key={row.row}>
-              <td data-label="Row" class="number">
-                {row.row}
-              </td>
-              <td data-label="Left out">{row.reason}</td>
-            </tr>
-          ))}
+          {rows.map((row) => {
+            const reason = 'error' in row ? row.error : row.reason;
+            return (
+              <tr key={`${row.row}-${reason}`}>
+                <td data-label="Row" class="number">
+                  {row.row}
+                </td>
+                {'error' in row && (
+                  <td data-label="In the file" class="mono">
+                    {row.value ?? '—'}
+                  </td>
+                )}
+                <td data-label={why}>{reason}</td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
     </div>
@@ -387,10 +376,11 @@ export function Import() {
             </tbody>
           </table>
           {check.dryRun && check.dryRun.errors.length > 0 && (
-            <FailedRows rows={check.dryRun.errors} caption="Rows that would fail" />
+            <RowReport kind="failed" rows={check.dryRun.errors} caption="Rows that would fail" />
           )}
           {check.dryRun && check.dryRun.trimmedRows.length > 0 && (
-            <TrimmedRows
+            <RowReport
+              kind="trimmed"
               rows={check.dryRun.trimmedRows}
               caption="Rows that would be imported without some custom columns"
             />
@@ -420,10 +410,14 @@ export function Import() {
               : 'The new leads are enrolled in no sequence.'}
           </p>
           {report && report.errors.length > 0 && (
-            <FailedRows rows={report.errors} caption="Rows that were not imported" />
+            <RowReport kind="failed" rows={report.errors} caption="Rows that were not imported" />
           )}
           {report && report.trimmedRows.length > 0 && (
-            <TrimmedRows rows={report.trimmedRows} caption="Rows imported without some custom columns" />
+            <RowReport
+              kind="trimmed"
+              rows={report.trimmedRows}
+              caption="Rows imported without some custom columns"
+            />
           )}
         </TitledSection>
       )}
@@ -457,7 +451,8 @@ export function Import() {
                 </>
               )}
               {entry.importId === opened?.importId && (
-                <FailedRows
+                <RowReport
+                  kind="failed"
                   rows={opened.errors}
                   caption={`Rows of the import of ${formatDate(entry.createdAt)} that were not imported`}
                 />
