@@ -29,7 +29,15 @@ export async function secureDataDirectory(dataDir: string, logger?: StoreLogger)
 }
 
 async function tighten(path: string, tightened: string[]): Promise<void> {
-  const stats = await lstat(path);
+  let stats: Awaited<ReturnType<typeof lstat>>;
+  try {
+    stats = await lstat(path);
+  } catch (error) {
+    // Gone since the folder was listed: SQLite removes a database's -wal and -shm when its last
+    // connection closes (a process that just stopped with this data directory). Nothing to tighten.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
   if (stats.isSymbolicLink()) return;
   const mode = stats.isDirectory() ? DATA_DIR_MODE : DATA_FILE_MODE;
   if ((stats.mode & 0o777) !== mode) {
