@@ -181,5 +181,8 @@ describe.runIf(chromiumPresent)('the import wizard', () => {
     const trimmed = session.page.locator('table.trimmed-rows', { hasText: 'Rows imported without' });
     await trimmed.locator('tbody tr', { hasText: reason }).waitFor();
     expect(await trimmed.locator('tbody tr td').first().textContent()).toBe('2');
+    // One row is "1 row", in the progress and in the list of recent imports.
+    await session.page.getByText('1 of 1 row processed: 1 created').waitFor();
+    await session.page.locator('li', { hasText: 'done: 1 row, 1 created' }).first().waitFor();
   });
 });

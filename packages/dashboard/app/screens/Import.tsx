@@ -93,6 +93,11 @@ async function headerCells(file: File): Promise<string[]> {
   return cells.filter((header) => header !== '');
 }
 
+/** "1 row", "5 rows". */
+function rowCount(count: number): string {
+  return `${count} ${count === 1 ? 'row' : 'rows'}`;
+}
+
 /** A row the import refused or could not capture: its spreadsheet number, its cells, why. */
 type FailedRow = ImportReport['errors'][number];
 
@@ -337,8 +342,8 @@ export function Import() {
           )}
           {check.dryRun && (
             <p role="status">
-              {check.dryRun.rows} rows: {check.dryRun.accepted} would be imported ({check.dryRun.duplicates}{' '}
-              of them duplicates), {check.dryRun.failed} would fail
+              {rowCount(check.dryRun.rows)}: {check.dryRun.accepted} would be imported (
+              {check.dryRun.duplicates} of them duplicates), {check.dryRun.failed} would fail
               {check.dryRun.trimmed > 0 &&
                 `; ${check.dryRun.trimmed} would be imported without some custom columns`}
               .
@@ -401,8 +406,8 @@ export function Import() {
             data-status={progress.status}
           />
           <p role="status">
-            {processed} of {progress.rows} rows processed: {progress.created} created, {progress.duplicates}{' '}
-            duplicates, {progress.failed} failed.
+            {processed} of {rowCount(progress.rows)} processed: {progress.created} created,{' '}
+            {progress.duplicates} duplicates, {progress.failed} failed.
           </p>
           <p data-testid="import-enrolment">
             {(report?.enrol ?? enrolled)
@@ -432,8 +437,9 @@ export function Import() {
         <ul>
           {(history.data?.data ?? []).map((entry) => (
             <li key={entry.importId}>
-              {formatDate(entry.createdAt)} — {entry.status === 'done' ? 'done' : 'in progress'}: {entry.rows}{' '}
-              rows, {entry.created} created, {entry.duplicates} duplicates, {entry.failed} failed
+              {formatDate(entry.createdAt)} — {entry.status === 'done' ? 'done' : 'in progress'}:{' '}
+              {rowCount(entry.rows)}, {entry.created} created, {entry.duplicates} duplicates, {entry.failed}{' '}
+              failed
               {entry.enrol ? '' : '; enrolled in no sequence'}
               {entry.failed > 0 && entry.importId !== opened?.importId && (
                 <>
