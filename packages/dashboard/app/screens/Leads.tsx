@@ -66,14 +66,31 @@ export function Leads() {
   const [announcement, setAnnouncement] = useState('');
   const shownIds = useRef<Set<string>>(new Set());
   const awaitingIds = useRef<Set<string>>(new Set());
+  /** Awaited leads whose lead.scored came: the next load that still lacks one is asked again, once. */
+  const scoredAwaiting = useRef<Set<string>>(new Set());
+  const askedAgain = useRef<Set<string>>(new Set());
 
   // Rows that arrived live are highlighted (and announced) once they are in the refreshed page.
   useEffect(() => {
     const rows = list.data?.data ?? [];
     const arrived = rows.filter((row) => awaitingIds.current.has(row.id) && !shownIds.current.has(row.id));
     shownIds.current = new Set(rows.map((row) => row.id));
+    // A scored lead this load still lacks: the load may have been asked for before its scoring
+    // (lead.captured and lead.scored can come in one go, and share one reload). Asked once more;
+    // still missing then, it does not match the filters, and is no longer awaited.
+    for (const id of scoredAwaiting.current) {
+      if (shownIds.current.has(id)) continue;
+      if (askedAgain.current.has(id)) {
+        for (const set of [awaitingIds, scoredAwaiting, askedAgain]) set.current.delete(id);
+      } else {
+        askedAgain.current.add(id);
+        refresh();
+      }
+    }
     if (arrived.length === 0) return;
-    for (const row of arrived) awaitingIds.current.delete(row.id);
+    for (const row of arrived) {
+      for (const set of [awaitingIds, scoredAwaiting, askedAgain]) set.current.delete(row.id);
+    }
     setFresh((current) => new Set([...current, ...arrived.map((row) => row.id)]));
     setAnnouncement(arrived.length === 1 ? '1 new lead' : `${arrived.length} new leads`);
   }, [list.data]);
@@ -155,8 +172,12 @@ export function Leads() {
     if (message.type === 'lead.updated' && changesNoColumn(message.data.changes)) return;
     // A new lead the server has not listed yet is asked for again when it is scored: the reload
     // on its capture may have run before its qualification and score were known (a "hot" filter).
-    if (message.type === 'lead.scored' && leadIdsOf(message).some((id) => awaitingIds.current.has(id)))
+    const awaitedScored =
+      message.type === 'lead.scored' ? leadIdsOf(message).filter((id) => awaitingIds.current.has(id)) : [];
+    if (awaitedScored.length > 0) {
+      for (const id of awaitedScored) scoredAwaiting.current.add(id);
       return refresh();
+    }
     const shown = leadIdsOf(message).filter((id) => shownIds.current.has(id));
     if (shown.length === 0) return;
     if (rendersEvents && (message.type === 'lead.scored' || message.type === 'lead.updated')) {
