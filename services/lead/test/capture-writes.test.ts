@@ -6,7 +6,7 @@ import { createEnvelope, type EventEnvelope, type LeadCaptured } from '@lead-cap
 import { SAMPLE_EVENT_DATA } from '@lead-capture/contracts/samples';
 import { type DocStore, openStore } from '@lead-capture/docstore';
 import { Outbox, systemClock } from '@lead-capture/kit';
-import { recordingBus, watchCollections } from '@lead-capture/kit/testing';
+import { recordingBus, WRITE_METHODS, watchCollections } from '@lead-capture/kit/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCaptureHandler } from '../src/capture.js';
 import { loadLeadConfig } from '../src/config.js';
@@ -16,16 +16,7 @@ import { createIndexes, LEAD_COLLECTIONS, LEAD_OUTBOX, leadCollections } from '.
 import { logger } from './harness.js';
 
 const CAPTURE_GROUP = 'lead.lead.capture';
-const OPERATIONS = new Set([
-  'findOne',
-  'find',
-  'insertOne',
-  'insertMany',
-  'updateOne',
-  'updateMany',
-  'findOneAndUpdate',
-  'replaceOne',
-]);
+const OPERATIONS = new Set(['findOne', 'find', ...WRITE_METHODS]);
 
 let dataDir: string;
 let store: DocStore;

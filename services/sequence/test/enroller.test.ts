@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createEnvelope, type EventEnvelope, type LeadEnrolled } from '@lead-capture/contracts';
 import { type DocStore, openStore } from '@lead-capture/docstore';
 import { Outbox } from '@lead-capture/kit';
-import { recordingBus, watchCollections } from '@lead-capture/kit/testing';
+import { recordingBus, WRITE_METHODS, watchCollections } from '@lead-capture/kit/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createNotifiedHandler } from '../src/enroller.js';
 import {
@@ -21,15 +21,6 @@ import { SEQUENCES_COLLECTION, type SequenceDocument, Sequences } from '../src/s
 import { ENROL_GROUP } from '../src/service.js';
 import { logger, notifiedEvent } from './harness.js';
 
-const WRITES = new Set([
-  'insertOne',
-  'insertMany',
-  'updateOne',
-  'updateMany',
-  'findOneAndUpdate',
-  'replaceOne',
-]);
-
 let dataDir: string;
 let store: DocStore;
 /** Writes of the enrolments collection, through the store or a transaction of it. */
@@ -41,7 +32,7 @@ let published: EventEnvelope[];
 /** Counts the writes to the enrolments collection, through the store or a transaction of it. */
 function countEnrollmentWrites(target: DocStore): void {
   watchCollections(target, ({ collection, method }) => {
-    if (collection === ENROLLMENTS_COLLECTION && WRITES.has(method)) writes.push(method);
+    if (collection === ENROLLMENTS_COLLECTION && WRITE_METHODS.has(method)) writes.push(method);
     if (collection === ENROLLMENTS_COLLECTION && method === 'find') reads++;
     return undefined;
   });

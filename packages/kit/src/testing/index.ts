@@ -16,4 +16,9 @@ export {
   trackedTestBus,
   waitFor,
 } from './service-harness.js';
-export { type CollectionWatcher, recordingBus, watchCollections } from './watch-collections.js';
+export {
+  type CollectionWatcher,
+  recordingBus,
+  WRITE_METHODS,
+  watchCollections,
+} from './watch-collections.js';

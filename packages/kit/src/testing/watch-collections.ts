@@ -1,6 +1,16 @@
 import type { EventEnvelope, MessageBus } from '@lead-capture/bus';
 import type { Collection, DocStore, Document } from '@lead-capture/docstore';
 
+/** The Collection methods that write, for a watcher that counts a stage's writes. */
+export const WRITE_METHODS: ReadonlySet<string> = new Set([
+  'insertOne',
+  'insertMany',
+  'updateOne',
+  'updateMany',
+  'findOneAndUpdate',
+  'replaceOne',
+]);
+
 /**
  * What a test sees of one call on a watched collection: return a function to run instead of the
  * method (a failure injected in the middle of a change), or nothing to let it run.
