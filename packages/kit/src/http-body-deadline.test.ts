@@ -1,5 +1,5 @@
-import { type AddressInfo, connect } from 'node:net';
-import { waitFor } from '@lead-capture/testing';
+import type { AddressInfo } from 'node:net';
+import { stalledPost, waitFor } from '@lead-capture/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpApp } from './http.js';
@@ -18,20 +18,11 @@ describe('a request body that stops arriving', () => {
   });
   afterAll(() => app.close());
 
-  /** Sends the head and `start` of a `length`-byte JSON body, then nothing more. */
-  function stalledPost(length: number, start: string) {
-    const socket = connect(port, '127.0.0.1');
-    let received = '';
-    socket.on('data', (chunk) => (received += String(chunk)));
-    socket.on('error', () => undefined);
-    socket.write(
-      `POST /echo HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n${start}`,
-    );
-    return { socket, answer: () => received };
-  }
+  const post = (length: number, start: string) =>
+    stalledPost(port, '/echo', { contentType: 'application/json', length, start });
 
   it('is answered 408 {error} once the body timeout has passed, on a closing connection', async () => {
-    const { socket, answer } = stalledPost(100, '{"name":');
+    const { socket, answer } = post(100, '{"name":');
     await waitFor('an answer', () => answer().includes('\r\n\r\n{'), 5000);
     socket.destroy();
     expect(answer()).toMatch(/^HTTP\/1\.1 408 /);
@@ -41,7 +32,7 @@ describe('a request body that stops arriving', () => {
 
   it('is taken when the rest arrives within the timeout', async () => {
     const body = JSON.stringify({ name: 'Ada' });
-    const { socket, answer } = stalledPost(Buffer.byteLength(body), body.slice(0, 5));
+    const { socket, answer } = post(Buffer.byteLength(body), body.slice(0, 5));
     await new Promise((resolve) => setTimeout(resolve, bodyTimeoutMs / 3));
     socket.write(body.slice(5));
     await waitFor('an answer', () => answer().includes('\r\n\r\n{'), 5000);

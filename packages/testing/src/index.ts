@@ -160,5 +160,6 @@ function redactUrl(url: string): string {
 export { type BusFaults, faultyBus } from './faulty-bus.js';
 export { killAtMarker } from './kill-at-marker.js';
 export { seededRandom } from './seeded-random.js';
+export { type StalledPost, stalledPost } from './stalled-post.js';
 export { type StreamedAnswer, streamUntilAnswered } from './stream-body.js';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.js';

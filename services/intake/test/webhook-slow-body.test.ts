@@ -1,4 +1,5 @@
-import { type AddressInfo, connect, type Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { stalledPost as stalledRequest } from '@lead-capture/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countForegroundMarks, type Harness, startIntake, type TestSource, waitFor } from './harness.js';
 
@@ -21,18 +22,11 @@ afterAll(async () => {
   await intake.close();
 });
 
-/** A raw connection that sends the request head and `start` of a body of `length` bytes, then stops. */
+/** A webhook whose sender sends the head and `start` of a `length`-byte body, then stops. */
 function stalledPost(contentType: string, length: number, start: string) {
-  const socket = connect(port, '127.0.0.1');
-  sockets.push(socket);
-  let received = '';
-  socket.on('data', (chunk) => (received += String(chunk)));
-  socket.on('error', () => undefined);
-  socket.write(
-    `POST /api/webhooks/${source.token} HTTP/1.1\r\nhost: x\r\ncontent-type: ${contentType}\r\n` +
-      `content-length: ${length}\r\n\r\n${start}`,
-  );
-  return { socket, answer: () => received };
+  const post = stalledRequest(port, `/api/webhooks/${source.token}`, { contentType, length, start });
+  sockets.push(post.socket);
+  return post;
 }
 
 async function rejected() {
