@@ -273,13 +273,7 @@ export function createHttpApp({
 
   app.setValidatorCompiler(createValidatorCompiler());
   // A client that stops sending its body half-way would otherwise hold its connection for ever.
-  // Not a multipart body: @fastify/multipart (the CSV import's upload, full scope only) reads the
-  // raw request itself, so the hook must not take the stream from it.
-  const deadline = bodyDeadline(bodyTimeoutMs);
-  app.addHook('preParsing', (request, reply, payload, done) => {
-    if (request.headers['content-type']?.toLowerCase().startsWith('multipart/')) done(null, payload);
-    else deadline(request, reply, payload, done);
-  });
+  app.addHook('preParsing', bodyDeadline(bodyTimeoutMs));
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
 

@@ -14,7 +14,6 @@ export {
   reportAuditRecords,
 } from './audit.js';
 export { auditCreate, auditRecord } from './audit-actions.js';
-export { bodyDeadline } from './body-deadline.js';
 export { patchBodySchema, writeBodySchema } from './body-schemas.js';
 export { type ClosedObjectSchema, closedObject } from './closed-object.js';
 export {

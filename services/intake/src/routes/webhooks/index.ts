@@ -5,7 +5,6 @@ import { describeValidationError, type SchemaType } from '@lead-capture/contract
 import {
   AppError,
   badRequest,
-  bodyDeadline,
   type Clock,
   clientOf,
   errorResponses,
@@ -276,11 +275,11 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
           audit: notAudited(
             'The public inbound webhook: its token is the credential, and the submissions log keeps every delivery',
           ),
+          bodyTimeoutMs: options.bodyTimeoutMs,
         },
         schema: { ...webhookSchema, params, hide },
         bodyLimit,
         onRequest: resolveToken,
-        preParsing: bodyDeadline(options.bodyTimeoutMs),
         onError: recordRejection,
       },
       accept,

@@ -219,6 +219,9 @@ export async function registerImportRoute(
           audit: notAudited(
             'Creates leads through the capture chain, each with its own timeline; GET /api/leads/imports lists the imports',
           ),
+          // @fastify/multipart reads the raw request itself: kit's body deadline must not take it.
+          // Only a full-scope caller gets this far (the guard runs first).
+          bodyTimeoutMs: null,
         },
         // Who may import first, then what was sent: both before a byte of the upload is read.
         onRequest: [
