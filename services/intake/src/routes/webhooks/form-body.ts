@@ -1,5 +1,5 @@
-import { TextDecoder } from 'node:util';
 import { badRequest, parseJsonBody, unsupportedMediaType } from '@lead-capture/kit';
+import iconv from 'iconv-lite';
 
 /** The `charset` parameter of a Content-Type, lower-cased; undefined when there is none. */
 export function charsetOf(contentType: string | undefined): string | undefined {
@@ -11,26 +11,10 @@ function isUtf8Name(charset: string): boolean {
   return charset === 'utf-8' || charset === 'utf8';
 }
 
-/** Windows-1252's characters at 0x80-0x9F, where it differs from ISO-8859-1 (0 where it has none). */
-const WINDOWS_1252_HIGH = [
-  0x20ac, 0, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039, 0x0152, 0,
-  0x017d, 0, 0, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a,
-  0x0153, 0, 0x017e, 0x0178,
-];
-
 /**
- * Windows-1252 text. Node 20's TextDecoder reads the label as ISO-8859-1 (0x80 as U+0080, not €);
- * WHATWG, as browsers, reads ISO-8859-1 and ASCII labels as Windows-1252 too.
+ * Labels read as Windows-1252, as browsers read them (WHATWG Encoding): a page that says ISO-8859-1
+ * or ASCII sends Windows-1252 (0x80 is €), and iconv-lite's own `latin1` would not.
  */
-function windows1252(bytes: Buffer): string {
-  let text = '';
-  for (const byte of bytes) {
-    const high = byte >= 0x80 && byte <= 0x9f ? WINDOWS_1252_HIGH[byte - 0x80] : 0;
-    text += String.fromCharCode(high || byte);
-  }
-  return text;
-}
-
 const WINDOWS_1252_LABELS = new Set([
   'windows-1252',
   'cp1252',
@@ -44,15 +28,13 @@ const WINDOWS_1252_LABELS = new Set([
   'ascii',
 ]);
 
-/** A decoder for a charset a sender declares; one this process cannot read is a 415. */
+/** A decoder for a charset a sender declares (iconv-lite, as the CSV import); an unknown one is a 415. */
 function decoderFor(charset: string): (bytes: Buffer) => string {
-  if (WINDOWS_1252_LABELS.has(charset)) return windows1252;
-  try {
-    const decoder = new TextDecoder(charset);
-    return (bytes) => decoder.decode(bytes);
-  } catch {
+  const encoding = WINDOWS_1252_LABELS.has(charset) ? 'windows-1252' : charset;
+  if (!iconv.encodingExists(encoding)) {
     throw unsupportedMediaType(`Unsupported charset: ${charset.slice(0, 40)}; send UTF-8`);
   }
+  return (bytes) => iconv.decode(bytes, encoding);
 }
 
 /**
@@ -161,5 +143,5 @@ function formDecoder(parts: Buffer[], charset: string | undefined): (bytes: Buff
         return false;
       }
     });
-  return utf8 ? (bytes) => bytes.toString('utf8') : windows1252;
+  return utf8 ? (bytes) => bytes.toString('utf8') : decoderFor('windows-1252');
 }
