@@ -65,32 +65,28 @@ export function Leads() {
   const [pendingNew, setPendingNew] = useState(0);
   const [announcement, setAnnouncement] = useState('');
   const shownIds = useRef<Set<string>>(new Set());
-  const awaitingIds = useRef<Set<string>>(new Set());
-  /** Awaited leads whose lead.scored came: the next load that still lacks one is asked again, once. */
-  const scoredAwaiting = useRef<Set<string>>(new Set());
-  const askedAgain = useRef<Set<string>>(new Set());
+  /**
+   * New leads not listed yet, by how far they are: `captured`; `scored` (the next load that still
+   * lacks it asks once more); `askedAgain` (a load after that still lacking it gives it up).
+   */
+  const awaiting = useRef<Map<string, 'captured' | 'scored' | 'askedAgain'>>(new Map());
 
   // Rows that arrived live are highlighted (and announced) once they are in the refreshed page.
   useEffect(() => {
     const rows = list.data?.data ?? [];
-    const arrived = rows.filter((row) => awaitingIds.current.has(row.id) && !shownIds.current.has(row.id));
+    const arrived = rows.filter((row) => awaiting.current.has(row.id) && !shownIds.current.has(row.id));
     shownIds.current = new Set(rows.map((row) => row.id));
     // A scored lead this load still lacks: the load may have been asked for before its scoring
     // (lead.captured and lead.scored can come in one go, and share one reload). Asked once more;
     // still missing then, it does not match the filters, and is no longer awaited.
-    for (const id of scoredAwaiting.current) {
-      if (shownIds.current.has(id)) continue;
-      if (askedAgain.current.has(id)) {
-        for (const set of [awaitingIds, scoredAwaiting, askedAgain]) set.current.delete(id);
-      } else {
-        askedAgain.current.add(id);
+    for (const [id, stage] of awaiting.current) {
+      if (shownIds.current.has(id) || stage === 'askedAgain') awaiting.current.delete(id);
+      else if (stage === 'scored') {
+        awaiting.current.set(id, 'askedAgain');
         refresh();
       }
     }
     if (arrived.length === 0) return;
-    for (const row of arrived) {
-      for (const set of [awaitingIds, scoredAwaiting, askedAgain]) set.current.delete(row.id);
-    }
     setFresh((current) => new Set([...current, ...arrived.map((row) => row.id)]));
     setAnnouncement(arrived.length === 1 ? '1 new lead' : `${arrived.length} new leads`);
   }, [list.data]);
@@ -162,7 +158,7 @@ export function Leads() {
       if (rendersEvents && showCaptured(message)) return;
       const leadId = String(message.data.leadId ?? '');
       if (followsNewLeads) {
-        awaitingIds.current.add(leadId);
+        awaiting.current.set(leadId, 'captured');
         refresh();
       } else {
         setPendingNew((count) => count + 1);
@@ -173,9 +169,9 @@ export function Leads() {
     // A new lead the server has not listed yet is asked for again when it is scored: the reload
     // on its capture may have run before its qualification and score were known (a "hot" filter).
     const awaitedScored =
-      message.type === 'lead.scored' ? leadIdsOf(message).filter((id) => awaitingIds.current.has(id)) : [];
+      message.type === 'lead.scored' ? leadIdsOf(message).filter((id) => awaiting.current.has(id)) : [];
     if (awaitedScored.length > 0) {
-      for (const id of awaitedScored) scoredAwaiting.current.add(id);
+      for (const id of awaitedScored) awaiting.current.set(id, 'scored');
       return refresh();
     }
     const shown = leadIdsOf(message).filter((id) => shownIds.current.has(id));
